@@ -1,0 +1,27 @@
+# Decides whether the CUDA backend is built (CERIUM_CUDA = AUTO | ON | OFF) and sets it up.
+# CMake 3.25 does not know cuda_std_20, so C++20 for .cu files is passed as a flag instead.
+set(CERIUM_HAS_CUDA OFF)
+if(NOT CERIUM_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(CERIUM_HAS_CUDA ON)
+  elseif(CERIUM_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "CERIUM_CUDA=ON but no CUDA compiler was found; install the CUDA Toolkit or set CERIUM_CUDA=OFF")
+  endif()
+endif()
+
+if(CERIUM_HAS_CUDA)
+  # Without a GPU 'native' fails; the H100/H200 (sm_90) is the default target.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  find_package(CUDAToolkit REQUIRED)
+  set(CERIUM_CUDA_FLAGS -std=c++20 --expt-relaxed-constexpr -Xcompiler=-Wall)
+  message(STATUS "Cerium: CUDA backend ON (architectures ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  message(STATUS "Cerium: CUDA backend OFF")
+endif()

@@ -1,0 +1,30 @@
+#pragma once
+// Compiler and target macros shared by host and device code.
+
+#if defined(__CUDACC__)
+#define CERIUM_HD __host__ __device__
+#define CERIUM_DEVICE __device__
+#else
+#define CERIUM_HD
+#define CERIUM_DEVICE
+#endif
+
+// Inside device code (the device pass of nvcc), as opposed to host code compiled by any compiler.
+#if defined(__CUDA_ARCH__)
+#define CERIUM_DEVICE_PASS 1
+#else
+#define CERIUM_DEVICE_PASS 0
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CERIUM_FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define CERIUM_FORCE_INLINE inline
+#endif
+
+#include <cstddef>
+
+namespace cerium {
+// Every buffer of residues is aligned to this many bytes (one 256-byte line per limb start on the GPU).
+inline constexpr std::size_t buffer_alignment = 256;
+}  // namespace cerium

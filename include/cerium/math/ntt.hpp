@@ -1,0 +1,53 @@
+#pragma once
+// Negacyclic number-theoretic transform over Z_q[X]/(X^N + 1) for N = 2 .. 2^17.
+//
+// Forward: coefficients in natural order -> evaluations at the odd powers psi^(2 bitrev(k) + 1) of a primitive
+// 2N-th root psi, in bit-reversed order (Cooley-Tukey with merged psi powers, Longa-Naehrig). Inverse:
+// Gentleman-Sande back to natural order, including the factor N^{-1}. Inputs below 2q, outputs fully reduced.
+// Products in the NTT domain are pointwise, so a * b mod (X^N + 1) = inverse(forward(a) . forward(b)).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cerium/math/modarith.hpp"
+
+namespace cerium::math {
+
+inline constexpr int min_log_ring_degree = 1;
+inline constexpr int max_log_ring_degree = 17;
+
+class NttTables {
+ public:
+  // q prime, q < 2^31, q = 1 mod 2N, N a power of two in [2, 2^17]; throws InvalidArgument otherwise.
+  NttTables(std::uint32_t q, std::size_t n);
+
+  std::uint32_t modulus() const { return modulus_.value; }
+  const Modulus& reduction() const { return modulus_; }
+  std::size_t degree() const { return n_; }
+  int log_degree() const { return log_n_; }
+  std::uint32_t psi() const { return psi_; }  // the primitive 2N-th root used
+
+  // psi^bitrev(k) and Shoup quotients, k in [0, N): stage m of the forward transform uses entries [m, 2m).
+  std::span<const std::uint32_t> forward_twiddles() const { return forward_; }
+  std::span<const std::uint32_t> forward_twiddles_shoup() const { return forward_shoup_; }
+  // psi^-bitrev(k) and Shoup quotients: stage h of the inverse uses entries [h, 2h).
+  std::span<const std::uint32_t> inverse_twiddles() const { return inverse_; }
+  std::span<const std::uint32_t> inverse_twiddles_shoup() const { return inverse_shoup_; }
+  ShoupConstant inverse_degree() const { return n_inv_; }  // N^{-1} mod q
+
+ private:
+  Modulus modulus_;
+  std::size_t n_ = 0;
+  int log_n_ = 0;
+  std::uint32_t psi_ = 0;
+  std::vector<std::uint32_t> forward_, forward_shoup_, inverse_, inverse_shoup_;
+  ShoupConstant n_inv_;
+};
+
+// In place, a.size() == tables.degree().
+void ntt_forward(std::span<std::uint32_t> a, const NttTables& tables);
+void ntt_inverse(std::span<std::uint32_t> a, const NttTables& tables);
+
+}  // namespace cerium::math
