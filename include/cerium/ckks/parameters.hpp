@@ -1,0 +1,87 @@
+#pragma once
+// CKKS parameter sets: the configuration a user writes, and the validated parameters with their primes.
+//
+// Modulus layout (limb order): the base primes (level 0, which holds the integer part of results), then
+// `level_width` primes per level up to `levels`. A ciphertext at level l has base_primes + level_width * l limbs;
+// a rescale divides by the level's primes (scale 2^(level_prime_bits * level_width), e.g. 2^56 from two 28-bit
+// primes). Hybrid key switching uses `dnum` digits of alpha = ceil(top limbs / dnum) primes and alpha special
+// primes P; a lower level uses only the digits its limbs need, so its effective dnum shrinks with the level.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cerium/ckks/security.hpp"
+
+namespace cerium::ckks {
+
+struct CkksConfig {
+  int log_n = 14;                 // ring degree N = 2^log_n, 10 <= log_n <= 17 (smaller only with insecure_opt_out)
+  int levels = 4;                 // rescales available above the base
+  int level_width = 2;            // primes per level: 1 or 2
+  int level_prime_bits = 28;      // each level prime lies near 2^level_prime_bits
+  int base_primes = 2;            // primes of level 0
+  int base_prime_bits = 31;
+  int dnum = 3;                   // key-switching digits at the top level
+  int special_prime_bits = 31;    // special primes are at least as large as digit primes, to bound noise
+  SecretDistribution secret = SecretDistribution::uniform_ternary;
+  int hamming_weight = 0;         // nonzeros of a fixed-Hamming-weight secret
+  SecurityLevel security = SecurityLevel::classical128;
+  // Skips the security verdict: toy parameters for tests. The choice is logged at warn level on creation.
+  bool insecure_opt_out = false;
+};
+
+class Parameters {
+ public:
+  // Generates the primes and validates everything; ParameterError names the field and what to change,
+  // SecurityError gives the bound and the actual log2(QP).
+  explicit Parameters(const CkksConfig& config);
+
+  const CkksConfig& config() const { return config_; }
+  int log_n() const { return config_.log_n; }
+  std::size_t ring_degree() const { return std::size_t{1} << config_.log_n; }
+  std::size_t max_slots() const { return ring_degree() / 2; }
+  int max_level() const { return config_.levels; }
+  int level_width() const { return config_.level_width; }
+  // Limbs of a ciphertext at level l (0 <= l <= max_level()).
+  std::size_t limbs_at(int level) const;
+  // The level a limb count belongs to (InvalidArgument when it is none).
+  int level_of(std::size_t limbs) const;
+
+  std::span<const std::uint32_t> q_primes() const { return q_primes_; }  // all of Q, base first
+  std::span<const std::uint32_t> p_primes() const { return p_primes_; }  // special primes
+  std::size_t alpha() const { return p_primes_.size(); }                  // primes per key-switching digit
+  std::size_t digits_at(int level) const { return (limbs_at(level) + alpha() - 1) / alpha(); }
+
+  // 2^(level_prime_bits * level_width): the scale fresh encodings get by default.
+  double default_scale() const;
+  double log_modulus() const { return log_q_ + log_p_; }  // log2(QP)
+  double log_q() const { return log_q_; }
+  double log_p() const { return log_p_; }
+  const SecurityVerdict& security() const { return verdict_; }
+  // A 64-bit fingerprint of everything that defines the parameters (primes included).
+  std::uint64_t fingerprint() const { return fingerprint_; }
+  // One line for logs and error messages.
+  std::string describe() const;
+
+  friend bool operator==(const Parameters& a, const Parameters& b) { return a.fingerprint_ == b.fingerprint_; }
+
+ private:
+  CkksConfig config_;
+  std::vector<std::uint32_t> q_primes_, p_primes_;
+  double log_q_ = 0, log_p_ = 0;
+  SecurityVerdict verdict_;
+  std::uint64_t fingerprint_ = 0;
+};
+
+// Named presets that meet 128-bit security with a uniform ternary secret, scale 2^56 (two 28-bit primes per
+// level) and 62 bits of base modulus.
+namespace presets {
+CkksConfig leveled_n14();  // N = 2^14,  4 levels, dnum 3
+CkksConfig leveled_n15();  // N = 2^15, 11 levels, dnum 4
+CkksConfig leveled_n16();  // N = 2^16, 24 levels, dnum 5
+}  // namespace presets
+
+}  // namespace cerium::ckks
