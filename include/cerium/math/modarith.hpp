@@ -35,10 +35,15 @@ CERIUM_HD CERIUM_FORCE_INLINE u64 mulhi64(u64 a, u64 b) {
 #endif
 }
 
-// x - q if x >= q, else x; valid for x < 2q and q < 2^31 (no branch: the borrow's sign bit selects).
+// x - q if x >= q, else x; valid for x < 2q and q < 2^31. No branch: on the GPU one unsigned min (x - q wraps
+// above x exactly when x < q), on the host the borrow's sign bit selects through a mask.
 CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 csub(u32 x, u32 q) {
+#if CERIUM_DEVICE_PASS
+  return min(x, x - q);
+#else
   const u32 t = x - q;
   return t + (q & (0u - (t >> 31)));
+#endif
 }
 
 CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 add_mod(u32 a, u32 b, u32 q) { return csub(a + b, q); }

@@ -1,0 +1,50 @@
+#pragma once
+// The negacyclic NTT on the GPU, batched over the limbs of an RNS polynomial. It computes exactly the words of
+// math::ntt_forward / math::ntt_inverse (both reduce fully at the end, so any correct transform agrees).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/stream.hpp"
+#include "cerium/math/ntt.hpp"
+
+namespace cerium::cuda {
+
+// Twiddles (with their Shoup quotients) of one NTT table per limb, uploaded to the device once. A polynomial of
+// `limbs` limbs is laid out limb-major (limb i at words [i N, (i+1) N)) and transformed with tables 0 .. limbs-1.
+class NttPlan {
+ public:
+  // tables: one per limb, all of one degree N with 2^10 <= N <= 2^17. Throws InvalidArgument otherwise,
+  // OutOfMemoryError or DeviceError when the upload fails. Uploads on `stream` and waits for it.
+  explicit NttPlan(std::span<const math::NttTables> tables, Stream stream = {});
+
+  std::size_t degree() const { return n_; }
+  int log_degree() const { return log_n_; }
+  std::size_t limbs() const { return limbs_; }
+  // Passes over global memory per transform (1 for N <= 2^13, 2 above): what a bandwidth estimate counts.
+  int passes() const;
+
+  // In place on limbs [0, limbs) of data, queued on data's stream (no host wait). Inputs below 2q, outputs
+  // fully reduced. Throws InvalidArgument when limbs exceeds the plan or data holds fewer than limbs x N words.
+  void forward(DeviceBuffer& data, std::size_t limbs) const;
+  void inverse(DeviceBuffer& data, std::size_t limbs) const;
+
+  // The same on raw device memory with tables [first_table, first_table + limbs), queued on stream: for
+  // callers that hold polynomials inside larger buffers or transform a sub-basis.
+  void forward(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs, const Stream& stream) const;
+  void inverse(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs, const Stream& stream) const;
+
+ private:
+  void check_range(std::size_t first_table, std::size_t limbs) const;
+
+  std::size_t n_ = 0;
+  int log_n_ = 0;
+  std::size_t limbs_ = 0;
+  DeviceBuffer forward_twiddles_;  // limbs x N pairs (w, w_shoup)
+  DeviceBuffer inverse_twiddles_;  // limbs x N pairs (w, w_shoup)
+  DeviceBuffer constants_;         // limbs x detail::NttLimbConstants
+};
+
+}  // namespace cerium::cuda

@@ -1,0 +1,42 @@
+#pragma once
+// The launchers of the batched NTT kernels (kernels/ntt.cu). Host code reaches the kernels only through these
+// non-template functions, so no CUDA header reaches the public headers. NttPlan is the user-facing interface.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cerium::cuda::detail {
+
+inline constexpr int ntt_min_log_degree = 10;
+inline constexpr int ntt_max_log_degree = 17;
+
+// Per-limb constants of the inverse's last stage, into which N^{-1} is folded: both outputs are multiplied by
+// N^{-1}, the difference by the stage's twiddle w times N^{-1} (one Shoup product each instead of two).
+struct NttLimbConstants {
+  std::uint32_t modulus = 0;
+  std::uint32_t n_inv = 0;               // N^{-1} mod q
+  std::uint32_t n_inv_shoup = 0;         // its Shoup quotient
+  std::uint32_t last_twiddle = 0;        // psi^{-N/2} N^{-1} mod q
+  std::uint32_t last_twiddle_shoup = 0;
+  std::uint32_t reserved[3] = {};        // 32 bytes, one aligned sector per limb
+};
+static_assert(sizeof(NttLimbConstants) == 32);
+
+struct NttLaunch {
+  std::uint32_t* data = nullptr;               // limbs x N words, limb-major, transformed in place
+  const std::uint32_t* twiddles = nullptr;     // limbs x N pairs (w, w_shoup) of this direction, limb-major
+  const NttLimbConstants* constants = nullptr;  // limbs entries
+  int log_degree = 0;                          // ntt_min_log_degree .. ntt_max_log_degree
+  std::size_t limbs = 0;
+  void* stream = nullptr;                      // cudaStream_t
+};
+
+// Forward (Cooley-Tukey) and inverse (Gentleman-Sande, N^{-1} folded in) over all limbs, one launch per pass.
+// Throw DeviceError when a launch fails.
+void launch_ntt_forward(const NttLaunch& launch);
+void launch_ntt_inverse(const NttLaunch& launch);
+
+// Passes over global memory one transform makes at this degree (1 while a limb fits one block, else 2).
+int ntt_pass_count(int log_degree);
+
+}  // namespace cerium::cuda::detail

@@ -1,0 +1,30 @@
+#pragma once
+// Timing device work with CUDA events: the time the device spent between two points of a stream, without the
+// host's launch overhead, which is what benchmarks of kernels report.
+
+#include "cerium/backend/cuda/stream.hpp"
+
+namespace cerium::cuda {
+
+class EventTimer {
+ public:
+  explicit EventTimer(Stream stream = {});
+  ~EventTimer();
+  EventTimer(EventTimer&& other) noexcept;
+  EventTimer& operator=(EventTimer&& other) noexcept;
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+
+  void start();  // records the start event on the stream
+  void stop();   // records the stop event on the stream
+  // Milliseconds between the last start() and stop(); waits for the stop event. Throws DeviceError when
+  // either was never recorded.
+  double elapsed_ms() const;
+
+ private:
+  void* start_ = nullptr;  // cudaEvent_t
+  void* stop_ = nullptr;
+  Stream stream_;
+};
+
+}  // namespace cerium::cuda

@@ -1,0 +1,64 @@
+#pragma once
+// A CKKS ciphertext: 2 polynomials (c0, c1), or 3 after a tensor product before relinearization, each in NTT form
+// over Q_level, with its level, exact scale (tracked as a double) and slot count. Decryption computes
+// c0 + c1 s (+ c2 s^2). A value type that moves; copies are explicit (clone()).
+//
+// A secret-key encryption may record the seed its c1 was expanded from: serialization then stores the seed
+// instead of c1 (half the size). Any operation that changes c1 drops the seed.
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "cerium/ckks/context.hpp"
+#include "cerium/math/chacha20.hpp"
+#include "cerium/ring/rns_poly.hpp"
+
+namespace cerium::ckks {
+
+// The seed and stream that c1 of a fresh secret-key encryption was sampled from (uniform in NTT form).
+struct PolySeed {
+  math::Seed seed;
+  std::uint64_t stream = 0;
+};
+
+class Ciphertext {
+ public:
+  Ciphertext() = default;
+  // parts.size() is 2 or 3; each part is over context->q_basis(level) in NTT form (InvalidArgument or
+  // MismatchError otherwise, naming what is wrong).
+  Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int level, double scale, std::size_t slots);
+
+  Ciphertext(Ciphertext&&) noexcept = default;
+  Ciphertext& operator=(Ciphertext&&) noexcept = default;
+  Ciphertext clone() const;
+
+  const ContextPtr& context() const { return context_; }
+  std::size_t size() const { return parts_.size(); }
+  const ring::RnsPoly& part(std::size_t i) const { return parts_.at(i); }
+  ring::RnsPoly& part(std::size_t i) { return parts_.at(i); }
+  std::vector<ring::RnsPoly>& parts() { return parts_; }
+  const std::vector<ring::RnsPoly>& parts() const { return parts_; }
+  int level() const { return level_; }
+  double scale() const { return scale_; }
+  std::size_t slots() const { return slots_; }
+  bool empty() const { return context_ == nullptr; }
+
+  // For the evaluator: after an operation changed the parts' basis or meaning.
+  void set_level(int level) { level_ = level; }
+  void set_scale(double scale) { scale_ = scale; }
+  void set_slots(std::size_t slots) { slots_ = slots; }
+
+  const std::optional<PolySeed>& c1_seed() const { return c1_seed_; }
+  void set_c1_seed(std::optional<PolySeed> seed) { c1_seed_ = seed; }
+
+ private:
+  ContextPtr context_;
+  std::vector<ring::RnsPoly> parts_;
+  int level_ = 0;
+  double scale_ = 1.0;
+  std::size_t slots_ = 0;
+  std::optional<PolySeed> c1_seed_;
+};
+
+}  // namespace cerium::ckks

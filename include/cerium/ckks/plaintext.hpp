@@ -1,0 +1,39 @@
+#pragma once
+// An encoded message: one RNS polynomial in NTT form over Q_level, with the scale it was encoded at and its slot
+// count. A value type that moves.
+
+#include <cstddef>
+#include <utility>
+
+#include "cerium/ckks/context.hpp"
+#include "cerium/ring/rns_poly.hpp"
+
+namespace cerium::ckks {
+
+class Plaintext {
+ public:
+  Plaintext() = default;
+  // poly must be over context->q_basis(level); it is stored in NTT form (converted if needed).
+  Plaintext(ContextPtr context, ring::RnsPoly poly, int level, double scale, std::size_t slots);
+
+  Plaintext(Plaintext&&) noexcept = default;
+  Plaintext& operator=(Plaintext&&) noexcept = default;
+  Plaintext clone() const { return Plaintext(context_, poly_.clone(), level_, scale_, slots_); }
+
+  const ContextPtr& context() const { return context_; }
+  const ring::RnsPoly& poly() const { return poly_; }
+  ring::RnsPoly& poly() { return poly_; }
+  int level() const { return level_; }
+  double scale() const { return scale_; }
+  std::size_t slots() const { return slots_; }
+  bool empty() const { return context_ == nullptr; }
+
+ private:
+  ContextPtr context_;
+  ring::RnsPoly poly_;
+  int level_ = 0;
+  double scale_ = 1.0;
+  std::size_t slots_ = 0;
+};
+
+}  // namespace cerium::ckks

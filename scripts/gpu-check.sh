@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# The GPU machine's check, run from the repository root there (device tool): configures Cerium with CUDA
+# (Release, sm_90), builds everything, runs every test with ctest (the gpu label included), the CUDA
+# sanitizers on the GPU tests, and the GPU and CPU NTT benchmarks. Logs and JSON go to $OUT (default
+# build-gpu/out; the device tool brings back at most 8 files, so they are few: build, tests, sanitizers, bench,
+# profile logs, bench_gpu.json, bench_cpu.json, summary.txt), a summary table comes last.
+# Exits non-zero when any step fails.
+#
+# Environment: OUT, CERIUM_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S (default 480: the optional
+# sanitizers are skipped past it, and every step is cut short so that the whole script ends near it).
+# If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
+# of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
+set -uo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo_root" || exit 1
+build_dir=${CERIUM_BUILD_DIR:-$repo_root/build-gpu}
+out=${OUT:-$build_dir/out}
+budget=${GPU_CHECK_BUDGET_S:-480}
+jobs=$(nproc 2>/dev/null || echo 4)
+mkdir -p "$out" "$build_dir"
+build_log=$out/build.log
+test_log=$out/tests.log
+sanitizer_log=$out/sanitizers.log
+bench_log=$out/bench.log
+summary=$out/summary.txt
+: >"$build_log"; : >"$test_log"; : >"$sanitizer_log"; : >"$bench_log"; : >"$summary"; : >"$out/profile.log"
+
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+
+steps=()
+failed=0
+left() { echo $((budget - SECONDS)); }
+
+# run_step NAME LOG MAX_SECONDS COMMAND...: runs under a time limit (at most what the budget leaves), appends
+# its output to LOG, records ok/FAIL/TIMEOUT.
+run_step() {
+  local name=$1 log=$2 max=$3
+  shift 3
+  local limit=$max remaining
+  remaining=$(left)
+  ((remaining - 10 < limit)) && limit=$((remaining - 10))
+  if ((limit < 15)); then
+    steps+=("$name|skipped (budget)|0")
+    echo "=== $name: skipped, the time budget is spent" >>"$log"
+    return 0
+  fi
+  local t0=$SECONDS status
+  echo "=== $name (limit ${limit}s): $*" >>"$log"
+  timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then status=ok
+  elif ((rc == 124 || rc == 137)); then status="TIMEOUT(${limit}s)"; failed=1
+  else status="FAIL(rc=$rc)"; failed=1
+  fi
+  steps+=("$name|$status|$((SECONDS - t0))")
+  echo "=== $name: $status after $((SECONDS - t0))s" >>"$log"
+  echo "[gpu-check] $name: $status ($((SECONDS - t0))s)"
+  [[ $status == ok ]]
+}
+
+# --- the machine -------------------------------------------------------------------------------------------
+{
+  echo "=== machine"
+  uname -a
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1 || true
+  nvcc --version 2>&1 | tail -2 || true
+  cmake --version 2>&1 | head -1 || true
+  g++ --version 2>&1 | head -1 || true
+  command -v ninja && ninja --version
+  command -v compute-sanitizer || echo "compute-sanitizer: not found"
+  dpkg-query -W -f='${Package} ${Version}\n' 'libgmp*' 'catch2*' 'libbenchmark*' 'libfmt*' 2>/dev/null || true
+} >>"$build_log" 2>&1
+gpu_name=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')
+echo "[gpu-check] $gpu_name"
+
+# --- missing libraries from the carried Debian packages ------------------------------------------------------
+deps_prefix=/tmp/cerium-deps
+prefix_paths=()
+cxx_flags=""
+have_cmake_package() {  # NAME: a CMake package config anywhere under the usual prefixes
+  find /usr /usr/local /opt -maxdepth 6 \( -iname "$1Config.cmake" -o -iname "$1-config.cmake" \) 2>/dev/null |
+    grep -q .
+}
+unpack() {  # DEB-GLOB...: unpacks carried packages into the prefix
+  local found=0 deb
+  for pattern in "$@"; do
+    for deb in "$repo_root"/build-gpu-deps/$pattern; do
+      [[ -f $deb ]] || continue
+      dpkg -x "$deb" "$deps_prefix" && found=1
+    done
+  done
+  ((found)) && prefix_paths+=("$deps_prefix/usr")
+  return $((1 - found))
+}
+if ! find /usr/include /usr/local/include -maxdepth 2 -name gmpxx.h 2>/dev/null | grep -q .; then
+  echo "[gpu-check] GMP headers missing here: using the carried packages" | tee -a "$build_log"
+  if unpack 'libgmp10_*.deb' 'libgmpxx4ldbl_*.deb' 'libgmp-dev_*.deb'; then
+    cxx_flags="-isystem $deps_prefix/usr/include/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)"
+  else
+    echo "[gpu-check] no carried GMP packages: the tests will not configure. On the development machine run" \
+      "'mkdir -p build-gpu-deps && cd build-gpu-deps && apt-get download libgmp-dev libgmpxx4ldbl libgmp10'" \
+      "and pass carry=[\"build-gpu-deps\"] to the device tool" | tee -a "$build_log"
+  fi
+fi
+if ! have_cmake_package Catch2; then
+  echo "[gpu-check] Catch2 missing here: using the carried package" | tee -a "$build_log"
+  unpack 'catch2_*.deb'
+fi
+if ! have_cmake_package benchmark; then
+  echo "[gpu-check] Google Benchmark missing here: using the carried packages" | tee -a "$build_log"
+  unpack 'libbenchmark1*.deb' 'libbenchmark-dev_*.deb'
+fi
+if ! have_cmake_package fmt; then
+  echo "[gpu-check] fmt missing here: using the carried packages" | tee -a "$build_log"
+  unpack 'libfmt9_*.deb' 'libfmt-dev_*.deb'
+fi
+
+# --- configure and build -------------------------------------------------------------------------------------
+cmake_args=(-S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCERIUM_CUDA=ON
+            -DCMAKE_CUDA_ARCHITECTURES=90)
+command -v ninja >/dev/null 2>&1 && [[ ! -f $build_dir/Makefile ]] && cmake_args+=(-G Ninja)
+((${#prefix_paths[@]})) && cmake_args+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${prefix_paths[*]}")")
+[[ -n $cxx_flags ]] && cmake_args+=("-DCMAKE_CXX_FLAGS=$cxx_flags")
+run_step configure "$build_log" 120 cmake "${cmake_args[@]}" || true
+if [[ -f $build_dir/CMakeCache.txt ]]; then
+  # Keep going past a failing target (another layer mid-edit) so that the rest still gets checked.
+  keep_going=()
+  grep -q 'CMAKE_GENERATOR:INTERNAL=Ninja' "$build_dir/CMakeCache.txt" && keep_going=(-- -k 0)
+  grep -q 'CMAKE_GENERATOR:INTERNAL=Unix Makefiles' "$build_dir/CMakeCache.txt" && keep_going=(-- -k)
+  run_step build "$build_log" 300 cmake --build "$build_dir" -j "$jobs" "${keep_going[@]}" || true
+fi
+grep -E "error:|warning:" "$build_log" | sort -u | head -40 || true
+
+test_bin=$build_dir/tests/cerium_test_gpu
+gpu_bench=$build_dir/bench/cerium_bench_gpu
+cpu_bench=$build_dir/bench/cerium_bench_cpu
+
+# --- tests --------------------------------------------------------------------------------------------------
+if [[ -f $build_dir/CTestTestfile.cmake ]]; then
+  run_step ctest "$test_log" 240 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 300 || true
+fi
+if [[ -x $test_bin ]]; then
+  # The GPU suite once more in full view: per-test timing and the device the warnings name.
+  run_step gpu-tests-verbose "$test_log" 120 "$test_bin" --durations yes --warn NoAssertions || true
+fi
+
+# --- sanitizers ---------------------------------------------------------------------------------------------
+sanitize() {  # TOOL FILTER
+  run_step "sanitizer-$1" "$sanitizer_log" 200 compute-sanitizer --tool "$1" --error-exitcode 1 --print-limit 20 \
+    "$test_bin" "$2" --warn NoAssertions
+}
+have_sanitizer=0
+[[ -x $test_bin ]] && command -v compute-sanitizer >/dev/null 2>&1 && have_sanitizer=1
+# memcheck on every GPU test but those that provoke refused calls on purpose (the sanitizer reports those).
+((have_sanitizer)) && { sanitize memcheck '[gpu]~[errors]' || true; }
+
+# --- benchmarks ---------------------------------------------------------------------------------------------
+if [[ -x $gpu_bench ]]; then
+  run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_repetitions=5 --benchmark_format=console \
+    --benchmark_out="$out/bench_gpu.json" --benchmark_out_format=json || true
+fi
+if [[ -x $cpu_bench ]]; then
+  run_step bench-cpu "$bench_log" 90 "$cpu_bench" --benchmark_filter=ntt --benchmark_format=console \
+    --benchmark_out="$out/bench_cpu.json" --benchmark_out_format=json || true
+fi
+
+# --- the slower sanitizers, while time remains ---------------------------------------------------------------
+if ((have_sanitizer)); then
+  for tool in racecheck initcheck synccheck; do
+    sanitize "$tool" '[quick]' || true
+  done
+fi
+
+# --- a hardware-counter look at the N = 2^16, 64-limb forward transform (both passes), while time remains ---
+if [[ -x $gpu_bench ]] && command -v ncu >/dev/null 2>&1; then
+  run_step ncu-profile "$out/profile.log" 120 ncu --clock-control none --kernel-name regex:ntt_tile_kernel \
+    --launch-skip 16 --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section Occupancy --section LaunchStats "$gpu_bench" --benchmark_filter='ntt_forward_gpu/65536/64/' \
+    --benchmark_repetitions=1 || true
+fi
+
+# --- summary ------------------------------------------------------------------------------------------------
+{
+  echo
+  echo "==== gpu-check summary ($(date -u +%FT%TZ), ${SECONDS}s) ===="
+  printf '%-22s %-22s %s\n' step status seconds
+  for s in "${steps[@]}"; do
+    IFS='|' read -r name status secs <<<"$s"
+    printf '%-22s %-22s %s\n' "$name" "$status" "$secs"
+  done
+  grep -hE "tests passed|tests failed|Total Test time" "$test_log" | sort -u || true
+  grep -hE "^(All tests passed|test cases:)" "$test_log" | sort -u || true
+  grep -hE "ERROR SUMMARY" "$sanitizer_log" || true
+  if [[ -f $out/bench_gpu.json ]] && command -v python3 >/dev/null 2>&1; then
+    python3 - "$out/bench_gpu.json" <<'PY'
+import json, re, sys
+data = json.load(open(sys.argv[1]))
+rows = [b for b in data["benchmarks"] if b.get("aggregate_name") == "median"] or \
+       [b for b in data["benchmarks"] if b.get("run_type") != "aggregate"]
+print(f"{'GPU benchmark (median of repetitions)':<30} {'N':>7} {'limbs':>5} {'us':>9} {'GB/s':>7} {'floor_x':>7}")
+for b in rows:
+    name = re.sub(r"/(iterations|min_time|manual_time|repeats).*$", "", b["name"])
+    c = lambda k: b.get(k, float("nan"))
+    if "copy" in name:
+        print(f"{name:<30} {'':>7} {'':>5} {b['real_time']:>9.1f} {c('GB_s'):>7.0f}")
+    else:
+        print(f"{name:<30} {int(c('N')):>7} {int(c('limbs')):>5} {c('us'):>9.2f} {c('GB_s'):>7.0f} "
+              f"{c('floor_ratio'):>7.2f}")
+copy = [b.get("copy_GB_s") for b in rows if b.get("copy_GB_s")]
+if copy: print(f"copy bandwidth (1 GiB device-to-device, read + write): {copy[0]:.0f} GB/s")
+PY
+  fi
+  if ((failed)); then echo "gpu-check: FAILED"; else echo "gpu-check: all steps passed"; fi
+} | tee "$summary"
+exit $failed

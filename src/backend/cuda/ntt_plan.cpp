@@ -1,0 +1,120 @@
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "cerium/backend/cuda/ntt.hpp"
+#include "cerium/backend/cuda/ntt_launch.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/math/modarith.hpp"
+
+namespace cerium::cuda {
+
+namespace {
+// The kernels read (w, w_shoup) as one 8-byte load: interleave the CPU's two tables.
+void append_pairs(std::vector<std::uint32_t>& out, std::span<const std::uint32_t> w,
+                  std::span<const std::uint32_t> w_shoup) {
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    out.push_back(w[k]);
+    out.push_back(w_shoup[k]);
+  }
+}
+
+detail::NttLimbConstants limb_constants(const math::NttTables& tables) {
+  const std::uint32_t q = tables.modulus();
+  const math::ShoupConstant n_inv = tables.inverse_degree();
+  // The inverse's last stage (h = 1) uses the single twiddle inverse_twiddles()[1] = psi^{-N/2}.
+  const auto last = static_cast<std::uint32_t>(static_cast<std::uint64_t>(tables.inverse_twiddles()[1]) *
+                                               n_inv.value % q);
+  detail::NttLimbConstants c;
+  c.modulus = q;
+  c.n_inv = n_inv.value;
+  c.n_inv_shoup = n_inv.quotient;
+  c.last_twiddle = last;
+  c.last_twiddle_shoup = math::shoup_quotient(last, q);
+  return c;
+}
+}  // namespace
+
+NttPlan::NttPlan(std::span<const math::NttTables> tables, Stream stream) {
+  require(!tables.empty(), "an NTT plan needs at least one table");
+  n_ = tables[0].degree();
+  log_n_ = tables[0].log_degree();
+  limbs_ = tables.size();
+  require(log_n_ >= detail::ntt_min_log_degree && log_n_ <= detail::ntt_max_log_degree,
+          "the GPU NTT supports N = 2^{} .. 2^{}, not N = {}", detail::ntt_min_log_degree,
+          detail::ntt_max_log_degree, n_);
+  std::vector<std::uint32_t> forward, inverse;
+  forward.reserve(2 * n_ * limbs_);
+  inverse.reserve(2 * n_ * limbs_);
+  std::vector<detail::NttLimbConstants> constants;
+  for (std::size_t i = 0; i < limbs_; ++i) {
+    require(tables[i].degree() == n_, "NTT table {} has degree {}, table 0 has {}: one plan needs one degree", i,
+            tables[i].degree(), n_);
+    append_pairs(forward, tables[i].forward_twiddles(), tables[i].forward_twiddles_shoup());
+    append_pairs(inverse, tables[i].inverse_twiddles(), tables[i].inverse_twiddles_shoup());
+    constants.push_back(limb_constants(tables[i]));
+  }
+  std::vector<std::uint32_t> constant_words(constants.size() * sizeof(detail::NttLimbConstants) / 4);
+  std::memcpy(constant_words.data(), constants.data(), constant_words.size() * 4);
+
+  forward_twiddles_ = DeviceBuffer(forward.size(), stream);
+  inverse_twiddles_ = DeviceBuffer(inverse.size(), stream);
+  constants_ = DeviceBuffer(constant_words.size(), stream);
+  forward_twiddles_.upload(forward);
+  inverse_twiddles_.upload(inverse);
+  constants_.upload(constant_words);
+}
+
+int NttPlan::passes() const { return detail::ntt_pass_count(log_n_); }
+
+void NttPlan::check_range(std::size_t first_table, std::size_t limbs) const {
+  require(first_table <= limbs_ && limbs <= limbs_ - first_table,
+          "NTT of {} limbs from table {} exceeds the plan's {} tables", limbs, first_table, limbs_);
+}
+
+namespace {
+detail::NttLaunch make_launch(std::uint32_t* data, const DeviceBuffer& twiddles, const DeviceBuffer& constants,
+                              std::size_t first_table, std::size_t limbs, std::size_t n, int log_n,
+                              const Stream& stream) {
+  detail::NttLaunch launch;
+  launch.data = data;
+  launch.twiddles = twiddles.data() + 2 * n * first_table;
+  launch.constants = reinterpret_cast<const detail::NttLimbConstants*>(constants.data()) + first_table;
+  launch.log_degree = log_n;
+  launch.limbs = limbs;
+  launch.stream = stream.native_handle();
+  return launch;
+}
+}  // namespace
+
+void NttPlan::forward(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs,
+                      const Stream& stream) const {
+  check_range(first_table, limbs);
+  if (limbs == 0) return;
+  require(device_data != nullptr, "NTT of {} limbs on a null device pointer", limbs);
+  detail::launch_ntt_forward(
+      make_launch(device_data, forward_twiddles_, constants_, first_table, limbs, n_, log_n_, stream));
+}
+
+void NttPlan::inverse(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs,
+                      const Stream& stream) const {
+  check_range(first_table, limbs);
+  if (limbs == 0) return;
+  require(device_data != nullptr, "inverse NTT of {} limbs on a null device pointer", limbs);
+  detail::launch_ntt_inverse(
+      make_launch(device_data, inverse_twiddles_, constants_, first_table, limbs, n_, log_n_, stream));
+}
+
+void NttPlan::forward(DeviceBuffer& data, std::size_t limbs) const {
+  require(limbs <= data.size() / n_, "NTT of {} limbs of N = {} on a device buffer of {} words", limbs, n_,
+          data.size());
+  forward(data.data(), 0, limbs, data.stream());
+}
+
+void NttPlan::inverse(DeviceBuffer& data, std::size_t limbs) const {
+  require(limbs <= data.size() / n_, "inverse NTT of {} limbs of N = {} on a device buffer of {} words", limbs, n_,
+          data.size());
+  inverse(data.data(), 0, limbs, data.stream());
+}
+
+}  // namespace cerium::cuda

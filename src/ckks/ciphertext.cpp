@@ -1,0 +1,42 @@
+#include "cerium/ckks/ciphertext.hpp"
+
+#include "cerium/ckks/plaintext.hpp"
+#include "cerium/core/check.hpp"
+
+namespace cerium::ckks {
+namespace {
+
+void require_level_poly(const ContextPtr& context, ring::RnsPoly& poly, int level, const char* what) {
+  require<MismatchError>(context != nullptr, "{}: no context given", what);
+  const auto& expected = context->q_basis(level);
+  require<MismatchError>(!poly.empty() && poly.basis() == *expected,
+                         "{}: a polynomial over {} cannot be at level {}, whose basis is {}", what,
+                         poly.empty() ? std::string("nothing") : ring::describe(poly.basis()), level,
+                         ring::describe(*expected));
+  poly.to_ntt();
+}
+
+}  // namespace
+
+Plaintext::Plaintext(ContextPtr context, ring::RnsPoly poly, int level, double scale, std::size_t slots)
+    : context_(std::move(context)), poly_(std::move(poly)), level_(level), scale_(scale), slots_(slots) {
+  require_level_poly(context_, poly_, level_, "plaintext");
+}
+
+Ciphertext::Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int level, double scale,
+                       std::size_t slots)
+    : context_(std::move(context)), parts_(std::move(parts)), level_(level), scale_(scale), slots_(slots) {
+  require(parts_.size() == 2 || parts_.size() == 3, "a ciphertext has 2 or 3 parts, not {}", parts_.size());
+  for (auto& part : parts_) require_level_poly(context_, part, level_, "ciphertext");
+}
+
+Ciphertext Ciphertext::clone() const {
+  std::vector<ring::RnsPoly> copies;
+  copies.reserve(parts_.size());
+  for (const auto& part : parts_) copies.push_back(part.clone());
+  Ciphertext copy(context_, std::move(copies), level_, scale_, slots_);
+  copy.c1_seed_ = c1_seed_;
+  return copy;
+}
+
+}  // namespace cerium::ckks
