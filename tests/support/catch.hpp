@@ -11,4 +11,8 @@
 #else
 #include <catch2/catch.hpp>
 #define CERIUM_CATCH_VERSION 2
+// 2.x keeps Approx in Catch::Detail; 3.x has Catch::Approx. Tests write Catch::Approx.
+namespace Catch {
+using Detail::Approx;
+}
 #endif

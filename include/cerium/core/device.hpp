@@ -1,0 +1,50 @@
+#pragma once
+// Where a buffer lives: the host (cpu) or a CUDA GPU, with an index. Every buffer and every shard of a
+// polynomial carries one. The CPU backend may pose as several devices (cpu:0, cpu:1, ...) so that sharded code
+// runs in CI without GPUs; those all live in host memory.
+//
+// No fmt here: this header is meant to be usable from .cu files, where fmt does not compile under C++20.
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace cerium {
+
+enum class DeviceKind : std::uint8_t { cpu, cuda };
+
+constexpr std::string_view to_string(DeviceKind kind) { return kind == DeviceKind::cpu ? "cpu" : "cuda"; }
+
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+
+  static constexpr Device cpu(int index = 0) { return Device{DeviceKind::cpu, index}; }
+  static constexpr Device cuda(int index = 0) { return Device{DeviceKind::cuda, index}; }
+
+  constexpr bool is_cpu() const { return kind == DeviceKind::cpu; }
+  constexpr bool is_cuda() const { return kind == DeviceKind::cuda; }
+  // Host code may read and write the memory of this device directly.
+  constexpr bool host_accessible() const { return kind == DeviceKind::cpu; }
+
+  friend constexpr bool operator==(const Device&, const Device&) = default;
+  // An order (kind, then index) so devices can key sorted containers.
+  friend constexpr auto operator<=>(const Device&, const Device&) = default;
+};
+
+// "cpu:0", "cuda:3".
+inline std::string to_string(const Device& device) {
+  return std::string(to_string(device.kind)) + ":" + std::to_string(device.index);
+}
+
+}  // namespace cerium
+
+template <>
+struct std::hash<cerium::Device> {
+  std::size_t operator()(const cerium::Device& d) const noexcept {
+    return std::hash<long long>{}((static_cast<long long>(d.kind) << 32) ^ static_cast<long long>(d.index));
+  }
+};

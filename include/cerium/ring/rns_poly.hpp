@@ -1,0 +1,171 @@
+#pragma once
+// RNS polynomials: L limbs x N residues (uint32), limb-major, each limb contiguous and 256-byte aligned, in
+// coefficient or NTT form, stored as a list of shards (each a contiguous limb range on one device).
+//
+// One shard on cpu:0 is the common case; every limb access goes through the shard list so that code written
+// against limb(i) works unchanged on sharded polynomials. The CPU backend may place shards on cpu:1, cpu:2, ...
+// (all host memory) to exercise sharded code paths; shards on CUDA devices are for the CUDA backend and are
+// rejected here with UnsupportedError.
+//
+// Copies are explicit: RnsPoly moves freely but copying a polynomial (megabytes at N = 2^16) needs clone().
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cerium/core/aligned_buffer.hpp"
+#include "cerium/core/device.hpp"
+#include "cerium/ring/rns_basis.hpp"
+
+namespace cerium::ring {
+
+enum class PolyForm : std::uint8_t { coefficient, ntt };
+
+constexpr std::string_view to_string(PolyForm form) { return form == PolyForm::coefficient ? "coefficient" : "NTT"; }
+
+// Limb lists: how conversion routines see polynomials independently of their storage. Every span of a list has
+// the same length (N, or a block of coefficients for block-wise work).
+using LimbSpans = std::span<const std::span<std::uint32_t>>;
+using ConstLimbSpans = std::span<const std::span<const std::uint32_t>>;
+
+// Words between the starts of consecutive limbs: N rounded up to a whole number of 256-byte lines.
+constexpr std::size_t limb_stride(std::size_t n) {
+  constexpr std::size_t words_per_line = buffer_alignment / sizeof(std::uint32_t);
+  return (n + words_per_line - 1) / words_per_line * words_per_line;
+}
+
+// A shard of a layout: this many consecutive limbs on this device.
+struct ShardSpec {
+  Device device = Device::cpu();
+  std::size_t limb_count = 0;
+};
+
+// limb_count limbs over the given devices in order, as evenly as possible (earlier devices take the extra
+// limbs; devices that would get none are left out). Throws InvalidArgument when devices is empty.
+std::vector<ShardSpec> split_limbs(std::size_t limb_count, std::span<const Device> devices);
+
+// A contiguous range of limbs of one polynomial on one device, owning its aligned storage.
+class RnsShard {
+ public:
+  RnsShard(Device device, std::size_t first_limb, std::size_t limb_count, std::size_t n, BufferInit init);
+
+  Device device() const { return device_; }
+  std::size_t first_limb() const { return first_limb_; }
+  std::size_t limb_count() const { return limb_count_; }
+  std::size_t n() const { return n_; }
+  std::size_t stride() const { return limb_stride(n_); }
+  // Limb `local` of this shard (limb first_limb() + local of the polynomial): n() words.
+  std::span<std::uint32_t> limb(std::size_t local) { return {buffer_.data() + local * stride(), n_}; }
+  std::span<const std::uint32_t> limb(std::size_t local) const { return {buffer_.data() + local * stride(), n_}; }
+  // The whole storage, padding included: limb_count() * stride() words.
+  const AlignedBuffer<std::uint32_t>& buffer() const { return buffer_; }
+  AlignedBuffer<std::uint32_t>& buffer() { return buffer_; }
+
+  RnsShard clone() const;
+
+ private:
+  friend class RnsPoly;
+  Device device_;
+  std::size_t first_limb_ = 0;
+  std::size_t limb_count_ = 0;
+  std::size_t n_ = 0;
+  AlignedBuffer<std::uint32_t> buffer_;
+};
+
+struct PolyOptions {
+  PolyForm form = PolyForm::coefficient;
+  // How the limbs are spread over devices; empty means one shard on cpu:0. The counts must add up to the
+  // number of primes of the basis.
+  std::vector<ShardSpec> shards = {};
+  BufferInit init = BufferInit::zero;
+};
+
+class RnsPoly {
+ public:
+  // An empty polynomial (no basis, no limbs); only assignment, empty() and destruction are meaningful.
+  RnsPoly() = default;
+  // The zero polynomial (unless options.init says otherwise) over basis, one limb per prime.
+  explicit RnsPoly(RnsBasisPtr basis, PolyOptions options = {});
+  RnsPoly(RnsBasisPtr basis, PolyForm form) : RnsPoly(std::move(basis), PolyOptions{.form = form}) {}
+
+  RnsPoly(RnsPoly&&) noexcept = default;
+  RnsPoly& operator=(RnsPoly&&) noexcept = default;
+  RnsPoly(const RnsPoly&) = delete;
+  RnsPoly& operator=(const RnsPoly&) = delete;
+  // A deep copy with the same basis, form and shard layout.
+  RnsPoly clone() const;
+
+  // Small signed coefficients (tests, secret keys) reduced into every prime. coefficients.size() must be N.
+  // The result is in options.form (converted after reduction when that is NTT).
+  static RnsPoly from_signed(RnsBasisPtr basis, std::span<const std::int64_t> coefficients, PolyOptions options = {});
+  // The centered representatives in (-Q/2, Q/2] of a coefficient-form polynomial. Throws MismatchError in NTT
+  // form and InvalidArgument when a coefficient's representative does not fit in int64.
+  std::vector<std::int64_t> to_signed() const;
+
+  bool empty() const { return basis_ == nullptr; }
+  std::size_t n() const { return basis_ ? basis_->ring_degree() : 0; }
+  std::size_t limb_count() const { return limb_count_; }
+  const RnsBasis& basis() const { return *basis_; }
+  const RnsBasisPtr& basis_ptr() const { return basis_; }
+  PolyForm form() const { return form_; }
+  // Relabels the words without transforming them: for code that writes NTT-form values directly (e.g. a
+  // uniform polynomial sampled in the evaluation domain). to_ntt()/to_coeff() transform.
+  void set_form(PolyForm form) { form_ = form; }
+
+  std::span<const RnsShard> shards() const { return shards_; }
+  std::span<RnsShard> shards() { return shards_; }
+  // The layout of this polynomial's shards, to build another polynomial placed the same way.
+  std::vector<ShardSpec> shard_layout() const;
+  // The N words of limb i (residues mod basis().prime(i)). Throws InvalidArgument for i >= limb_count().
+  std::span<std::uint32_t> limb(std::size_t i);
+  std::span<const std::uint32_t> limb(std::size_t i) const;
+  std::vector<std::span<std::uint32_t>> limbs();
+  std::vector<std::span<const std::uint32_t>> limbs() const;
+
+  void set_zero();
+  // In place; a no-op when already in the requested form.
+  void to_ntt();
+  void to_coeff();
+
+  // Elementwise; operands need the same basis and form (MismatchError otherwise, naming both sides).
+  RnsPoly& operator+=(const RnsPoly& other);
+  RnsPoly& operator-=(const RnsPoly& other);
+  // The ring product: both operands in NTT form.
+  RnsPoly& operator*=(const RnsPoly& other);
+  void negate();
+  // Limb i times scalars[i]; scalars[i] < q_i, one per limb.
+  void multiply_scalar(std::span<const std::uint32_t> scalars);
+  // Every limb times the integer c (reduced mod each prime); in either form.
+  void multiply_integer(std::int64_t c);
+
+  // Removes the last `count` limbs (at least one limb stays); the basis becomes its prefix. Storage is kept.
+  void drop_last_limbs(std::size_t count);
+  // Same, to a given prefix basis (shared, e.g. a level's basis held by a context). MismatchError unless
+  // prefix's primes are the first primes of this polynomial's basis.
+  void drop_to(RnsBasisPtr prefix);
+
+  // Same basis, form and words (the shard layout and padding are not compared).
+  friend bool operator==(const RnsPoly& a, const RnsPoly& b);
+
+ private:
+  RnsBasisPtr basis_;
+  PolyForm form_ = PolyForm::coefficient;
+  std::size_t limb_count_ = 0;
+  std::vector<RnsShard> shards_;
+};
+
+RnsPoly operator+(const RnsPoly& a, const RnsPoly& b);
+RnsPoly operator-(const RnsPoly& a, const RnsPoly& b);
+RnsPoly operator*(const RnsPoly& a, const RnsPoly& b);
+RnsPoly operator-(const RnsPoly& a);
+
+// Throws MismatchError naming `operation` and both sides when a and b differ in basis or form.
+void require_compatible(const RnsPoly& a, const RnsPoly& b, std::string_view operation);
+
+// c mod q for any signed 64-bit c, in [0, q).
+std::uint32_t reduce_signed(std::int64_t c, std::uint32_t q);
+
+}  // namespace cerium::ring
