@@ -1,0 +1,73 @@
+#pragma once
+// The CKKS encoder: complex (or real) slot vectors <-> plaintext polynomials.
+//
+// Encoding follows math/special_fft.hpp: z (n slots, zero-padded) -> u = special_ifft(z) -> the real polynomial
+// m with m_(k gap) = Re u_k, m_(N/2 + k gap) = Im u_k (gap = N / 2n) -> times the scale, each coefficient rounded to
+// the nearest integer and reduced exactly modulo every prime of Q_level -> NTT form. Decoding inverts it from the
+// exact centered integer coefficients.
+//
+// Decoding reconstructs each needed coefficient from the smallest prefix of limbs whose product P exceeds
+// 2^(log2(scale) + 64) (all limbs when Q_level is smaller). It is exact for coefficients |m_k| < P / 2, i.e. for
+// messages up to about 2^63 in magnitude, far beyond what CKKS arithmetic keeps precise; a plaintext whose limbs
+// are any prefix of Q (e.g. one decrypted at a low level) decodes the same way.
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cerium/ckks/context.hpp"
+#include "cerium/ckks/plaintext.hpp"
+#include "cerium/ring/rns_basis.hpp"
+
+namespace cerium::ckks {
+
+struct EncodeOptions {
+  int level = -1;          // -1: the top level
+  double scale = 0;        // 0: parameters().default_scale()
+  std::size_t slots = 0;   // 0: N/2; otherwise a power of two in [1, N/2] (sparse packing below N/2)
+};
+
+// Holds only a ContextPtr: cheap to copy, safe to use from several threads.
+class Encoder {
+ public:
+  // Throws InvalidArgument for a null context.
+  explicit Encoder(ContextPtr context);
+
+  const ContextPtr& context() const { return context_; }
+
+  // values.size() <= slots; missing slots are zero. Throws InvalidArgument for too many values, a bad slot count,
+  // a non-positive or non-finite scale, non-finite values, or scaled coefficients beyond Q_level / 2 ("scale
+  // overflow"); LevelError for a level outside [0, max_level] (other than -1).
+  Plaintext encode(std::span<const double> values, const EncodeOptions& options = {}) const;
+  Plaintext encode(std::span<const std::complex<double>> values, const EncodeOptions& options = {}) const;
+
+  // The plaintext whose every slot holds value: round(Re value * scale) at coefficient 0 and round(Im value *
+  // scale) at coefficient N/2. No FFT, and no NTT for a real value (a constant is constant in NTT form too).
+  Plaintext encode_constant(double value, const EncodeOptions& options = {}) const;
+  Plaintext encode_constant(std::complex<double> value, const EncodeOptions& options = {}) const;
+
+  // plaintext.slots() values. Throws InvalidArgument for an empty plaintext or a non-positive scale, and
+  // MismatchError for a plaintext of another context.
+  std::vector<std::complex<double>> decode(const Plaintext& plaintext) const;
+  // The real parts of decode().
+  std::vector<double> decode_real(const Plaintext& plaintext) const;
+
+ private:
+  struct Resolved {
+    int level;
+    double scale;
+    std::size_t slots;
+  };
+  Resolved resolve(const EncodeOptions& options, std::size_t value_count, const char* operation) const;
+
+  ContextPtr context_;
+};
+
+// out[i] = round(value) mod basis.prime(i), exactly, for any magnitude (round half away from zero). Throws
+// InvalidArgument when value is NaN or infinite, when |value| >= 2^(log2(Q) - 1) (the integer would wrap around
+// Q: "scale overflow"), or when out.size() != basis.size().
+void round_to_residues(double value, const ring::RnsBasis& basis, std::span<std::uint32_t> out);
+
+}  // namespace cerium::ckks

@@ -1,0 +1,175 @@
+#include "cerium/ckks/encoder.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "cerium/core/check.hpp"
+#include "cerium/math/ntt.hpp"
+#include "cerium/math/special_fft.hpp"
+#include "exact_integer.hpp"
+
+namespace cerium::ckks {
+
+namespace {
+
+// Scaled coefficients must stay below Q_level / 2 in magnitude, or they wrap around and decode as garbage.
+void require_in_range(double largest, const ring::RnsBasis& basis, double scale, int level, const char* operation) {
+  require(largest < detail::signed_limit(basis),
+          "{}: scale overflow: a coefficient reaches {:.4g} = 2^{:.2f} at scale 2^{:.2f}, beyond Q/2 at level {} "
+          "(log2(Q) = {:.2f}); lower the scale or the values, or encode at a higher level",
+          operation, largest, std::log2(largest), std::log2(scale), level, basis.log2_product());
+}
+
+}  // namespace
+
+Encoder::Encoder(ContextPtr context) : context_(std::move(context)) {
+  require(context_ != nullptr, "Encoder needs a context; got a null ContextPtr");
+}
+
+Encoder::Resolved Encoder::resolve(const EncodeOptions& options, std::size_t value_count,
+                                   const char* operation) const {
+  const Parameters& params = context_->parameters();
+  const std::size_t max_slots = params.max_slots();
+  const std::size_t slots = options.slots == 0 ? max_slots : options.slots;
+  require(std::has_single_bit(slots) && slots <= max_slots,
+          "{}: EncodeOptions::slots = {} must be a power of two between 1 and N/2 = {} (0 means N/2)", operation,
+          slots, max_slots);
+  require(value_count <= slots,
+          "{}: {} values do not fit in {} slots; pass at most {} values or raise EncodeOptions::slots (up to N/2 = "
+          "{})",
+          operation, value_count, slots, slots, max_slots);
+  const int level = options.level == -1 ? params.max_level() : options.level;
+  require<LevelError>(level >= 0 && level <= params.max_level(),
+                      "{}: EncodeOptions::level = {} does not exist: pass 0 to {}, or -1 for the top level", operation,
+                      options.level, params.max_level());
+  const double scale = options.scale == 0 ? params.default_scale() : options.scale;
+  require(std::isfinite(scale) && scale > 0,
+          "{}: EncodeOptions::scale = {} must be positive and finite (0 means the default 2^{:.0f})", operation,
+          options.scale, std::log2(params.default_scale()));
+  return {level, scale, slots};
+}
+
+Plaintext Encoder::encode(std::span<const double> values, const EncodeOptions& options) const {
+  std::vector<std::complex<double>> complex_values(values.begin(), values.end());
+  return encode(std::span<const std::complex<double>>(complex_values), options);
+}
+
+Plaintext Encoder::encode(std::span<const std::complex<double>> values, const EncodeOptions& options) const {
+  const auto [level, scale, slots] = resolve(options, values.size(), "encode");
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    require(std::isfinite(values[i].real()) && std::isfinite(values[i].imag()),
+            "encode: value {} at index {} is not finite", fmt::format("({}, {})", values[i].real(), values[i].imag()),
+            i);
+  }
+  const math::SpecialFftTables& tables = context_->fft(slots);
+  std::vector<std::complex<double>> u(slots);  // zero-padded
+  std::copy(values.begin(), values.end(), u.begin());
+  math::special_ifft(u, tables);
+
+  // Coefficient k gap holds Re u_k, N/2 + k gap holds Im u_k; all others are zero.
+  const std::size_t half = context_->ring_degree() / 2;
+  const std::size_t gap = tables.gap();
+  double largest = 0;
+  for (auto& v : u) {
+    v *= scale;
+    largest = std::max({largest, std::fabs(v.real()), std::fabs(v.imag())});
+  }
+  const ring::RnsBasisPtr& basis = context_->q_basis(level);
+  require_in_range(largest, *basis, scale, level, "encode");  // also catches a product that overflowed to inf
+  std::vector<detail::RoundedInteger> rounded(2 * slots);
+  for (std::size_t k = 0; k < slots; ++k) {
+    rounded[k] = detail::round_exact(u[k].real());
+    rounded[slots + k] = detail::round_exact(u[k].imag());
+  }
+
+  ring::RnsPoly poly(basis, ring::PolyForm::coefficient);
+  for (std::size_t i = 0; i < basis->size(); ++i) {
+    const math::Modulus& q = basis->modulus(i);
+    const std::span<std::uint32_t> limb = poly.limb(i);
+    for (std::size_t k = 0; k < slots; ++k) {
+      limb[k * gap] = detail::residue(rounded[k], q);
+      limb[half + k * gap] = detail::residue(rounded[slots + k], q);
+    }
+  }
+  poly.to_ntt();
+  return Plaintext(context_, std::move(poly), level, scale, slots);
+}
+
+Plaintext Encoder::encode_constant(double value, const EncodeOptions& options) const {
+  return encode_constant(std::complex<double>(value, 0.0), options);
+}
+
+Plaintext Encoder::encode_constant(std::complex<double> value, const EncodeOptions& options) const {
+  const auto [level, scale, slots] = resolve(options, 1, "encode_constant");
+  require(std::isfinite(value.real()) && std::isfinite(value.imag()), "encode_constant: value ({}, {}) is not finite",
+          value.real(), value.imag());
+  const double re = value.real() * scale, im = value.imag() * scale;
+  const ring::RnsBasisPtr& basis = context_->q_basis(level);
+  require_in_range(std::max(std::fabs(re), std::fabs(im)), *basis, scale, level, "encode_constant");
+  const detail::RoundedInteger real_part = detail::round_exact(re), imag_part = detail::round_exact(im);
+
+  if (imag_part.magnitude == 0) {
+    // A constant polynomial evaluates to itself at every root of unity: its NTT form is the constant everywhere.
+    ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+    for (std::size_t i = 0; i < basis->size(); ++i) {
+      const std::span<std::uint32_t> limb = poly.limb(i);
+      std::fill(limb.begin(), limb.end(), detail::residue(real_part, basis->modulus(i)));
+    }
+    return Plaintext(context_, std::move(poly), level, scale, slots);
+  }
+  // X^(N/2) evaluates to i in every slot (special_fft.hpp), so the imaginary part sits at coefficient N/2.
+  ring::RnsPoly poly(basis, ring::PolyForm::coefficient);
+  const std::size_t half = context_->ring_degree() / 2;
+  for (std::size_t i = 0; i < basis->size(); ++i) {
+    const std::span<std::uint32_t> limb = poly.limb(i);
+    limb[0] = detail::residue(real_part, basis->modulus(i));
+    limb[half] = detail::residue(imag_part, basis->modulus(i));
+  }
+  poly.to_ntt();
+  return Plaintext(context_, std::move(poly), level, scale, slots);
+}
+
+std::vector<std::complex<double>> Encoder::decode(const Plaintext& plaintext) const {
+  require(!plaintext.empty(), "decode: the plaintext is empty (default-constructed or moved from)");
+  require_same_context(context_, plaintext.context(), "decode");
+  const double scale = plaintext.scale();
+  require(std::isfinite(scale) && scale > 0, "decode: the plaintext's scale {} is not positive and finite", scale);
+  const std::size_t slots = plaintext.slots();
+  const math::SpecialFftTables& tables = context_->fft(slots);
+  const ring::RnsPoly& poly = plaintext.poly();
+  const ring::RnsBasis& basis = poly.basis();
+
+  // Only a prefix of the limbs is needed (64 bits of headroom over the scale), and only those go back to
+  // coefficient form.
+  const detail::PrefixCrt crt(basis, detail::PrefixCrt::limbs_for_bits(basis, std::log2(scale) + 64));
+  const std::size_t limbs = crt.limbs();
+  std::vector<std::vector<std::uint32_t>> coefficients(limbs);
+  for (std::size_t i = 0; i < limbs; ++i) {
+    const auto limb = poly.limb(i);
+    coefficients[i].assign(limb.begin(), limb.end());
+    if (poly.form() == ring::PolyForm::ntt) math::ntt_inverse(coefficients[i], basis.ntt(i));
+  }
+
+  const std::size_t half = context_->ring_degree() / 2;
+  const std::size_t gap = tables.gap();
+  std::vector<std::uint32_t> residues(limbs), digits(limbs);
+  const auto coefficient_over_scale = [&](std::size_t position) {
+    for (std::size_t i = 0; i < limbs; ++i) residues[i] = coefficients[i][position];
+    return static_cast<double>(crt.centered(residues, digits) / static_cast<long double>(scale));
+  };
+  std::vector<std::complex<double>> u(slots);
+  for (std::size_t k = 0; k < slots; ++k)
+    u[k] = {coefficient_over_scale(k * gap), coefficient_over_scale(half + k * gap)};
+  math::special_fft(u, tables);
+  return u;
+}
+
+std::vector<double> Encoder::decode_real(const Plaintext& plaintext) const {
+  const auto values = decode(plaintext);
+  std::vector<double> real(values.size());
+  std::transform(values.begin(), values.end(), real.begin(), [](const std::complex<double>& v) { return v.real(); });
+  return real;
+}
+
+}  // namespace cerium::ckks
