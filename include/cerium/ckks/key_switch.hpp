@@ -8,6 +8,16 @@
 //      ModUp serve many rotations: sigma(ModUp(c)) = ModUp(sigma(c)).
 //
 // The result (d0, d1) satisfies d0 + d1 s = c s' + e (or sigma(c) s' + e), with s' the key's source secret.
+//
+// Level l uses the key's limbs of Q_l u P (its first limbs_at(l) limbs and its P limbs, by index: no copies) and
+// its first digit_count(l) digits: the gadget g_d is 1 modulo the digit's primes and 0 modulo the other primes
+// of Q, so it is also the gadget of the digits of Q_l. The inner product sums all digits in 128 bits and reduces
+// once per coefficient. For seeded keys, a_d is expanded limb by limb as it is read.
+//
+// Hoisting is exact in the ring but not word for word: ModUp's fast conversion returns [c]_{Q_d} + u Q_d with
+// 0 <= u < alpha, and an automorphism negates coefficients, so sigma(ModUp(c)) and ModUp(sigma(c)) may differ by
+// small multiples of Q_d. Both are valid lifts; the two results decrypt to values that differ by at most
+// 2 * key_switch_noise_bound (in practice the same order as one key switch's noise).
 
 #include <array>
 #include <vector>
@@ -35,5 +45,15 @@ std::array<ring::RnsPoly, 2> key_switch_apply(const Context& context, const Deco
 // Both steps: the key switch of c at a level.
 std::array<ring::RnsPoly, 2> key_switch(const Context& context, const ring::RnsPoly& c, int level,
                                         const SwitchingKey& key);
+
+// A worst-case bound on the coefficients of e = (d0 + d1 s) - c s' after a key switch at `level` (with or
+// without an automorphism):
+//   |e| <= 19 N sum_d alpha_d Q_d / P + (alpha - 1/2) (1 + ||s||_1),
+// from E = sum_d ModUp(c)_d e_d over Q_l u P (ModUp_d < alpha_d Q_d, |e_d| <= 19 = the Gaussian's tail cut,
+// N terms per coefficient) divided by P, plus ModDown's rounding error (|eps| <= alpha - 1/2, for d0 and for d1 s).
+// ||s||_1 is N for a uniform ternary secret and h for a fixed Hamming weight. The typical noise is far smaller:
+// a standard deviation of about 3.2 sqrt(N digits (alpha / 12 + alpha^2 / 4)) max(Q_d) / P (a ModUp lift is
+// about a sum of alpha uniform fractions of Q_d), plus the rounding term, about alpha sqrt(||s||_1).
+double key_switch_noise_bound(const Context& context, int level);
 
 }  // namespace cerium::ckks

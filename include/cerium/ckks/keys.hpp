@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "cerium/ckks/ciphertext.hpp"
@@ -37,6 +39,10 @@ class SecretKey {
   const ring::RnsPoly& poly() const { return s_; }
   // The ternary coefficients of s.
   const std::vector<std::int8_t>& coefficients() const { return coefficients_; }
+  // s over a basis whose primes all belong to key_basis() (Q_l, Q_l u P, P, ...), NTT form: the key's limbs
+  // picked by prime. Throws MismatchError naming the first prime that is not in the key basis.
+  ring::RnsPoly poly_over(const ring::RnsBasisPtr& basis) const;
+  SecretKey clone() const;
 
  private:
   ContextPtr context_;
@@ -54,6 +60,7 @@ class PublicKey {
   const ContextPtr& context() const { return context_; }
   const ring::RnsPoly& b() const { return b_; }  // over Q_top, NTT form
   const ring::RnsPoly& a() const { return a_; }
+  PublicKey clone() const;
 
  private:
   ContextPtr context_;
@@ -80,6 +87,10 @@ class SwitchingKey {
   const ring::RnsPoly* stored_a(std::size_t digit) const;
   const std::optional<math::Seed>& seed() const { return seed_; }
   std::uint64_t base_stream() const { return base_stream_; }
+  // Limb `limb` of a_d (a position in key_basis()) into out (N words): a copy of the stored limb, or its
+  // expansion from the seed, so that key switching at a low level expands only the limbs it reads.
+  void a_limb(std::size_t digit, std::size_t limb, std::span<std::uint32_t> out) const;
+  SwitchingKey clone() const;
 
  private:
   ContextPtr context_;
@@ -91,7 +102,37 @@ class SwitchingKey {
 
 // The uniform polynomial that stream `stream` of `seed` expands to over `basis`, directly in NTT form: how seeded
 // keys and seeded ciphertexts regenerate their uniform halves.
+//
+// Limb i (the i-th prime of `basis`) is math::sample_uniform_mod over its prime, fed by its own ChaCha20 stream,
+// math::Prng(seed, uniform_limb_stream(stream, i)). Limbs are therefore independent (a device expands them in
+// parallel, and key switching at a low level expands only the limbs it reads), and the expansion over a prefix
+// of a basis is the prefix of the expansion. A seed given to expand_uniform must serve nothing else: it is
+// public once a seeded key or ciphertext is stored. Throws InvalidArgument for stream >= max_uniform_stream or a
+// basis of more than max_uniform_limbs primes.
 ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream);
+
+inline constexpr std::uint64_t max_uniform_limbs = 256;
+inline constexpr std::uint64_t max_uniform_stream = std::uint64_t{1} << 56;
+// The Prng stream of limb `limb` of uniform stream `stream`: (stream << 8) | limb, injective on the valid range.
+constexpr std::uint64_t uniform_limb_stream(std::uint64_t stream, std::size_t limb) {
+  return (stream << 8) | static_cast<std::uint64_t>(limb);
+}
+// One limb of expand_uniform: limb position `limb` of a basis whose prime there is q; out holds N words.
+void expand_uniform_limb(const math::Seed& seed, std::uint64_t stream, std::size_t limb, std::uint32_t q,
+                         std::span<std::uint32_t> out);
+
+// Seeds derived from a master seed: the first 32 bytes of Prng(master, domain). Each component draws from its
+// own domain, so one master seed may serve a KeyGenerator, an Encryptor and a Decryptor without two of them ever
+// using the same (seed, stream) pair, and a derived seed that becomes public (the seed of uniform halves)
+// reveals nothing about the master. A KeyGenerator also samples directly from streams 0 and >= 2^8 of its
+// master, which no domain below uses.
+namespace seed_domain {
+inline constexpr std::uint64_t key_uniform = 1;        // KeyGenerator: uniform halves of keys (public)
+inline constexpr std::uint64_t encryption_uniform = 2;  // Encryptor: c1 of secret-key encryptions (public)
+inline constexpr std::uint64_t encryption_noise = 3;    // Encryptor: v, e0, e1, e
+inline constexpr std::uint64_t decryption_flood = 4;    // Decryptor: flooding noise
+}  // namespace seed_domain
+math::Seed derive_seed(const math::Seed& master, std::uint64_t domain);
 
 class RelinearizationKey {
  public:
@@ -99,6 +140,7 @@ class RelinearizationKey {
   explicit RelinearizationKey(SwitchingKey key) : key_(std::move(key)) {}
   const SwitchingKey& key() const { return key_; }
   const ContextPtr& context() const { return key_.context(); }
+  RelinearizationKey clone() const { return RelinearizationKey(key_.clone()); }
 
  private:
   SwitchingKey key_;

@@ -1,0 +1,71 @@
+#pragma once
+// The backend concept: the polynomial operations the CKKS evaluator is written against.
+//
+// Why a concept: the CPU backend (the reference) runs these operations as loops over host limbs; the CUDA backend
+// will run the same operations as kernels over device-resident shards of the same polynomials, and must produce
+// the same words. The evaluator is a template over its backend (ckks::BasicEvaluator<B>), so each operation
+// resolves at compile time: no virtual calls, no runtime switch on the device kind, and a backend that lacks an
+// operation fails to compile where it is instantiated rather than at run time.
+//
+// Conventions every backend follows:
+//  - Ciphertext and plaintext polynomials are in NTT form; the elementwise operations require both operands over
+//    the same basis and in the same form (MismatchError otherwise).
+//  - In-place operations write their first argument; operations that return a polynomial allocate it with the
+//    input's shard layout (the same devices).
+//  - Key switching is exposed at the granularity the GPU fuses it: ModUp of every digit (the expensive, shareable
+//    half: hoisting) and the inner product with the key followed by ModDown, with an optional automorphism
+//    applied to the digits as they are read.
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <span>
+
+#include "cerium/ckks/context.hpp"
+#include "cerium/ckks/key_switch.hpp"
+#include "cerium/ckks/keys.hpp"
+#include "cerium/ring/automorphism.hpp"
+#include "cerium/ring/basis_conversion.hpp"
+#include "cerium/ring/rns_poly.hpp"
+
+namespace cerium::backend {
+
+template <class B>
+concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z,
+                               const ring::RnsBasisPtr& basis, ring::PolyOptions options,
+                               std::span<const std::uint32_t> per_limb, std::int64_t integer,
+                               const ring::Rescaler& rescaler, const ring::ModDown& mod_down,
+                               const ring::Automorphism& automorphism, const ckks::Context& context, int level,
+                               const ckks::DecomposedPoly& decomposed, const ckks::SwitchingKey& key) {
+  // Storage: a polynomial over basis placed as options says, and a deep copy on the same devices.
+  { b.allocate(basis, options) } -> std::same_as<ring::RnsPoly>;
+  { b.clone(y) } -> std::same_as<ring::RnsPoly>;
+
+  // Elementwise arithmetic (x op= y), in NTT form for the products.
+  b.add(x, y);
+  b.sub(x, y);
+  b.negate(x);
+  b.multiply(x, y);                // x = x * y
+  b.multiply_accumulate(x, y, z);  // x = x + y * z
+  b.multiply_scalar(x, per_limb);  // limb i times per_limb[i] (reduced mod q_i)
+  b.add_scalar(x, per_limb);       // limb i plus per_limb[i]: a constant polynomial in NTT form
+  b.multiply_integer(x, integer);  // every limb times the integer, reduced per prime
+
+  // Domain changes.
+  b.to_ntt(x);
+  b.to_coeff(x);
+
+  // Levels: exact division by the level's primes (rounded), and dropping the last limbs (exact).
+  b.rescale(rescaler, x);
+  b.drop_to(x, basis);
+
+  // X -> X^k as a permutation of the input's words (in its form).
+  { b.automorphism(automorphism, y) } -> std::same_as<ring::RnsPoly>;
+
+  // Hybrid key switching.
+  { b.mod_up(context, y, level) } -> std::same_as<ckks::DecomposedPoly>;
+  { b.key_switch_apply(context, decomposed, key, &automorphism) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+  { b.mod_down(mod_down, y) } -> std::same_as<ring::RnsPoly>;
+};
+
+}  // namespace cerium::backend

@@ -1,0 +1,90 @@
+#pragma once
+// The CPU backend: the reference implementation of PolyBackend, on host limbs, delegating to the ring layer
+// (RnsPoly arithmetic, Rescaler, Automorphism) and to the ckks key-switching entry points.
+//
+// Single-threaded for now: at the sizes the CPU is used for (tests, reference results) the cost is dominated by
+// NTTs and basis conversions inside the ring layer, which is where threads would go first. Stateless, so
+// copying it is free and one instance serves any number of threads.
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/math/modarith.hpp"
+
+namespace cerium::backend {
+
+struct CpuBackend {
+  ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const {
+    return ring::RnsPoly(basis, std::move(options));
+  }
+  ring::RnsPoly clone(const ring::RnsPoly& y) const { return y.clone(); }
+
+  void add(ring::RnsPoly& x, const ring::RnsPoly& y) const { x += y; }
+  void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const { x -= y; }
+  void negate(ring::RnsPoly& x) const { x.negate(); }
+  void multiply(ring::RnsPoly& x, const ring::RnsPoly& y) const { x *= y; }
+
+  // x + y z with one Barrett reduction per word: y z < 2^62 and x < 2^31, so the sum fits in 64 bits.
+  void multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const {
+    ring::require_compatible(x, y, "multiply-accumulate");
+    ring::require_compatible(x, z, "multiply-accumulate");
+    require<MismatchError>(x.form() == ring::PolyForm::ntt,
+                           "multiply-accumulate: operands are in {} form; products are pointwise only in NTT form",
+                           ring::to_string(x.form()));
+    for (std::size_t i = 0; i < x.limb_count(); ++i) {
+      const auto& m = x.basis().modulus(i);
+      auto acc = x.limb(i);
+      const auto a = y.limb(i);
+      const auto b = z.limb(i);
+      for (std::size_t k = 0; k < acc.size(); ++k) {
+        acc[k] = math::barrett_reduce(static_cast<std::uint64_t>(a[k]) * b[k] + acc[k], m);
+      }
+    }
+  }
+
+  void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const { x.multiply_scalar(per_limb); }
+
+  void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const {
+    require(per_limb.size() == x.limb_count(), "{} scalars for a polynomial of {} limbs", per_limb.size(),
+            x.limb_count());
+    require<MismatchError>(x.form() == ring::PolyForm::ntt,
+                           "adding a scalar to every word is adding a constant only in NTT form, not {} form",
+                           ring::to_string(x.form()));
+    for (std::size_t i = 0; i < x.limb_count(); ++i) {
+      const std::uint32_t q = x.basis().prime(i);
+      const std::uint32_t c = per_limb[i];
+      require(c < q, "scalar {} for limb {} is not reduced modulo {}", c, i, q);
+      for (auto& w : x.limb(i)) w = math::add_mod(w, c, q);
+    }
+  }
+
+  void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const { x.multiply_integer(integer); }
+
+  void to_ntt(ring::RnsPoly& x) const { x.to_ntt(); }
+  void to_coeff(ring::RnsPoly& x) const { x.to_coeff(); }
+
+  void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const { rescaler.apply_in_place(x); }
+  void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const { x.drop_to(basis); }
+
+  ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const {
+    return automorphism.apply(y);
+  }
+
+  ckks::DecomposedPoly mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const {
+    return ckks::decompose_and_mod_up(context, y, level);
+  }
+  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
+                                                const ckks::SwitchingKey& key,
+                                                const ring::Automorphism* automorphism) const {
+    return ckks::key_switch_apply(context, decomposed, key, automorphism);
+  }
+  ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const { return mod_down.apply(y); }
+};
+
+static_assert(PolyBackend<CpuBackend>, "CpuBackend must provide every operation of the PolyBackend concept");
+
+}  // namespace cerium::backend

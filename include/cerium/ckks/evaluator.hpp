@@ -1,0 +1,183 @@
+#pragma once
+// The eager CKKS evaluator: homomorphic operations on ciphertexts, one call each, in two forms: `op(a, ...)`
+// returns a new ciphertext and `op_inplace(a, ...)` overwrites its first argument.
+//
+// BasicEvaluator is a template over the polynomial backend (backend::PolyBackend) so that the CPU and CUDA
+// backends share this logic without a runtime switch; `Evaluator` is the CPU one. The member definitions live in
+// src/ckks/evaluator_*.hpp and are explicitly instantiated, once per backend, in src/ckks/evaluator.cpp.
+//
+// Keys are attached once (set_relinearization_key, set_galois_keys) and shared: an evaluator is read-only during
+// operations, so one instance serves many threads, and the keys (hundreds of MiB at N = 2^16) are never copied.
+//
+// Levels and scales of binary operations (add, sub, multiply) are aligned automatically, never silently wrong:
+//  - Different levels: the higher operand comes down. If its scale already matches the other's (scales_match in
+//    scale.hpp), dropping limbs is enough (exact, no noise). Otherwise it is dropped to one level above, multiplied
+//    by the integer k = round(target P / scale) and rescaled by that level's primes P, which lands on the other's
+//    scale within scale / (2P), about 1/2 (adjust_scale): the level it spends was going to be dropped anyway.
+//    Multiplications only need equal levels (their scales multiply), so they never adjust scales.
+//  - Same level, different scales: LevelError naming both scales; adjust_scale one of them (it costs a level).
+//  - Plaintext operands are brought to the ciphertext's level by dropping limbs; a plaintext added to a ciphertext
+//    must be encoded at the ciphertext's scale.
+//
+// Scale bounds: a multiplication whose result scale would leave fewer than `scale_headroom_bits` bits of Q_level
+// above it (for the message's integer part and sign) throws LevelError naming both; so do multiplications and
+// rescales with no level left.
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/backend/cpu_backend.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/context.hpp"
+#include "cerium/ckks/keys.hpp"
+#include "cerium/ckks/plaintext.hpp"
+#include "cerium/ckks/scale.hpp"
+
+namespace cerium::ckks {
+
+struct EvaluatorOptions {
+  // Bits of Q_level kept free above a product's scale: the message's integer part (|m| < 8) and its sign.
+  int scale_headroom_bits = 4;
+};
+
+template <backend::PolyBackend B = backend::CpuBackend>
+class BasicEvaluator {
+ public:
+  explicit BasicEvaluator(ContextPtr context, B backend = B{}, EvaluatorOptions options = {});
+
+  const ContextPtr& context() const { return context_; }
+  const B& backend() const { return backend_; }
+  const EvaluatorOptions& options() const { return options_; }
+
+  // --- Keys (MismatchError when they belong to another context) ---
+  void set_relinearization_key(std::shared_ptr<const RelinearizationKey> key);
+  void set_galois_keys(std::shared_ptr<const GaloisKeys> keys);
+  const std::shared_ptr<const RelinearizationKey>& relinearization_key() const { return relin_key_; }
+  const std::shared_ptr<const GaloisKeys>& galois_keys() const { return galois_keys_; }
+
+  // --- Addition and subtraction (levels and scales aligned as described above) ---
+  Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext add(const Ciphertext& a, const Plaintext& b) const;
+  Ciphertext add(const Ciphertext& a, double constant) const;
+  Ciphertext add(const Ciphertext& a, std::complex<double> constant) const;
+  void add_inplace(Ciphertext& a, const Ciphertext& b) const;
+  void add_inplace(Ciphertext& a, const Plaintext& b) const;
+  void add_inplace(Ciphertext& a, double constant) const;
+  void add_inplace(Ciphertext& a, std::complex<double> constant) const;
+
+  Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext sub(const Ciphertext& a, const Plaintext& b) const;
+  Ciphertext sub(const Ciphertext& a, double constant) const;
+  Ciphertext sub(const Ciphertext& a, std::complex<double> constant) const;
+  void sub_inplace(Ciphertext& a, const Ciphertext& b) const;
+  void sub_inplace(Ciphertext& a, const Plaintext& b) const;
+  void sub_inplace(Ciphertext& a, double constant) const;
+  void sub_inplace(Ciphertext& a, std::complex<double> constant) const;
+
+  Ciphertext negate(const Ciphertext& a) const;
+  void negate_inplace(Ciphertext& a) const;
+
+  // --- Multiplication ---
+  // Tensor product then relinearization (needs the relinearization key); scale a.scale() * b.scale(), not
+  // rescaled. Both operands must have 2 parts.
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) const;
+  void multiply_inplace(Ciphertext& a, const Ciphertext& b) const;
+  // The tensor product alone: 3 parts (d0, d1, d2) with d0 + d1 s + d2 s^2 = product. Sums of such products can
+  // share one relinearization.
+  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
+  void multiply_no_relin_inplace(Ciphertext& a, const Ciphertext& b) const;
+  // 3 parts -> 2 by a key switch of the s^2 part; a 2-part ciphertext is returned unchanged.
+  Ciphertext relinearize(const Ciphertext& a) const;
+  void relinearize_inplace(Ciphertext& a) const;
+
+  // By a plaintext (any scale; scale a.scale() * b.scale()). Allowed at level 0 if the scale fits.
+  Ciphertext multiply(const Ciphertext& a, const Plaintext& b) const;
+  void multiply_inplace(Ciphertext& a, const Plaintext& b) const;
+  // By a constant encoded at the scale P_l (the product of the primes of a's level), so that one rescale brings
+  // the scale back to a.scale(): the result has scale a.scale() * P_l. Needs level >= 1.
+  Ciphertext multiply(const Ciphertext& a, double constant) const;
+  Ciphertext multiply(const Ciphertext& a, std::complex<double> constant) const;
+  void multiply_inplace(Ciphertext& a, double constant) const;
+  void multiply_inplace(Ciphertext& a, std::complex<double> constant) const;
+  // By an integer: no encoding, no level, the scale is unchanged (the message is multiplied by c).
+  Ciphertext multiply_integer(const Ciphertext& a, std::int64_t c) const;
+  void multiply_integer_inplace(Ciphertext& a, std::int64_t c) const;
+
+  // --- Levels and scales ---
+  // Divides by the primes of a's level (rounding to nearest): level - 1, scale / P_level exactly.
+  Ciphertext rescale(const Ciphertext& a) const;
+  void rescale_inplace(Ciphertext& a) const;
+  // Drops limbs down to `level` (exact: scale unchanged). LevelError for a level above a's.
+  Ciphertext level_down(const Ciphertext& a, int level) const;
+  void level_down_inplace(Ciphertext& a, int level) const;
+  // Moves a one level down onto `target_scale` (multiply by round(target P / scale), rescale by P): what the
+  // automatic alignment does, for operands at the same level whose scales differ. LevelError when no level is
+  // left or the target cannot be reached within scales_match.
+  Ciphertext adjust_scale(const Ciphertext& a, double target_scale) const;
+  void adjust_scale_inplace(Ciphertext& a, double target_scale) const;
+
+  // --- Rotations (need the Galois keys; 2-part ciphertexts) ---
+  // Slots rotated left by `steps` (right for negative steps), cyclically over a.slots(). Steps that are a
+  // multiple of the slot count return a copy without a key.
+  Ciphertext rotate(const Ciphertext& a, std::int64_t steps) const;
+  void rotate_inplace(Ciphertext& a, std::int64_t steps) const;
+  // Complex conjugation of every slot.
+  Ciphertext conjugate(const Ciphertext& a) const;
+  void conjugate_inplace(Ciphertext& a) const;
+  // One rotation per step, sharing one ModUp of c1 (hoisting). Each result equals rotate(a, step) word for word:
+  // rotate itself applies the automorphism to the ModUp digits, so both take the same path.
+  std::vector<Ciphertext> rotate_hoisted(const Ciphertext& a, std::span<const std::int64_t> steps) const;
+
+  // The product of the primes of `level` (level >= 1): what a rescale at that level divides the scale by.
+  double level_prime_product(int level) const;
+
+ private:
+  void check_operand(const Ciphertext& a, const char* operation) const;
+  void check_binary(const Ciphertext& a, const Ciphertext& b, const char* operation) const;
+  void check_binary(const Ciphertext& a, const Plaintext& b, const char* operation) const;
+  void check_scale_fits(double scale, int level, const char* operation) const;
+  void check_level_left(const Ciphertext& a, const char* operation) const;
+
+  // The integer k that moves `scale` at `level` onto target_scale after a rescale; LevelError when none does.
+  double scale_factor(double scale, double target_scale, int level) const;
+  // Brings a to `level` with `scale` (level_down, or one level above then adjust_scale); see the header comment.
+  void bring_to(Ciphertext& a, int level, double scale, const char* operation) const;
+  // Aligns a (in place) and b (in place, or into `copy`, which then replaces it) for a binary operation; with
+  // match_scales false only the levels are aligned. Returns the ciphertext to use as b.
+  const Ciphertext& align(Ciphertext& a, const Ciphertext& b, Ciphertext& copy, bool match_scales,
+                          const char* operation) const;
+  // The plaintext's polynomial at a's level (dropping limbs into `copy` when needed), after bringing a down to
+  // the plaintext's level when that is lower.
+  const ring::RnsPoly& align(Ciphertext& a, const Plaintext& b, ring::RnsPoly& copy, const char* operation) const;
+  void add_or_sub(Ciphertext& a, const Ciphertext& b, bool subtract) const;
+  void add_constant(Ciphertext& a, std::complex<double> constant) const;
+  // A constant value * scale as an NTT-form polynomial over a level: Re at X^0, Im at X^(N/2).
+  ring::RnsPoly constant_poly(std::complex<double> value, double scale, int level) const;
+  void tensor(Ciphertext& a, const Ciphertext& b) const;
+  // The Galois key for a rotation by `steps` of `slots` slots (MissingKeyError naming the step when absent).
+  struct RotationKey {
+    std::uint32_t element = 1;
+    const SwitchingKey* key = nullptr;
+  };
+  RotationKey rotation_key(std::int64_t steps, std::size_t slots) const;
+  Ciphertext apply_galois(const Ciphertext& a, const DecomposedPoly& c1_digits, std::uint32_t galois_element,
+                          const SwitchingKey& key) const;
+
+  ContextPtr context_;
+  B backend_;
+  EvaluatorOptions options_;
+  std::vector<double> level_products_;  // index: level; [0] unused
+  std::shared_ptr<const RelinearizationKey> relin_key_;
+  std::shared_ptr<const GaloisKeys> galois_keys_;
+};
+
+using Evaluator = BasicEvaluator<backend::CpuBackend>;
+
+extern template class BasicEvaluator<backend::CpuBackend>;
+
+}  // namespace cerium::ckks

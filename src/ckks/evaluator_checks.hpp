@@ -1,0 +1,95 @@
+#pragma once
+// Member definitions of BasicEvaluator: construction, keys, and the checks every operation starts with (typed
+// errors whose messages name the values and the fix). Included by evaluator.cpp, which instantiates them.
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/core/check.hpp"
+
+namespace cerium::ckks {
+
+template <backend::PolyBackend B>
+BasicEvaluator<B>::BasicEvaluator(ContextPtr context, B backend, EvaluatorOptions options)
+    : context_(std::move(context)), backend_(std::move(backend)), options_(options) {
+  require(context_ != nullptr, "evaluator: no context given");
+  require(options_.scale_headroom_bits >= 0, "evaluator: scale_headroom_bits = {} must not be negative",
+          options_.scale_headroom_bits);
+  const auto& params = context_->parameters();
+  const auto primes = params.q_primes();
+  level_products_.assign(static_cast<std::size_t>(params.max_level()) + 1, 1.0);
+  for (int level = 1; level <= params.max_level(); ++level) {
+    double product = 1.0;
+    for (std::size_t i = params.limbs_at(level - 1); i < params.limbs_at(level); ++i) product *= primes[i];
+    level_products_[static_cast<std::size_t>(level)] = product;
+  }
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::set_relinearization_key(std::shared_ptr<const RelinearizationKey> key) {
+  if (key) require_same_context(context_, key->context(), "set_relinearization_key");
+  relin_key_ = std::move(key);
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::set_galois_keys(std::shared_ptr<const GaloisKeys> keys) {
+  if (keys) require_same_context(context_, keys->context(), "set_galois_keys");
+  galois_keys_ = std::move(keys);
+}
+
+template <backend::PolyBackend B>
+double BasicEvaluator<B>::level_prime_product(int level) const {
+  require<LevelError>(level >= 1 && level <= context_->max_level(),
+                      "level {} has no primes to rescale by: levels 1 to {} do", level, context_->max_level());
+  return level_products_[static_cast<std::size_t>(level)];
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::check_operand(const Ciphertext& a, const char* operation) const {
+  require_same_context(context_, a.context(), operation);
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::check_binary(const Ciphertext& a, const Ciphertext& b, const char* operation) const {
+  check_operand(a, operation);
+  check_operand(b, operation);
+  require(a.slots() == b.slots(),
+          "{}: the operands have {} and {} slots; encode both with the same EncodeOptions::slots", operation, a.slots(),
+          b.slots());
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::check_binary(const Ciphertext& a, const Plaintext& b, const char* operation) const {
+  check_operand(a, operation);
+  require_same_context(context_, b.context(), operation);
+  require(a.slots() == b.slots(),
+          "{}: the ciphertext has {} slots and the plaintext {}; encode the plaintext with EncodeOptions::slots = {}",
+          operation, a.slots(), b.slots(), a.slots());
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::check_level_left(const Ciphertext& a, const char* operation) const {
+  require<LevelError>(a.level() >= 1,
+                      "{}: no level left: the ciphertext is at level 0 (scale {}); bootstrap or use more levels "
+                      "(CkksConfig::levels = {} now)",
+                      operation, format_scale(a.scale()), context_->max_level());
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::check_scale_fits(double scale, int level, const char* operation) const {
+  require<LevelError>(std::isfinite(scale) && scale > 0, "{}: the result's scale {} is not a positive number",
+                      operation, scale);
+  const double log_q = context_->q_basis(level)->log2_product();
+  const double log_scale = std::log2(scale);
+  require<LevelError>(log_scale + options_.scale_headroom_bits < log_q,
+                      "{}: the result's scale {} does not fit at level {}, whose modulus Q is 2^{:.1f}: "
+                      "{} bits of headroom are needed above the scale and {:.1f} are left; rescale the operands "
+                      "first (each rescale divides the scale by about 2^{:.0f}) or encode at a smaller scale",
+                      operation, format_scale(scale), level, log_q, options_.scale_headroom_bits, log_q - log_scale,
+                      std::log2(level_products_.size() > 1 ? level_products_[1] : 1.0));
+}
+
+}  // namespace cerium::ckks

@@ -1,0 +1,154 @@
+#include "cerium/ckks/key_generator.hpp"
+
+#include <set>
+#include <vector>
+
+#include "cerium/core/check.hpp"
+#include "cerium/math/os_random.hpp"
+#include "cerium/math/sampler.hpp"
+
+namespace cerium::ckks {
+namespace {
+
+// Stream plan (see the header): stream 0 of the master seed, then 2^8 streams per key identity (>= 2^8).
+constexpr std::uint64_t secret_stream = 0;
+constexpr std::uint64_t public_key_id = 1;
+constexpr std::uint64_t relinearization_key_id = 2;
+constexpr std::uint64_t galois_key_id_base = std::uint64_t{1} << 20;
+constexpr std::uint64_t general_key_id_base = std::uint64_t{1} << 32;
+constexpr std::uint64_t key_stream(std::uint64_t id) { return id << 8; }
+
+// Small signed values into every limb of basis (branch-free per value), then to NTT form.
+template <class Int>
+ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const Int> values) {
+  ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
+  for (std::size_t i = 0; i < basis->size(); ++i) {
+    const std::uint32_t q = basis->prime(i);
+    math::signed_to_rns(values, std::span<const std::uint32_t>(&q, 1), poly.limb(i));
+  }
+  poly.to_ntt();
+  return poly;
+}
+
+ring::RnsPoly gaussian_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) {
+  math::Prng prng(seed, stream);
+  std::vector<std::int32_t> e(basis->ring_degree());
+  math::sample_gaussian(prng, e);
+  return small_poly<std::int32_t>(basis, e);
+}
+
+SecretKey sample_secret(const ContextPtr& context, const math::Seed& master) {
+  const auto& config = context->parameters().config();
+  math::Prng prng(master, secret_stream);
+  std::vector<std::int8_t> coefficients(context->ring_degree());
+  if (config.secret == SecretDistribution::hamming_weight) {
+    math::sample_hamming_weight(prng, coefficients, static_cast<std::size_t>(config.hamming_weight));
+  } else {
+    math::sample_ternary(prng, coefficients);
+  }
+  auto s = small_poly<std::int8_t>(context->key_basis(), coefficients);
+  return SecretKey(context, std::move(s), std::move(coefficients));
+}
+
+}  // namespace
+
+KeyGenerator::KeyGenerator(ContextPtr context) : KeyGenerator(std::move(context), math::os_random_seed()) {}
+
+KeyGenerator::KeyGenerator(ContextPtr context, const math::Seed& seed)
+    : context_(std::move(context)), master_seed_(seed), uniform_seed_(derive_seed(seed, seed_domain::key_uniform)) {
+  require<MismatchError>(context_ != nullptr, "key generator: no context given");
+  secret_ = sample_secret(context_, master_seed_);
+}
+
+// Members are initialized in declaration order: the context is read before the key is moved.
+KeyGenerator::KeyGenerator(SecretKey secret_key, std::optional<math::Seed> seed)
+    : context_(secret_key.context()),
+      master_seed_(seed ? *seed : math::os_random_seed()),
+      uniform_seed_(derive_seed(master_seed_, seed_domain::key_uniform)),
+      secret_(std::move(secret_key)) {
+  require<MismatchError>(context_ != nullptr, "key generator: the secret key has no context (moved-from or empty)");
+}
+
+PublicKey KeyGenerator::public_key() const {
+  const auto& q_top = context_->q_basis(context_->max_level());
+  const std::uint64_t stream = key_stream(public_key_id);
+  ring::RnsPoly a = expand_uniform(q_top, uniform_seed_, stream);
+  ring::RnsPoly b = gaussian_poly(q_top, master_seed_, stream);
+  b -= a * secret_.poly_over(q_top);
+  return PublicKey(context_, std::move(b), std::move(a));
+}
+
+SwitchingKey KeyGenerator::make_switching_key(const ring::RnsPoly& from_secret, std::uint64_t id,
+                                              KeyStorage storage) const {
+  const auto& key_basis = context_->key_basis();
+  require<MismatchError>(!from_secret.empty() && from_secret.basis() == *key_basis &&
+                             from_secret.form() == ring::PolyForm::ntt,
+                         "switching key: the source secret must be over the key basis {} in NTT form",
+                         ring::describe(*key_basis));
+  const auto& params = context_->parameters();
+  const std::size_t q_count = params.q_primes().size();
+  const std::size_t alpha = params.alpha();
+  const std::size_t digits = context_->digit_count(context_->max_level());
+  const std::uint64_t base = key_stream(id);
+  const ring::RnsPoly& s = secret_.poly();
+
+  std::vector<std::array<ring::RnsPoly, 2>> parts;
+  parts.reserve(digits);
+  for (std::size_t d = 0; d < digits; ++d) {
+    ring::RnsPoly a = expand_uniform(key_basis, uniform_seed_, base + d);
+    ring::RnsPoly b = gaussian_poly(key_basis, master_seed_, base + d);
+    b -= a * s;
+    // + P g_d s': the gadget g_d is 1 modulo the digit's primes and 0 modulo every other prime of Q, and P g_d
+    // vanishes modulo P, so only the digit's limbs change, by [P]_{q_i} s'_i.
+    const std::size_t first = context_->digit_first_prime(d);
+    const std::size_t last = std::min(first + alpha, q_count);
+    for (std::size_t i = first; i < last; ++i) {
+      const math::Modulus& m = key_basis->modulus(i);
+      const math::ShoupConstant p_mod(context_->p_basis()->product_mod(m), m.value);
+      auto out = b.limb(i);
+      const auto src = from_secret.limb(i);
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        out[k] = math::add_mod(out[k], math::mul_shoup(src[k], p_mod, m.value), m.value);
+      }
+    }
+    if (storage == KeyStorage::seeded) a = ring::RnsPoly();
+    parts.push_back({std::move(b), std::move(a)});
+  }
+  return SwitchingKey(context_, std::move(parts), storage, uniform_seed_, base);
+}
+
+RelinearizationKey KeyGenerator::relinearization_key(KeyStorage storage) const {
+  const ring::RnsPoly& s = secret_.poly();
+  return RelinearizationKey(make_switching_key(s * s, relinearization_key_id, storage));
+}
+
+SwitchingKey KeyGenerator::galois_key(std::uint32_t galois_element, KeyStorage storage) const {
+  const std::size_t two_n = 2 * context_->ring_degree();
+  require(galois_element % 2 == 1 && galois_element < two_n, "Galois element {} must be odd and below 2N = {}",
+          galois_element, two_n);
+  const ring::RnsPoly rotated = context_->automorphism(galois_element).apply(secret_.poly());
+  return make_switching_key(rotated, galois_key_id_base + galois_element, storage);
+}
+
+GaloisKeys KeyGenerator::galois_keys(std::span<const std::int64_t> rotation_steps, bool conjugation,
+                                     KeyStorage storage, ProgressCallback progress) const {
+  const std::size_t n = context_->ring_degree();
+  std::set<std::uint32_t> elements;
+  for (const std::int64_t step : rotation_steps) elements.insert(ring::rotation_galois_element(step, n));
+  elements.erase(1);  // the identity
+  if (conjugation) elements.insert(ring::conjugation_galois_element(n));
+
+  GaloisKeys keys(context_);
+  ProgressReporter reporter(std::move(progress), "galois keys", elements.size());
+  for (const std::uint32_t k : elements) {
+    keys.insert(k, galois_key(k, storage));
+    reporter.advance();
+  }
+  return keys;
+}
+
+SwitchingKey KeyGenerator::switching_key(const ring::RnsPoly& from_secret, KeyStorage storage) {
+  return make_switching_key(from_secret, general_key_id_base + general_keys_++, storage);
+}
+
+}  // namespace cerium::ckks
