@@ -163,7 +163,9 @@ if [[ -x $gpu_bench ]]; then
     --benchmark_out="$out/bench_gpu.json" --benchmark_out_format=json || true
 fi
 if [[ -x $cpu_bench ]]; then
-  run_step bench-cpu "$bench_log" 90 "$cpu_bench" --benchmark_filter=ntt --benchmark_format=console \
+  # CPU reference figures (NTT, basis conversion, CKKS operations at N = 2^14 and 2^16) on this machine's cores.
+  run_step bench-cpu "$bench_log" 200 "$cpu_bench" --benchmark_filter="${CPU_BENCH_FILTER:-ntt|BM_}" \
+    --benchmark_format=console \
     --benchmark_out="$out/bench_cpu.json" --benchmark_out_format=json || true
 fi
 
