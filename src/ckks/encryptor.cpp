@@ -6,38 +6,16 @@
 #include "cerium/core/check.hpp"
 #include "cerium/math/os_random.hpp"
 #include "cerium/math/sampler.hpp"
+#include "small_poly.hpp"
 
 namespace cerium::ckks {
 namespace {
 
+using detail::gaussian_poly;
+using detail::ternary_poly;
+
 // Streams of the noise seed for encryption t: t 2^8 + j for its small values j = 0, 1, 2.
 constexpr std::uint64_t encryption_stream(std::uint64_t t, std::uint64_t j) { return (t << 8) | j; }
-
-// Small signed values into every limb of basis (branch-free per value), in NTT form.
-template <class Int>
-ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const Int> values) {
-  ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
-  for (std::size_t i = 0; i < basis->size(); ++i) {
-    const std::uint32_t q = basis->prime(i);
-    math::signed_to_rns(values, std::span<const std::uint32_t>(&q, 1), poly.limb(i));
-  }
-  poly.to_ntt();
-  return poly;
-}
-
-ring::RnsPoly gaussian_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) {
-  math::Prng prng(seed, stream);
-  std::vector<std::int32_t> e(basis->ring_degree());
-  math::sample_gaussian(prng, e);
-  return small_poly<std::int32_t>(basis, e);
-}
-
-ring::RnsPoly ternary_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) {
-  math::Prng prng(seed, stream);
-  std::vector<std::int8_t> v(basis->ring_degree());
-  math::sample_ternary(prng, v);
-  return small_poly<std::int8_t>(basis, v);
-}
 
 // The first limbs of a key polynomial, over a prefix basis of its own.
 ring::RnsPoly prefix_of(const ring::RnsPoly& x, const ring::RnsBasisPtr& prefix) {

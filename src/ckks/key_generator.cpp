@@ -6,9 +6,13 @@
 #include "cerium/core/check.hpp"
 #include "cerium/math/os_random.hpp"
 #include "cerium/math/sampler.hpp"
+#include "small_poly.hpp"
 
 namespace cerium::ckks {
 namespace {
+
+using detail::gaussian_poly;
+using detail::small_poly;
 
 // Stream plan (see the header): stream 0 of the master seed, then 2^8 streams per key identity (>= 2^8).
 constexpr std::uint64_t secret_stream = 0;
@@ -17,25 +21,6 @@ constexpr std::uint64_t relinearization_key_id = 2;
 constexpr std::uint64_t galois_key_id_base = std::uint64_t{1} << 20;
 constexpr std::uint64_t general_key_id_base = std::uint64_t{1} << 32;
 constexpr std::uint64_t key_stream(std::uint64_t id) { return id << 8; }
-
-// Small signed values into every limb of basis (branch-free per value), then to NTT form.
-template <class Int>
-ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const Int> values) {
-  ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
-  for (std::size_t i = 0; i < basis->size(); ++i) {
-    const std::uint32_t q = basis->prime(i);
-    math::signed_to_rns(values, std::span<const std::uint32_t>(&q, 1), poly.limb(i));
-  }
-  poly.to_ntt();
-  return poly;
-}
-
-ring::RnsPoly gaussian_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) {
-  math::Prng prng(seed, stream);
-  std::vector<std::int32_t> e(basis->ring_degree());
-  math::sample_gaussian(prng, e);
-  return small_poly<std::int32_t>(basis, e);
-}
 
 SecretKey sample_secret(const ContextPtr& context, const math::Seed& master) {
   const auto& config = context->parameters().config();
@@ -46,7 +31,7 @@ SecretKey sample_secret(const ContextPtr& context, const math::Seed& master) {
   } else {
     math::sample_ternary(prng, coefficients);
   }
-  auto s = small_poly<std::int8_t>(context->key_basis(), coefficients);
+  auto s = small_poly(context->key_basis(), std::span<const std::int8_t>(coefficients));
   return SecretKey(context, std::move(s), std::move(coefficients));
 }
 

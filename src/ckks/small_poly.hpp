@@ -1,0 +1,21 @@
+#pragma once
+// Small random polynomials (secrets, encryption randomness, errors) as NTT-form RNS polynomials: shared by key
+// generation and encryption. Internal to the ckks layer.
+
+#include <cstdint>
+#include <span>
+
+#include "cerium/math/chacha20.hpp"
+#include "cerium/ring/rns_poly.hpp"
+
+namespace cerium::ckks::detail {
+
+// Small signed values into every limb of basis (branch-free per value), then to NTT form.
+ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const std::int8_t> values);
+ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const std::int32_t> values);
+
+// Discrete Gaussian (sigma 3.2) and uniform ternary polynomials from stream `stream` of `seed`.
+ring::RnsPoly gaussian_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream);
+ring::RnsPoly ternary_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream);
+
+}  // namespace cerium::ckks::detail
