@@ -1,0 +1,122 @@
+#pragma once
+// Building expressions: leaves (lift), the operators + - * and unary -, and the named operations. Nothing is
+// computed here; plan/eval.hpp evaluates. Misuse is rejected at compile time with a message naming the rule:
+// rotating (or conjugating, rescaling, ...) a plaintext or constant, and arithmetic between two plain operands
+// (fold those in the clear, then encode).
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/plaintext.hpp"
+#include "cerium/expr/node.hpp"
+
+namespace cerium::expr {
+
+// --- Leaves: copy, move or share the value into an owning handle ---
+// Lift a ciphertext once and reuse the leaf: rotations of one leaf share a ModUp (the planner groups them by it).
+inline CipherLeaf lift(std::shared_ptr<const ckks::Ciphertext> ct) { return CipherLeaf{std::move(ct)}; }
+inline CipherLeaf lift(ckks::Ciphertext&& ct) {
+  return CipherLeaf{std::make_shared<const ckks::Ciphertext>(std::move(ct))};
+}
+inline CipherLeaf lift(const ckks::Ciphertext& ct) {
+  return CipherLeaf{std::make_shared<const ckks::Ciphertext>(ct.clone())};
+}
+inline PlainLeaf lift(std::shared_ptr<const ckks::Plaintext> pt) { return PlainLeaf{std::move(pt)}; }
+inline PlainLeaf lift(ckks::Plaintext&& pt) { return PlainLeaf{std::make_shared<const ckks::Plaintext>(std::move(pt))}; }
+inline PlainLeaf lift(const ckks::Plaintext& pt) {
+  return PlainLeaf{std::make_shared<const ckks::Plaintext>(pt.clone())};
+}
+inline ConstLeaf constant(double value) { return ConstLeaf{value}; }
+
+namespace detail {
+template <class L, class R>
+constexpr void require_cipher_operand() {
+  static_assert(L::cipher || R::cipher,
+                "cerium::expr: both operands are plain (plaintext or constant); an encrypted expression needs a "
+                "ciphertext operand: combine plain values in the clear before encoding");
+}
+}  // namespace detail
+
+// --- Arithmetic (found by argument-dependent lookup on the node types) ---
+
+template <Node L, Node R>
+auto operator+(L lhs, R rhs) {
+  detail::require_cipher_operand<L, R>();
+  if constexpr (L::cipher || R::cipher) return Add<L, R>{std::move(lhs), std::move(rhs)};
+}
+template <Node L, Node R>
+auto operator-(L lhs, R rhs) {
+  detail::require_cipher_operand<L, R>();
+  if constexpr (L::cipher || R::cipher) return Sub<L, R>{std::move(lhs), std::move(rhs)};
+}
+template <Node L, Node R>
+auto operator*(L lhs, R rhs) {
+  detail::require_cipher_operand<L, R>();
+  if constexpr (L::cipher || R::cipher) return Multiply<L, R>{std::move(lhs), std::move(rhs)};
+}
+template <Node E>
+auto operator-(E e) {
+  static_assert(E::cipher, "cerium::expr: negating a plain operand; negate it in the clear");
+  if constexpr (E::cipher) return Negate<E>{std::move(e)};
+}
+
+template <Node E>
+auto operator+(E e, double c) { return std::move(e) + ConstLeaf{c}; }
+template <Node E>
+auto operator+(double c, E e) { return ConstLeaf{c} + std::move(e); }
+template <Node E>
+auto operator-(E e, double c) { return std::move(e) - ConstLeaf{c}; }
+template <Node E>
+auto operator-(double c, E e) { return ConstLeaf{c} - std::move(e); }
+template <Node E>
+auto operator*(E e, double c) { return std::move(e) * ConstLeaf{c}; }
+template <Node E>
+auto operator*(double c, E e) { return ConstLeaf{c} * std::move(e); }
+
+// --- Named operations on ciphertext expressions ---
+
+#define CERIUM_EXPR_REQUIRE_CIPHER(what)                                                                        \
+  static_assert(E::cipher, "cerium::expr::" what ": the operand is a plaintext or constant; only ciphertext " \
+                           "expressions can be " what "d (do it in the clear before encoding)")
+
+template <Node E>
+auto rotate(E e, std::int64_t steps) {
+  CERIUM_EXPR_REQUIRE_CIPHER("rotate");
+  if constexpr (E::cipher) return Rotate<E>{{}, std::move(e), steps};
+}
+template <Node E>
+auto conjugate(E e) {
+  CERIUM_EXPR_REQUIRE_CIPHER("conjugate");
+  if constexpr (E::cipher) return Conjugate<E>{{}, std::move(e)};
+}
+template <Node E>
+auto rescale(E e) {
+  CERIUM_EXPR_REQUIRE_CIPHER("rescale");
+  if constexpr (E::cipher) return Rescale<E>{{}, std::move(e)};
+}
+template <Node E>
+auto relinearize(E e) {
+  CERIUM_EXPR_REQUIRE_CIPHER("relinearize");
+  if constexpr (E::cipher) return Relinearize<E>{{}, std::move(e)};
+}
+// Drops limbs down to `level` (exact).
+template <Node E>
+auto level_down(E e, int level) {
+  static_assert(E::cipher, "cerium::expr::level_down: the operand is a plaintext or constant; encode it at the "
+                           "level wanted instead");
+  if constexpr (E::cipher) return LevelDown<E>{{}, std::move(e), level};
+}
+// sum over k of rotate(e, steps_k), e evaluated once, one ModUp shared by all rotations.
+template <Node E, std::integral... S>
+auto sum_rotations(E e, S... steps) {
+  CERIUM_EXPR_REQUIRE_CIPHER("rotate");
+  static_assert(sizeof...(S) > 0, "cerium::expr::sum_rotations: give at least one step");
+  if constexpr (E::cipher)
+    return SumRotations<E, sizeof...(S)>{{}, std::move(e), {static_cast<std::int64_t>(steps)...}};
+}
+
+#undef CERIUM_EXPR_REQUIRE_CIPHER
+
+}  // namespace cerium::expr

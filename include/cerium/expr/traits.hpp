@@ -1,0 +1,29 @@
+#pragma once
+// Compile-time facts about an expression type, usable in static_assert and if constexpr. The totals count what
+// the planner does for the whole expression: its final relinearization included.
+
+#include "cerium/expr/node.hpp"
+
+namespace cerium::expr {
+
+template <Node E>
+inline constexpr int depth_v = E::depth;
+
+// Key switches of eval(E) before hoisting: rotations, conjugations and relinearizations. Rotations of one leaf
+// still cost one key switch each; hoisting shares their ModUps (plan/explain.hpp reports those).
+template <Node E>
+inline constexpr int key_switches_v = E::key_switches + detail::pending_relin<E>;
+
+template <Node E>
+inline constexpr int ct_products_v = E::ct_products;
+
+template <Node E>
+inline constexpr bool elementwise_v = E::elementwise;
+
+template <Node E>
+inline constexpr bool is_cipher_v = E::cipher;
+
+template <class E>
+inline constexpr bool is_node_v = Node<E>;
+
+}  // namespace cerium::expr

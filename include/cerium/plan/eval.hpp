@@ -1,0 +1,35 @@
+#pragma once
+// eval(expression, EvalContext{evaluator}): lowers the expression (plan/lower.hpp: hoisted rotations, lazy
+// relinearization) and runs it on the evaluator. The result has 2 parts and is not rescaled unless the
+// expression says rescale.
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/expr/node.hpp"
+#include "cerium/plan/executor.hpp"
+#include "cerium/plan/lower.hpp"
+
+namespace cerium::plan {
+
+template <backend::PolyBackend B = backend::CpuBackend>
+struct EvalContext {
+  const ckks::BasicEvaluator<B>& evaluator;
+};
+template <backend::PolyBackend B>
+EvalContext(const ckks::BasicEvaluator<B>&) -> EvalContext<B>;
+
+template <expr::Node E, backend::PolyBackend B>
+ckks::Ciphertext eval(const E& e, const EvalContext<B>& context) {
+  static_assert(E::cipher, "cerium::plan::eval: the expression has no ciphertext; there is nothing to evaluate");
+  Executor<B> machine(context.evaluator);
+  Lowering<Executor<B>> lowering(machine);
+  return lowering.lower(e);
+}
+
+}  // namespace cerium::plan
+
+namespace cerium {
+using plan::EvalContext;
+using plan::eval;
+}  // namespace cerium

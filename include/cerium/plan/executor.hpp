@@ -1,0 +1,56 @@
+#pragma once
+// The machine that runs a lowering (plan/lower.hpp) on the eager evaluator: each step is one evaluator call,
+// so a plan's result equals the eager calls in the plan's order word for word.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/expr/node.hpp"
+
+namespace cerium::plan {
+
+template <backend::PolyBackend B>
+class Executor {
+ public:
+  using Value = ckks::Ciphertext;
+
+  explicit Executor(const ckks::BasicEvaluator<B>& evaluator) : ev_(evaluator) {}
+
+  Value leaf(const expr::CipherLeaf& x) { return x.value->clone(); }
+  Value copy(const Value& v) { return v.clone(); }
+  int parts(const Value& v) { return static_cast<int>(v.size()); }
+
+  void add(Value& a, const Value& b) { ev_.add_inplace(a, b); }
+  void sub(Value& a, const Value& b) { ev_.sub_inplace(a, b); }
+  void add(Value& a, const expr::PlainLeaf& p) { ev_.add_inplace(a, *p.value); }
+  void sub(Value& a, const expr::PlainLeaf& p) { ev_.sub_inplace(a, *p.value); }
+  void add(Value& a, const expr::ConstLeaf& c) { ev_.add_inplace(a, c.value); }
+  void sub(Value& a, const expr::ConstLeaf& c) { ev_.sub_inplace(a, c.value); }
+  void negate(Value& a) { ev_.negate_inplace(a); }
+
+  Value tensor(const Value& a, const Value& b) { return ev_.multiply_no_relin(a, b); }
+  void multiply(Value& a, const expr::PlainLeaf& p) { ev_.multiply_inplace(a, *p.value); }
+  void multiply(Value& a, const expr::ConstLeaf& c) { ev_.multiply_inplace(a, c.value); }
+
+  void relinearize(Value& a) { ev_.relinearize_inplace(a); }
+  void rescale(Value& a) { ev_.rescale_inplace(a); }
+  void level_down(Value& a, int level) { ev_.level_down_inplace(a, level); }
+  void conjugate(Value& a) { ev_.conjugate_inplace(a); }
+  Value rotate(const Value& a, std::int64_t steps) { return ev_.rotate(a, steps); }
+
+  std::vector<Value> rotate_hoisted(const expr::CipherLeaf& x, std::span<const std::int64_t> steps) {
+    return ev_.rotate_hoisted(*x.value, steps);
+  }
+  std::vector<Value> rotate_hoisted(const Value& a, std::span<const std::int64_t> steps) {
+    return ev_.rotate_hoisted(a, steps);
+  }
+
+ private:
+  const ckks::BasicEvaluator<B>& ev_;
+};
+
+}  // namespace cerium::plan

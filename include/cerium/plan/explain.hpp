@@ -1,0 +1,44 @@
+#pragma once
+// explain(expression): the plan eval would run, one operation a line, then the totals and the compile-time
+// traits. plan_stats(expression) gives the totals alone (tests compare them with the traits).
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cerium/expr/node.hpp"
+#include "cerium/expr/traits.hpp"
+#include "cerium/plan/lower.hpp"
+#include "cerium/plan/tracer.hpp"
+
+namespace cerium::plan {
+
+template <expr::Node E>
+PlanStats plan_stats(const E& e) {
+  Tracer tracer;
+  Lowering<Tracer>(tracer).lower(e);
+  return tracer.stats();
+}
+
+template <expr::Node E>
+std::string explain(const E& e) {
+  Tracer tracer;
+  const Tracer::Value result = Lowering<Tracer>(tracer).lower(e);
+  std::string out = "plan:\n";
+  for (const auto& line : tracer.lines()) out += "  " + line + "\n";
+  const PlanStats& s = tracer.stats();
+  out += fmt::format("result: {}\n", result.name);
+  out += fmt::format(
+      "totals: {} key switches, {} ModUps ({} rotations reused a shared ModUp), {} relinearizations, "
+      "{} tensor products, {} rescales\n",
+      s.key_switches, s.mod_ups, s.shared_rotations, s.relinearizations, s.tensor_products, s.rescales);
+  out += fmt::format("traits: depth {}, key switches before hoisting {}, ciphertext products {}, elementwise {}\n",
+                     expr::depth_v<E>, expr::key_switches_v<E>, expr::ct_products_v<E>, expr::elementwise_v<E>);
+  return out;
+}
+
+}  // namespace cerium::plan
+
+namespace cerium {
+using plan::explain;
+}  // namespace cerium
