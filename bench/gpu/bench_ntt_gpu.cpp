@@ -27,6 +27,7 @@
 #include "cerium/backend/cuda/timer.hpp"
 #include "cerium/math/ntt.hpp"
 #include "cerium/math/primes.hpp"
+#include "gpu_bench_support.hpp"
 
 namespace {
 
@@ -35,45 +36,11 @@ using cerium::cuda::EventTimer;
 using cerium::cuda::NttPlan;
 using cerium::cuda::Stream;
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-constexpr std::size_t kColdBytes = 256 * kMiB;  // per replay: over four times the H200's 60 MB of L2
-
-cudaStream_t native(const Stream& s) { return static_cast<cudaStream_t>(s.native_handle()); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-const std::string& device_label() {
-  static const std::string label = [] {
-    const auto info = cerium::cuda::device_info(0);
-    return info.name + " (" + std::to_string(info.sm_count) + " SMs)";
-  }();
-  return label;
-}
-
-// Bytes per second of a 1 GiB device-to-device copy, counting bytes read plus bytes written; median of 10.
-double copy_bandwidth() {
-  static const double bandwidth = [] {
-    const Stream stream = Stream::create();
-    const std::size_t words = (std::size_t{1} << 30) / 4;
-    DeviceBuffer source(words, stream), target(words, stream);
-    source.fill_bytes(0x5a);
-    target.fill_bytes(0);
-    EventTimer timer(stream);
-    for (int i = 0; i < 3; ++i) target.copy_from(source);
-    std::vector<double> seconds;
-    for (int i = 0; i < 10; ++i) {
-      timer.start();
-      target.copy_from(source);
-      timer.stop();
-      seconds.push_back(timer.elapsed_ms() / 1e3);
-    }
-    return 2.0 * static_cast<double>(source.bytes()) / median(seconds);
-  }();
-  return bandwidth;
-}
+using cerium_bench::copy_bandwidth;
+using cerium_bench::device_label;
+using cerium_bench::kColdBytes;
+using cerium_bench::kMiB;
+using cerium_bench::native;
 
 // Plan, a pool of random polynomials, and a captured graph of `reps` transforms over distinct slices.
 struct Fixture {

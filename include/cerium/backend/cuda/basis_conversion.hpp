@@ -1,0 +1,67 @@
+#pragma once
+// Fast basis conversion, ModUp and ModDown on the device, on coefficient-form limbs: the words of
+// ring::BasisConverter::convert, ring::ModUp::apply and ring::ModDown::apply (limb-span forms). The constants
+// are recomputed from the bases' public CRT API ([Q_i^{-1}]_{q_i}, [Q_i]_p, [P]_q) and uploaded once.
+//
+// Polynomials are raw limb-major device memory of N words per limb. Calls queue on `stream` and do not wait.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/stream.hpp"
+#include "cerium/ring/basis_conversion.hpp"
+#include "cerium/ring/rns_basis.hpp"
+
+namespace cerium::cuda {
+
+// The tables of one conversion kernel; the plans below fill them.
+struct ConversionTables {
+  std::size_t n = 0;
+  int log_n = 0;
+  std::size_t sources = 0;
+  std::size_t targets = 0;
+  DeviceBuffer source_table;  // detail::ConversionSource
+  DeviceBuffer target_table;  // detail::ConversionTarget
+  DeviceBuffer q_hat_mod;     // targets x sources words
+};
+
+class BasisConversionPlan {
+ public:
+  // from: at most 96 primes. Throws MismatchError for different ring degrees, InvalidArgument otherwise.
+  BasisConversionPlan(const ring::RnsBasis& from, const ring::RnsBasis& to, Stream stream = {});
+  // in: from.size() limbs; out: to.size() limbs, not overlapping in.
+  void convert(const std::uint32_t* in, std::uint32_t* out, const Stream& stream) const;
+
+ private:
+  ConversionTables tables_;
+};
+
+class ModUpPlan {
+ public:
+  // Every digit prime must be in target. The digit's limbs are copied to their target positions in the same
+  // launch that converts the others.
+  ModUpPlan(const ring::RnsBasis& digit, const ring::RnsBasis& target, Stream stream = {});
+  // in: digit.size() limbs; out: target.size() limbs in target order, not overlapping in.
+  void apply(const std::uint32_t* in, std::uint32_t* out, const Stream& stream) const;
+
+ private:
+  ConversionTables tables_;
+  std::size_t target_limbs_ = 0;
+};
+
+class ModDownPlan {
+ public:
+  // kept's primes must all be in full, and full must have at least one more (at most 96 dropped primes).
+  ModDownPlan(const ring::RnsBasis& full, const ring::RnsBasis& kept,
+              ring::Rounding rounding = ring::Rounding::nearest, Stream stream = {});
+  // in: full.size() limbs; out: kept.size() limbs. out may be in itself when kept's primes are full's first
+  // primes in order (out limb i is then input limb i); it must not overlap the dropped limbs.
+  void apply(const std::uint32_t* in, std::uint32_t* out, const Stream& stream) const;
+
+ private:
+  ConversionTables tables_;
+};
+
+}  // namespace cerium::cuda

@@ -1,0 +1,69 @@
+#pragma once
+// Elementwise arithmetic on RNS polynomials in device memory, every limb in one launch: add, sub, negate,
+// pointwise multiply (NTT form), multiply-accumulate and per-limb scalar multiply. The words equal those of
+// ring::RnsPoly's operators (+=, -=, negate, *=, multiply_scalar).
+//
+// Polynomials are raw limb-major device memory (limb i at words [i N, (i + 1) N), 16-byte aligned), as NttPlan
+// uses; `limbs` counts from the plan's first prime. Every call is queued on `stream` and does not wait.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/stream.hpp"
+#include "cerium/ring/rns_basis.hpp"
+
+namespace cerium::cuda {
+
+// One scalar per limb with its Shoup quotient, on the device (uploaded once, used by many launches).
+class DeviceScalars {
+ public:
+  DeviceScalars() = default;
+  // scalars[i] < basis.prime(i), at most basis.size() of them; throws InvalidArgument otherwise.
+  DeviceScalars(const ring::RnsBasis& basis, std::span<const std::uint32_t> scalars, Stream stream = {});
+  std::size_t size() const { return size_; }
+  const void* device_data() const { return table_.data(); }
+
+ private:
+  std::size_t size_ = 0;
+  DeviceBuffer table_;
+};
+
+class ElementwisePlan {
+ public:
+  // Uploads the basis's moduli (the CPU's Barrett constants). N >= 4.
+  explicit ElementwisePlan(const ring::RnsBasis& basis, Stream stream = {});
+
+  std::size_t degree() const { return n_; }
+  std::size_t limbs() const { return limbs_; }
+
+  // out may equal an input in all of these.
+  void add(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b, std::size_t limbs,
+           const Stream& stream) const;
+  void sub(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b, std::size_t limbs,
+           const Stream& stream) const;
+  void negate(std::uint32_t* out, const std::uint32_t* a, std::size_t limbs, const Stream& stream) const;
+  void multiply(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b, std::size_t limbs,
+                const Stream& stream) const;
+  // acc += a b.
+  void multiply_accumulate(std::uint32_t* acc, const std::uint32_t* a, const std::uint32_t* b, std::size_t limbs,
+                           const Stream& stream) const;
+  // out = a s_i on limb i.
+  void multiply_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
+                       const Stream& stream) const;
+  // out = (a - b) s_i on limb i: the closing step of rescale and ModDown in NTT form.
+  void subtract_and_scale(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b,
+                          const DeviceScalars& scalars, std::size_t limbs, const Stream& stream) const;
+
+ private:
+  void launch(int op, std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b, const DeviceScalars* scalars,
+              std::size_t limbs, const Stream& stream) const;
+
+  std::size_t n_ = 0;
+  int log_n_ = 0;
+  std::size_t limbs_ = 0;
+  DeviceBuffer moduli_;  // limbs x math::Modulus
+};
+
+}  // namespace cerium::cuda

@@ -1,0 +1,152 @@
+#pragma once
+// The launchers of the batched CKKS primitive kernels (kernels/elementwise.cu, rescale.cu, basis_conversion.cu,
+// automorphism.cu, key_switch.cu). Host code reaches the kernels only through these non-template functions, so no
+// CUDA header reaches the public headers; the plans (elementwise.hpp, rescale.hpp, basis_conversion.hpp,
+// automorphism.hpp, key_switch.hpp) are the user-facing interface and check arguments before launching.
+//
+// Every polynomial is raw limb-major device memory: limb i at words [i N, (i + 1) N), as the NTT uses. Each
+// kernel covers all its limbs in one launch. The constant structs hold math::Modulus as the CPU builds it, so
+// the device runs the very same Barrett/Shoup/WideAccumulator code on the same constants: the words match.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cerium/math/modarith.hpp"
+
+namespace cerium::cuda::detail {
+
+// --- elementwise ---------------------------------------------------------------------------------------------
+enum class ElementwiseOp : int {
+  add,                 // out = a + b
+  sub,                 // out = a - b
+  negate,              // out = -a
+  multiply,            // out = a b (Barrett, NTT form)
+  multiply_accumulate, // out = out + a b
+  multiply_scalar,     // out = a s_i (Shoup, s_i per limb)
+  subtract_and_scale,  // out = (a - b) s_i (Shoup): the last step of rescale and ModDown in NTT form
+};
+
+// A per-limb Shoup constant, 8 bytes so that a limb's pair is one load.
+struct ShoupPair {
+  std::uint32_t value = 0;
+  std::uint32_t quotient = 0;
+};
+
+struct ElementwiseLaunch {
+  ElementwiseOp op = ElementwiseOp::add;
+  std::uint32_t* out = nullptr;
+  const std::uint32_t* a = nullptr;
+  const std::uint32_t* b = nullptr;
+  const math::Modulus* moduli = nullptr;  // limbs entries
+  const ShoupPair* scalars = nullptr;     // limbs entries, for the two scalar ops
+  int log_degree = 0;                     // N >= 4: a thread moves 4 words as one 16-byte vector
+  std::size_t limbs = 0;
+  void* stream = nullptr;
+};
+void launch_elementwise(const ElementwiseLaunch& launch);
+
+// --- rescale -------------------------------------------------------------------------------------------------
+struct RescaleLimbConstants {
+  math::Modulus modulus;       // kept prime q_i
+  std::uint32_t p_mod = 0;     // [P]_{q_i}
+  std::uint32_t p_inv = 0;     // [P^{-1}]_{q_i}
+  std::uint32_t p_inv_shoup = 0;
+  std::uint32_t reserved = 0;
+};
+
+struct RescaleLaunch {
+  const std::uint32_t* in = nullptr;       // the kept limbs of x (kept entries)
+  const std::uint32_t* dropped = nullptr;  // the dropped limbs in coefficient form (1 or 2 limbs)
+  std::uint32_t* out = nullptr;            // kept limbs; may equal in
+  const RescaleLimbConstants* constants = nullptr;
+  math::Modulus second_last;               // a, for two dropped primes
+  std::uint32_t last = 0;                  // b
+  std::uint32_t last_inv = 0;              // [b^{-1}]_a and its Shoup quotient
+  std::uint32_t last_inv_shoup = 0;
+  std::uint64_t half = 0;                  // (P - 1) / 2 for nearest, P for floor (never flagged)
+  int dropped_count = 1;
+  bool correction_only = false;            // write t_i = [centered r]_{q_i} instead of the result (NTT path)
+  int log_degree = 0;
+  std::size_t kept = 0;
+  void* stream = nullptr;
+};
+void launch_rescale(const RescaleLaunch& launch);
+
+// --- fast basis conversion, ModUp, ModDown ------------------------------------------------------------------
+struct ConversionSource {
+  std::uint32_t modulus = 0;       // q_i
+  std::uint32_t q_hat_inv = 0;     // [Q_i^{-1}]_{q_i} and its Shoup quotient
+  std::uint32_t q_hat_inv_shoup = 0;
+  std::uint32_t shift = 0;         // added before the conversion (ModDown nearest: (P - 1) / 2 mod q_i)
+  std::uint32_t in_limb = 0;       // the limb of `in` holding source i
+  std::uint32_t copy_to = 0;       // ModUp: the output limb that receives source i unchanged (~0u: none)
+  std::uint32_t reserved[2] = {};
+};
+static_assert(sizeof(ConversionSource) == 32);
+
+struct ConversionTarget {
+  math::Modulus modulus;           // p_j
+  std::uint32_t out_limb = 0;      // the limb of `out` that receives target j
+  std::uint32_t x_limb = 0;        // ModDown: the limb of `in` holding x at this kept prime
+  std::uint32_t shift = 0;         // ModDown: h_j = [(P - 1) / 2]_{p_j} (0 for floor)
+  std::uint32_t p_inv = 0;         // ModDown: [P^{-1}]_{p_j} and its Shoup quotient
+  std::uint32_t p_inv_shoup = 0;
+  std::uint32_t reserved = 0;
+};
+static_assert(sizeof(ConversionTarget) == 48);
+
+enum class ConversionEpilogue : int {
+  store,           // out_j = Conv(x)_j
+  mod_down,        // out_j = (x_j + h_j - Conv(x + h)_j) P^{-1}
+  mod_down_shift,  // out_j = Conv(x + h)_j - h_j: ModDown's correction before its forward NTT (NTT form)
+};
+
+struct ConversionLaunch {
+  ConversionEpilogue epilogue = ConversionEpilogue::store;
+  const std::uint32_t* in = nullptr;
+  std::uint32_t* out = nullptr;
+  const ConversionSource* sources = nullptr;  // source_count entries
+  const ConversionTarget* targets = nullptr;  // target_count entries
+  const std::uint32_t* q_hat_mod = nullptr;   // target_count x source_count: [Q_i]_{p_j} at j L + i
+  std::size_t source_count = 0;
+  std::size_t target_count = 0;
+  bool copy_sources = false;                  // ModUp: write the source limbs to their copy_to limbs too
+  int log_degree = 0;
+  void* stream = nullptr;
+};
+// Source counts up to conversion_max_sources (the per-block staging of [x_i Q_i^{-1}] in shared memory).
+inline constexpr std::size_t conversion_max_sources = 96;
+void launch_conversion(const ConversionLaunch& launch);
+
+// --- automorphism (NTT form) ----------------------------------------------------------------------------------
+struct AutomorphismLaunch {
+  const std::uint32_t* in = nullptr;
+  std::uint32_t* out = nullptr;               // must not overlap in
+  const std::uint32_t* permutation = nullptr; // N entries: out[j] = in[permutation[j]], every limb
+  int log_degree = 0;
+  std::size_t limbs = 0;
+  void* stream = nullptr;
+};
+void launch_automorphism(const AutomorphismLaunch& launch);
+
+// --- key-switch inner product ---------------------------------------------------------------------------------
+struct InnerProductLaunch {
+  const std::uint32_t* digits = nullptr;     // digit_count polynomials over Q_l u P, digit_stride words apart
+  std::size_t digit_count = 0;
+  std::size_t digit_stride = 0;
+  const std::uint32_t* key_b = nullptr;      // key digit d at key_b + d key_stride, key limbs of the whole chain
+  const std::uint32_t* key_a = nullptr;
+  std::size_t key_stride = 0;
+  std::size_t q_limbs = 0;                   // limb j < q_limbs reads key limb j, else j + key_p_shift
+  std::size_t key_p_shift = 0;
+  const math::Modulus* moduli = nullptr;     // limbs entries (Q_l u P)
+  const std::uint32_t* permutation = nullptr; // optional automorphism, applied to the digits as they are read
+  std::uint32_t* out0 = nullptr;             // sum_d digit_d b_d
+  std::uint32_t* out1 = nullptr;             // sum_d digit_d a_d
+  std::size_t limbs = 0;
+  int log_degree = 0;
+  void* stream = nullptr;
+};
+void launch_inner_product(const InnerProductLaunch& launch);
+
+}  // namespace cerium::cuda::detail

@@ -1,0 +1,52 @@
+#pragma once
+// Rescale on the device: division by the last one or two primes of a basis with rounding to nearest (or floor),
+// the words of ring::Rescaler::apply, in coefficient form or in NTT form.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/elementwise.hpp"
+#include "cerium/backend/cuda/ntt.hpp"
+#include "cerium/backend/cuda/stream.hpp"
+#include "cerium/ring/basis_conversion.hpp"
+#include "cerium/ring/rns_basis.hpp"
+
+namespace cerium::cuda {
+
+struct RescaleConfig {
+  std::size_t dropped = 1;                          // 1 or 2 primes, and fewer than the basis has
+  ring::Rounding rounding = ring::Rounding::nearest;
+  bool ntt_form = true;                             // also upload the NTT tables that apply_ntt needs
+};
+
+class RescalePlan {
+ public:
+  // Throws InvalidArgument for a dropped count other than 1 or 2, or one that keeps no prime.
+  explicit RescalePlan(const ring::RnsBasis& basis, RescaleConfig config = {}, Stream stream = {});
+  ~RescalePlan();
+  RescalePlan(RescalePlan&&) noexcept;
+  RescalePlan& operator=(RescalePlan&&) noexcept;
+
+  std::size_t degree() const { return n_; }
+  std::size_t limbs() const { return limbs_; }   // input limbs: the whole basis
+  std::size_t kept() const { return limbs_ - config_.dropped; }
+  const RescaleConfig& config() const { return config_; }
+
+  // Coefficient form. in: limbs() limbs; out: kept() limbs; out may equal in.
+  void apply(const std::uint32_t* in, std::uint32_t* out, const Stream& stream) const;
+  // NTT form (inverse NTT of the dropped limbs, correction, forward NTT of it, subtract and scale): in is not
+  // modified; out may equal in. Throws InvalidArgument when the plan was built without ntt_form.
+  void apply_ntt(const std::uint32_t* in, std::uint32_t* out, const Stream& stream) const;
+
+ private:
+  struct Device;
+  std::size_t n_ = 0;
+  int log_n_ = 0;
+  std::size_t limbs_ = 0;
+  RescaleConfig config_;
+  std::unique_ptr<Device> device_;
+};
+
+}  // namespace cerium::cuda

@@ -1,0 +1,87 @@
+// Elementwise limb arithmetic over a whole RNS polynomial in one launch.
+//
+// Why the GPU needs its own loops: the CPU walks limb by limb; here one thread moves 4 adjacent words as a
+// 16-byte vector (the widest global access) and finds its limb's modulus from its index, so a polynomial of any
+// limb count is one launch and every access is coalesced. The arithmetic is the CPU's own (math::add_mod,
+// mul_mod with the same Barrett constants, mul_shoup), so the words are the CPU's.
+
+#include <cuda_runtime.h>
+
+#include "cerium/backend/cuda/check.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
+
+namespace cerium::cuda::detail {
+namespace elementwise_kernels {
+
+using math::u32;
+constexpr int kThreads = 256;
+
+template <ElementwiseOp Op>
+__device__ __forceinline__ u32 apply(u32 o, u32 a, u32 b, const math::Modulus& m, ShoupPair s) {
+  const u32 q = m.value;
+  if constexpr (Op == ElementwiseOp::add) return math::add_mod(a, b, q);
+  if constexpr (Op == ElementwiseOp::sub) return math::sub_mod(a, b, q);
+  if constexpr (Op == ElementwiseOp::negate) return math::neg_mod(a, q);
+  if constexpr (Op == ElementwiseOp::multiply) return math::mul_mod(a, b, m);
+  if constexpr (Op == ElementwiseOp::multiply_accumulate) return math::add_mod(o, math::mul_mod(a, b, m), q);
+  if constexpr (Op == ElementwiseOp::multiply_scalar) return math::mul_shoup(a, s.value, s.quotient, q);
+  if constexpr (Op == ElementwiseOp::subtract_and_scale)
+    return math::mul_shoup(math::sub_mod(a, b, q), s.value, s.quotient, q);
+  return 0;
+}
+
+template <ElementwiseOp Op>
+constexpr bool reads_b = Op == ElementwiseOp::add || Op == ElementwiseOp::sub || Op == ElementwiseOp::multiply ||
+                         Op == ElementwiseOp::multiply_accumulate || Op == ElementwiseOp::subtract_and_scale;
+template <ElementwiseOp Op>
+constexpr bool scalar_op = Op == ElementwiseOp::multiply_scalar || Op == ElementwiseOp::subtract_and_scale;
+
+template <ElementwiseOp Op>
+__global__ void __launch_bounds__(kThreads) elementwise_kernel(ElementwiseLaunch args, std::size_t vectors,
+                                                               int log_vectors_per_limb) {
+  const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (v >= vectors) return;
+  const std::size_t limb = v >> log_vectors_per_limb;
+  const math::Modulus m = args.moduli[limb];
+  ShoupPair s{};
+  if constexpr (scalar_op<Op>) s = args.scalars[limb];
+  const uint4 a = reinterpret_cast<const uint4*>(args.a)[v];
+  uint4 b = make_uint4(0, 0, 0, 0), o = make_uint4(0, 0, 0, 0);
+  if constexpr (reads_b<Op>) b = reinterpret_cast<const uint4*>(args.b)[v];
+  if constexpr (Op == ElementwiseOp::multiply_accumulate) o = reinterpret_cast<const uint4*>(args.out)[v];
+  uint4 r;
+  r.x = apply<Op>(o.x, a.x, b.x, m, s);
+  r.y = apply<Op>(o.y, a.y, b.y, m, s);
+  r.z = apply<Op>(o.z, a.z, b.z, m, s);
+  r.w = apply<Op>(o.w, a.w, b.w, m, s);
+  reinterpret_cast<uint4*>(args.out)[v] = r;
+}
+
+template <ElementwiseOp Op>
+void launch(const ElementwiseLaunch& args) {
+  const int log_vectors_per_limb = args.log_degree - 2;
+  const std::size_t vectors = args.limbs << log_vectors_per_limb;
+  const auto blocks = static_cast<unsigned>((vectors + kThreads - 1) / kThreads);
+  elementwise_kernel<Op><<<blocks, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, vectors,
+                                                                                         log_vectors_per_limb);
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace elementwise_kernels
+
+void launch_elementwise(const ElementwiseLaunch& args) {
+  using namespace elementwise_kernels;
+  if (args.limbs == 0) return;
+  switch (args.op) {
+    case ElementwiseOp::add: launch<ElementwiseOp::add>(args); break;
+    case ElementwiseOp::sub: launch<ElementwiseOp::sub>(args); break;
+    case ElementwiseOp::negate: launch<ElementwiseOp::negate>(args); break;
+    case ElementwiseOp::multiply: launch<ElementwiseOp::multiply>(args); break;
+    case ElementwiseOp::multiply_accumulate: launch<ElementwiseOp::multiply_accumulate>(args); break;
+    case ElementwiseOp::multiply_scalar: launch<ElementwiseOp::multiply_scalar>(args); break;
+    case ElementwiseOp::subtract_and_scale: launch<ElementwiseOp::subtract_and_scale>(args); break;
+    default: CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
+  }
+}
+
+}  // namespace cerium::cuda::detail

@@ -1,0 +1,165 @@
+#include <bit>
+#include <vector>
+
+#include "cerium/backend/cuda/basis_conversion.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
+#include "cerium/backend/cuda/upload.hpp"
+#include "cerium/core/check.hpp"
+
+namespace cerium::cuda {
+
+using math::u32;
+
+namespace {
+
+constexpr u32 no_copy = ~0u;
+
+// The host form of a conversion's tables, before upload.
+struct HostTables {
+  std::vector<detail::ConversionSource> sources;
+  std::vector<detail::ConversionTarget> targets;
+  std::vector<u32> q_hat_mod;
+};
+
+// Sources and targets of the fast conversion from -> to with the CRT constants ring::BasisConverter uses:
+// [Q_i^{-1}]_{q_i} from the basis itself, [Q_i]_{p_j} row by row. in_limb / out_limb default to the positions.
+HostTables conversion_tables(const ring::RnsBasis& from, const ring::RnsBasis& to) {
+  require<MismatchError>(from.ring_degree() == to.ring_degree(), "basis conversion between ring degrees {} and {}",
+                         from.ring_degree(), to.ring_degree());
+  require(from.ring_degree() >= 4, "the conversion kernels need N >= 4, not {}", from.ring_degree());
+  require(from.size() <= detail::conversion_max_sources, "the GPU basis conversion takes at most {} source primes, not {}",
+          detail::conversion_max_sources, from.size());
+  HostTables t;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const math::ShoupConstant c = from.q_hat_inverse(i);
+    detail::ConversionSource s;
+    s.modulus = from.prime(i);
+    s.q_hat_inv = c.value;
+    s.q_hat_inv_shoup = c.quotient;
+    s.in_limb = static_cast<u32>(i);
+    s.copy_to = no_copy;
+    t.sources.push_back(s);
+  }
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    detail::ConversionTarget target;
+    target.modulus = to.modulus(j);
+    target.out_limb = static_cast<u32>(j);
+    t.targets.push_back(target);
+    const auto row = from.q_hat_mod(to.modulus(j));
+    t.q_hat_mod.insert(t.q_hat_mod.end(), row.begin(), row.end());
+  }
+  return t;
+}
+
+ConversionTables upload(const HostTables& host, std::size_t n, const Stream& stream) {
+  ConversionTables t;
+  t.n = n;
+  t.log_n = std::countr_zero(n);
+  t.sources = host.sources.size();
+  t.targets = host.targets.size();
+  t.source_table = upload_table<detail::ConversionSource>(host.sources, stream);
+  t.target_table = upload_table<detail::ConversionTarget>(host.targets, stream);
+  t.q_hat_mod = upload_table<u32>(host.q_hat_mod, stream);
+  return t;
+}
+
+void launch(const ConversionTables& t, detail::ConversionEpilogue epilogue, bool copy_sources, const u32* in, u32* out,
+            const Stream& stream) {
+  require(in != nullptr && out != nullptr, "basis conversion on a null device pointer");
+  detail::ConversionLaunch args;
+  args.epilogue = epilogue;
+  args.in = in;
+  args.out = out;
+  args.sources = table_data<detail::ConversionSource>(t.source_table);
+  args.targets = table_data<detail::ConversionTarget>(t.target_table);
+  args.q_hat_mod = t.q_hat_mod.data();
+  args.source_count = t.sources;
+  args.target_count = t.targets;
+  args.copy_sources = copy_sources;
+  args.log_degree = t.log_n;
+  args.stream = stream.native_handle();
+  detail::launch_conversion(args);
+}
+
+std::size_t position_in(const ring::RnsBasis& basis, u32 q, const char* what) {
+  const auto index = basis.index_of(q);
+  require<MismatchError>(index.has_value(), "{}: prime {} is missing from {}", what, q, ring::describe(basis));
+  return *index;
+}
+
+// [(P - 1) / 2]_m for odd P, as ring::ModDown computes it: ([P]_m - 1) 2^{-1} mod m.
+u32 half_mod(u32 p_mod, const math::Modulus& m) {
+  return math::mul_mod(math::sub_mod(p_mod, 1 % m.value, m.value), (m.value + 1) / 2, m);
+}
+
+}  // namespace
+
+// --- BasisConversionPlan ---
+
+BasisConversionPlan::BasisConversionPlan(const ring::RnsBasis& from, const ring::RnsBasis& to, Stream stream)
+    : tables_(upload(conversion_tables(from, to), from.ring_degree(), stream)) {}
+
+void BasisConversionPlan::convert(const u32* in, u32* out, const Stream& stream) const {
+  launch(tables_, detail::ConversionEpilogue::store, false, in, out, stream);
+}
+
+// --- ModUpPlan ---
+
+ModUpPlan::ModUpPlan(const ring::RnsBasis& digit, const ring::RnsBasis& target, Stream stream)
+    : target_limbs_(target.size()) {
+  require<MismatchError>(digit.ring_degree() == target.ring_degree(), "ModUp between ring degrees {} and {}",
+                         digit.ring_degree(), target.ring_degree());
+  std::vector<std::size_t> copy_to;
+  for (auto q : digit.primes()) copy_to.push_back(position_in(target, q, "ModUp target"));
+  const auto complement = target.without(digit);
+  // With nothing to convert, the kernel still runs for the copies: a one-prime stand-in basis with no targets.
+  HostTables host = complement ? conversion_tables(digit, *complement) : conversion_tables(digit, digit);
+  if (!complement) {
+    host.targets.clear();
+    host.q_hat_mod.clear();
+  }
+  for (std::size_t i = 0; i < host.sources.size(); ++i) host.sources[i].copy_to = static_cast<u32>(copy_to[i]);
+  if (complement) {
+    for (std::size_t j = 0; j < host.targets.size(); ++j)
+      host.targets[j].out_limb = static_cast<u32>(position_in(target, complement->prime(j), "ModUp target"));
+  }
+  tables_ = upload(host, digit.ring_degree(), stream);
+}
+
+void ModUpPlan::apply(const u32* in, u32* out, const Stream& stream) const {
+  launch(tables_, detail::ConversionEpilogue::store, true, in, out, stream);
+}
+
+// --- ModDownPlan ---
+
+ModDownPlan::ModDownPlan(const ring::RnsBasis& full, const ring::RnsBasis& kept, ring::Rounding rounding,
+                         Stream stream) {
+  require<MismatchError>(full.ring_degree() == kept.ring_degree(), "ModDown between ring degrees {} and {}",
+                         full.ring_degree(), kept.ring_degree());
+  const auto dropped = full.without(kept);
+  require(dropped.has_value(), "ModDown from {} to {}: no prime to divide by", ring::describe(full),
+          ring::describe(kept));
+  const bool nearest = rounding == ring::Rounding::nearest;
+  HostTables host = conversion_tables(*dropped, kept);
+  for (std::size_t j = 0; j < host.sources.size(); ++j) {
+    const math::Modulus& m = dropped->modulus(j);
+    host.sources[j].in_limb = static_cast<u32>(position_in(full, dropped->prime(j), "ModDown full basis"));
+    host.sources[j].shift = nearest ? half_mod(0, m) : 0;
+  }
+  for (std::size_t i = 0; i < host.targets.size(); ++i) {
+    const math::Modulus& m = kept.modulus(i);
+    const u32 p_mod = dropped->product_mod(m);
+    auto& t = host.targets[i];
+    t.x_limb = static_cast<u32>(position_in(full, kept.prime(i), "ModDown full basis"));
+    t.shift = nearest ? half_mod(p_mod, m) : 0;
+    t.p_inv = static_cast<u32>(math::inv_mod(p_mod, m.value));
+    t.p_inv_shoup = math::shoup_quotient(t.p_inv, m.value);
+  }
+  tables_ = upload(host, full.ring_degree(), stream);
+}
+
+void ModDownPlan::apply(const u32* in, u32* out, const Stream& stream) const {
+  launch(tables_, detail::ConversionEpilogue::mod_down, false, in, out, stream);
+}
+
+}  // namespace cerium::cuda
