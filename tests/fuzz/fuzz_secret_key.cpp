@@ -1,0 +1,5 @@
+// libFuzzer harness: io::from_bytes<ckks::SecretKey> on arbitrary bytes.
+
+#include "fuzz_common.hpp"
+
+CERIUM_FUZZ_TARGET(cerium::ckks::SecretKey)
