@@ -14,32 +14,16 @@
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/ckks/keys.hpp"
 #include "cerium/core/error.hpp"
+#include "scheme_test_support.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
 
 using namespace cerium;
 using namespace cerium::ckks;
 using cerium::ring::RnsPoly;
+using namespace scheme_test;
 
 namespace {
-
-math::Seed seed_of(std::uint32_t tag) {
-  math::Seed seed;
-  for (std::uint32_t i = 0; i < 8; ++i) seed.words[i] = tag * 0xc2b2ae35u + 7 * i + 1;
-  return seed;
-}
-
-CkksConfig toy_config(int index) {
-  switch (index) {
-    case 0: return {.log_n = 10, .levels = 2, .level_width = 1, .dnum = 1, .insecure_opt_out = true};
-    case 1: return {.log_n = 11, .levels = 3, .level_width = 2, .dnum = 2, .insecure_opt_out = true};
-    case 2: return {.log_n = 12, .levels = 4, .level_width = 1, .dnum = 3, .insecure_opt_out = true};
-    case 3: return {.log_n = 10, .levels = 4, .level_width = 2, .dnum = 3, .insecure_opt_out = true};
-    default:
-      return {.log_n = 11, .levels = 2, .level_width = 2, .dnum = 2, .secret = SecretDistribution::hamming_weight,
-              .hamming_weight = 64, .insecure_opt_out = true};
-  }
-}
 
 std::vector<std::int64_t> random_message(std::size_t n, std::mt19937_64& rng) {
   std::uniform_int_distribution<std::int64_t> dist(-(std::int64_t{1} << 20), std::int64_t{1} << 20);
@@ -51,12 +35,6 @@ std::vector<std::int64_t> random_message(std::size_t n, std::mt19937_64& rng) {
 Plaintext make_plaintext(const ContextPtr& context, const std::vector<std::int64_t>& m, int level) {
   RnsPoly poly = RnsPoly::from_signed(context->q_basis(level), m, {.form = ring::PolyForm::ntt});
   return Plaintext(context, std::move(poly), level, std::ldexp(1.0, 20), context->ring_degree() / 2);
-}
-
-std::vector<std::int64_t> centered(const RnsPoly& x) {
-  RnsPoly c = x.clone();
-  c.to_coeff();
-  return c.to_signed();
 }
 
 // max |decrypted - m|; +inf when a coefficient does not even fit in int64.

@@ -18,32 +18,16 @@
 #include "cerium/ckks/keys.hpp"
 #include "cerium/core/error.hpp"
 #include "cerium/ring/automorphism.hpp"
+#include "scheme_test_support.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
 
 using namespace cerium;
 using namespace cerium::ckks;
 using cerium::ring::RnsPoly;
+using namespace scheme_test;
 
 namespace {
-
-math::Seed seed_of(std::uint32_t tag) {
-  math::Seed seed;
-  for (std::uint32_t i = 0; i < 8; ++i) seed.words[i] = tag * 0x85ebca6bu + 3 * i;
-  return seed;
-}
-
-CkksConfig toy_config(int index) {
-  switch (index) {
-    case 0: return {.log_n = 10, .levels = 2, .level_width = 1, .dnum = 1, .insecure_opt_out = true};
-    case 1: return {.log_n = 11, .levels = 3, .level_width = 2, .dnum = 2, .insecure_opt_out = true};
-    case 2: return {.log_n = 12, .levels = 4, .level_width = 1, .dnum = 3, .insecure_opt_out = true};
-    case 3: return {.log_n = 10, .levels = 4, .level_width = 2, .dnum = 3, .insecure_opt_out = true};
-    default:
-      return {.log_n = 11, .levels = 2, .level_width = 2, .dnum = 2, .secret = SecretDistribution::hamming_weight,
-              .hamming_weight = 64, .insecure_opt_out = true};
-  }
-}
 
 RnsPoly random_ntt_poly(const ring::RnsBasisPtr& basis, std::mt19937_64& rng) {
   RnsPoly poly(basis, ring::PolyForm::ntt);

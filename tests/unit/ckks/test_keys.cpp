@@ -15,41 +15,15 @@
 #include "cerium/core/error.hpp"
 #include "cerium/math/sampler.hpp"
 #include "cerium/ring/automorphism.hpp"
+#include "scheme_test_support.hpp"
 #include "support/catch.hpp"
 
 using namespace cerium;
 using namespace cerium::ckks;
 using cerium::ring::RnsPoly;
+using namespace scheme_test;
 
 namespace {
-
-math::Seed seed_of(std::uint32_t tag) {
-  math::Seed seed;
-  for (std::uint32_t i = 0; i < 8; ++i) seed.words[i] = tag * 0x9e3779b9u + i;
-  return seed;
-}
-
-// Toy parameter sets covering dnum 1..3, both level widths, full and partial digits.
-CkksConfig toy_config(int index) {
-  switch (index) {
-    case 0: return {.log_n = 10, .levels = 2, .level_width = 1, .dnum = 1, .insecure_opt_out = true};
-    case 1: return {.log_n = 11, .levels = 3, .level_width = 2, .dnum = 2, .insecure_opt_out = true};
-    case 2: return {.log_n = 12, .levels = 4, .level_width = 1, .dnum = 3, .insecure_opt_out = true};
-    default: return {.log_n = 10, .levels = 4, .level_width = 2, .dnum = 3, .insecure_opt_out = true};
-  }
-}
-
-CkksConfig sparse_config() {
-  return {.log_n = 11, .levels = 2, .level_width = 2, .dnum = 2, .secret = SecretDistribution::hamming_weight,
-          .hamming_weight = 64, .insecure_opt_out = true};
-}
-
-// Centered coefficients of x (any form); InvalidArgument when one does not fit in int64.
-std::vector<std::int64_t> centered(const RnsPoly& x) {
-  RnsPoly c = x.clone();
-  c.to_coeff();
-  return c.to_signed();
-}
 
 double max_abs(const std::vector<std::int64_t>& v) {
   double m = 0;
