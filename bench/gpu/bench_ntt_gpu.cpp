@@ -49,7 +49,7 @@ struct Fixture {
   Stream stream = Stream::create();
   std::unique_ptr<NttPlan> plan;
   DeviceBuffer pool;
-  cudaGraphExec_t graph = nullptr;
+  std::unique_ptr<cerium_bench::CapturedGraph> graph;
 
   Fixture(std::size_t n_, std::size_t limbs_, bool forward_) : n(n_), limbs(limbs_), forward(forward_) {
     std::vector<cerium::math::NttTables> tables;
@@ -59,37 +59,15 @@ struct Fixture {
 
     const std::size_t slice = limbs * n;
     reps = std::clamp<std::size_t>((kColdBytes + 4 * slice - 1) / (4 * slice), 8, 4096);
-    pool = DeviceBuffer(reps * slice, stream);
-    // Random residues below every prime (the smallest is above 2^29) in the first slice, copied to the rest;
-    // the transforms keep them below q, so replays stay valid input.
-    std::mt19937_64 rng(n * 977 + limbs);
-    std::uniform_int_distribution<std::uint32_t> dist(0, (1u << 29) - 1);
-    std::vector<std::uint32_t> host(slice);
-    for (auto& x : host) x = dist(rng);
-    pool.upload(host);
-    for (std::size_t r = 1; r < reps; ++r)
-      CERIUM_CUDA_CHECK(cudaMemcpyAsync(pool.data() + r * slice, pool.data(), 4 * slice, cudaMemcpyDeviceToDevice,
-                                        native(stream)));
-
-    cudaGraph_t captured = nullptr;
-    CERIUM_CUDA_CHECK(cudaStreamBeginCapture(native(stream), cudaStreamCaptureModeThreadLocal));
-    for (std::size_t r = 0; r < reps; ++r) {
+    // The transforms keep the words below q, so replays stay valid input.
+    pool = cerium_bench::random_pool(slice, reps, n * 977 + limbs, stream);
+    graph = std::make_unique<cerium_bench::CapturedGraph>(stream, reps, [&](std::size_t r) {
       if (forward) plan->forward(pool.data() + r * slice, 0, limbs, stream);
       else plan->inverse(pool.data() + r * slice, 0, limbs, stream);
-    }
-    CERIUM_CUDA_CHECK(cudaStreamEndCapture(native(stream), &captured));
-    CERIUM_CUDA_CHECK(cudaGraphInstantiate(&graph, captured, 0));
-    CERIUM_CUDA_CHECK(cudaGraphDestroy(captured));
-    for (int i = 0; i < 2; ++i) replay();  // warm-up: module load, caches, clocks
-    stream.synchronize();
+    });
   }
-  ~Fixture() {
-    if (graph) cudaGraphExecDestroy(graph);
-  }
-  Fixture(const Fixture&) = delete;
-  Fixture& operator=(const Fixture&) = delete;
 
-  void replay() { CERIUM_CUDA_CHECK(cudaGraphLaunch(graph, native(stream))); }
+  void replay() { graph->replay(); }
 };
 
 // Google Benchmark calls a function several times per configuration: keep the last fixture. The holder is

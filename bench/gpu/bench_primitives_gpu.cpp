@@ -158,37 +158,18 @@ struct Fixture {
   Stream stream = Stream::create();
   Case c;
   DeviceBuffer pool;
-  cudaGraphExec_t graph = nullptr;
+  std::unique_ptr<cerium_bench::CapturedGraph> graph;
 
   explicit Fixture(Op op_) : op(op_) {
     c = make_case(op, stream);
     slice = c.slice_limbs * kN;
     reps = std::clamp<std::size_t>((cerium_bench::kColdBytes + 4 * slice - 1) / (4 * slice), 4, 1024);
-    pool = DeviceBuffer(reps * slice, stream);
-    // Random words below 2^29 (below every prime) in the first slice, copied to the rest: never zeros.
-    std::mt19937_64 rng(static_cast<unsigned>(op) + 17);
-    std::uniform_int_distribution<u32> dist(0, (1u << 29) - 1);
-    std::vector<u32> host(slice);
-    for (auto& x : host) x = dist(rng);
-    pool.upload(host);
-    for (std::size_t r = 1; r < reps; ++r)
-      CERIUM_CUDA_CHECK(cudaMemcpyAsync(pool.data() + r * slice, pool.data(), 4 * slice, cudaMemcpyDeviceToDevice,
-                                        native(stream)));
-    cudaGraph_t captured = nullptr;
-    CERIUM_CUDA_CHECK(cudaStreamBeginCapture(native(stream), cudaStreamCaptureModeThreadLocal));
-    for (std::size_t r = 0; r < reps; ++r) c.launch(pool.data() + r * slice, stream);
-    CERIUM_CUDA_CHECK(cudaStreamEndCapture(native(stream), &captured));
-    CERIUM_CUDA_CHECK(cudaGraphInstantiate(&graph, captured, 0));
-    CERIUM_CUDA_CHECK(cudaGraphDestroy(captured));
-    for (int i = 0; i < 2; ++i) replay();
-    stream.synchronize();
+    pool = cerium_bench::random_pool(slice, reps, static_cast<unsigned>(op) + 17, stream);
+    graph = std::make_unique<cerium_bench::CapturedGraph>(
+        stream, reps, [&](std::size_t r) { c.launch(pool.data() + r * slice, stream); });
   }
-  ~Fixture() {
-    if (graph) cudaGraphExecDestroy(graph);
-  }
-  Fixture(const Fixture&) = delete;
-  Fixture& operator=(const Fixture&) = delete;
-  void replay() { CERIUM_CUDA_CHECK(cudaGraphLaunch(graph, native(stream))); }
+
+  void replay() { graph->replay(); }
 };
 
 Fixture& fixture(Op op) {

@@ -5,10 +5,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <random>
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/device.hpp"
 #include "cerium/backend/cuda/device_buffer.hpp"
 #include "cerium/backend/cuda/stream.hpp"
@@ -56,5 +59,49 @@ inline double copy_bandwidth() {
   }();
   return bandwidth;
 }
+
+// `reps` copies of one random slice of `slice` words, below 2^29 (below every prime used, never zeros), so that
+// each replayed call reads its own slice and the pool as a whole is larger than the L2 cache.
+inline cerium::cuda::DeviceBuffer random_pool(std::size_t slice, std::size_t reps, std::uint64_t seed,
+                                              const cerium::cuda::Stream& stream) {
+  cerium::cuda::DeviceBuffer pool(reps * slice, stream);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::uint32_t> dist(0, (1u << 29) - 1);
+  std::vector<std::uint32_t> host(slice);
+  for (auto& x : host) x = dist(rng);
+  pool.upload(host);
+  for (std::size_t r = 1; r < reps; ++r)
+    CERIUM_CUDA_CHECK(cudaMemcpyAsync(pool.data() + r * slice, pool.data(), 4 * slice, cudaMemcpyDeviceToDevice,
+                                      native(stream)));
+  return pool;
+}
+
+// A CUDA graph of `reps` calls, enqueue(r) for r = 0 .. reps-1, captured on a stream and warmed up: replaying it
+// times many launches without the host's launch overhead.
+class CapturedGraph {
+ public:
+  template <class Enqueue>
+  CapturedGraph(const cerium::cuda::Stream& stream, std::size_t reps, Enqueue&& enqueue) : stream_(stream) {
+    cudaGraph_t captured = nullptr;
+    CERIUM_CUDA_CHECK(cudaStreamBeginCapture(native(stream_), cudaStreamCaptureModeThreadLocal));
+    for (std::size_t r = 0; r < reps; ++r) enqueue(r);
+    CERIUM_CUDA_CHECK(cudaStreamEndCapture(native(stream_), &captured));
+    CERIUM_CUDA_CHECK(cudaGraphInstantiate(&graph_, captured, 0));
+    CERIUM_CUDA_CHECK(cudaGraphDestroy(captured));
+    for (int i = 0; i < 2; ++i) replay();  // warm-up: module load, caches, clocks
+    stream_.synchronize();
+  }
+  ~CapturedGraph() {
+    if (graph_) cudaGraphExecDestroy(graph_);
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  void replay() { CERIUM_CUDA_CHECK(cudaGraphLaunch(graph_, native(stream_))); }
+
+ private:
+  cerium::cuda::Stream stream_;
+  cudaGraphExec_t graph_ = nullptr;
+};
 
 }  // namespace cerium_bench

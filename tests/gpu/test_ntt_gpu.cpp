@@ -16,6 +16,7 @@
 #include "cerium/core/error.hpp"
 #include "cerium/math/ntt.hpp"
 #include "cerium/math/primes.hpp"
+#include "gpu_test_support.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
 
@@ -23,16 +24,6 @@ using cerium::cuda::DeviceBuffer;
 using cerium::cuda::NttPlan;
 using cerium::cuda::Stream;
 using cerium::math::NttTables;
-
-// Returns from the test where there is no device; the passing check keeps --warn NoAssertions satisfied.
-#define CERIUM_SKIP_WITHOUT_DEVICE()                              \
-  do {                                                            \
-    if (!cerium::cuda::has_cuda_device()) {                       \
-      WARN("no CUDA device: test skipped");                       \
-      CHECK(true);                                                \
-      return;                                                     \
-    }                                                             \
-  } while (0)
 
 namespace {
 

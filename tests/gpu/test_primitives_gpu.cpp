@@ -18,6 +18,7 @@
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
+#include "gpu_test_support.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
 
@@ -26,15 +27,6 @@ using cerium::cuda::Stream;
 using cerium::ring::RnsBasis;
 using cerium::ring::RnsBasisPtr;
 using Words = std::vector<std::uint32_t>;
-
-#define CERIUM_SKIP_WITHOUT_DEVICE()        \
-  do {                                      \
-    if (!cerium::cuda::has_cuda_device()) { \
-      WARN("no CUDA device: test skipped"); \
-      CHECK(true);                          \
-      return;                               \
-    }                                       \
-  } while (0)
 
 namespace {
 
