@@ -192,25 +192,30 @@ void BasicEvaluator<B>::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
 }
 
 template <backend::PolyBackend B>
-void BasicEvaluator<B>::add_inplace(Ciphertext& a, const Plaintext& b) const {
-  check_binary(a, b, "add");
+void BasicEvaluator<B>::add_or_sub_plain(Ciphertext& a, const Plaintext& b, bool subtract) const {
+  const char* operation = subtract ? "sub" : "add";
+  check_binary(a, b, operation);
   require<LevelError>(scales_match(a.scale(), b.scale()),
-                      "add: the plaintext's scale {} differs from the ciphertext's {}; encode the plaintext with "
+                      "{}: the plaintext's scale {} differs from the ciphertext's {}; encode the plaintext with "
                       "EncodeOptions{{.level = {}, .scale = ciphertext.scale()}}",
-                      format_scale(b.scale()), format_scale(a.scale()), a.level());
+                      operation, format_scale(b.scale()), format_scale(a.scale()), a.level());
   ring::RnsPoly copy;
-  backend_.add(a.part(0), align(a, b, copy, "add"));
+  const ring::RnsPoly& aligned = align(a, b, copy, operation);
+  if (subtract) {
+    backend_.sub(a.part(0), aligned);
+  } else {
+    backend_.add(a.part(0), aligned);
+  }
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::add_inplace(Ciphertext& a, const Plaintext& b) const {
+  add_or_sub_plain(a, b, false);
 }
 
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::sub_inplace(Ciphertext& a, const Plaintext& b) const {
-  check_binary(a, b, "sub");
-  require<LevelError>(scales_match(a.scale(), b.scale()),
-                      "sub: the plaintext's scale {} differs from the ciphertext's {}; encode the plaintext with "
-                      "EncodeOptions{{.level = {}, .scale = ciphertext.scale()}}",
-                      format_scale(b.scale()), format_scale(a.scale()), a.level());
-  ring::RnsPoly copy;
-  backend_.sub(a.part(0), align(a, b, copy, "sub"));
+  add_or_sub_plain(a, b, true);
 }
 
 template <backend::PolyBackend B>

@@ -155,6 +155,7 @@ class BasicEvaluator {
   // the plaintext's level when that is lower.
   const ring::RnsPoly& align(Ciphertext& a, const Plaintext& b, ring::RnsPoly& copy, const char* operation) const;
   void add_or_sub(Ciphertext& a, const Ciphertext& b, bool subtract) const;
+  void add_or_sub_plain(Ciphertext& a, const Plaintext& b, bool subtract) const;
   void add_constant(Ciphertext& a, std::complex<double> constant) const;
   // A constant value * scale as an NTT-form polynomial over a level: Re at X^0, Im at X^(N/2).
   ring::RnsPoly constant_poly(std::complex<double> value, double scale, int level) const;

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "cerium/core/error.hpp"
 #include "cerium/math/primes.hpp"
 #include "cerium/ring/rns_basis.hpp"
 #include "cerium/ring/rns_poly.hpp"
@@ -95,6 +97,17 @@ inline mpz_class floor_div(const mpz_class& a, const mpz_class& b) {
   mpz_class q;
   mpz_fdiv_q(q.get_mpz_t(), a.get_mpz_t(), b.get_mpz_t());
   return q;
+}
+
+// The message of the cerium::Error that f throws, "" when it throws none.
+template <class F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const cerium::Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace ring_test

@@ -14,20 +14,6 @@
 using namespace cerium;
 using namespace cerium::ring;
 
-namespace {
-
-template <class F>
-std::string error_message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
-
 TEST_CASE("an RNS basis holds its primes with their tables", "[ring][basis]") {
   const auto log_n = GENERATE(4, 8, 12);
   const std::size_t n = std::size_t{1} << log_n;
@@ -61,25 +47,25 @@ TEST_CASE("basis validation names the offending prime", "[ring][basis]") {
   SECTION("repeated prime") {
     const std::vector<std::uint32_t> primes = {good[0], good[1], good[0]};
     REQUIRE_THROWS_AS(RnsBasis(n, primes), ParameterError);
-    CHECK(error_message([&] { RnsBasis(n, primes); }).find(std::to_string(good[0])) != std::string::npos);
+    CHECK(ring_test::error_message([&] { RnsBasis(n, primes); }).find(std::to_string(good[0])) != std::string::npos);
   }
   SECTION("composite") {
     const std::vector<std::uint32_t> primes = {good[0], 12291};  // 3 * 4097
     REQUIRE_THROWS_AS(RnsBasis(n, primes), ParameterError);
-    CHECK(error_message([&] { RnsBasis(n, primes); }).find("12291") != std::string::npos);
+    CHECK(ring_test::error_message([&] { RnsBasis(n, primes); }).find("12291") != std::string::npos);
   }
   SECTION("not below 2^31") {
     // Refused for its size, whatever its other properties.
     const std::vector<std::uint32_t> primes = {good[0], 2147565569u};
     REQUIRE_THROWS_AS(RnsBasis(n, primes), ParameterError);
-    CHECK(error_message([&] { RnsBasis(n, primes); }).find("2147565569") != std::string::npos);
+    CHECK(ring_test::error_message([&] { RnsBasis(n, primes); }).find("2147565569") != std::string::npos);
   }
   SECTION("not 1 mod 2N") {
     // 12289 = 3 * 2^12 + 1 is 1 mod 2^12 but not 1 mod 2N = 2^13.
     const auto fine = math::generate_ntt_primes({.bits = 30, .count = 1, .ring_degree = 4096});
     const std::vector<std::uint32_t> primes = {fine[0], 12289};
     REQUIRE_THROWS_AS(RnsBasis(4096, primes), ParameterError);
-    CHECK(error_message([&] { RnsBasis(4096, primes); }).find("12289") != std::string::npos);
+    CHECK(ring_test::error_message([&] { RnsBasis(4096, primes); }).find("12289") != std::string::npos);
   }
   SECTION("ring degree and empty list") {
     REQUIRE_THROWS_AS(RnsBasis(1000, good), ParameterError);

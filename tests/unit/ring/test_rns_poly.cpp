@@ -37,15 +37,6 @@ std::vector<std::int64_t> negacyclic(const std::vector<std::int64_t>& a, const s
   return c;
 }
 
-template <class F>
-std::string error_message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -80,7 +71,7 @@ TEST_CASE("aligned buffers are aligned, zeroed, move-only and report failed allo
 
   const std::size_t huge = std::size_t{1} << 60;  // 2^62 bytes
   REQUIRE_THROWS_AS(AlignedBuffer<std::uint32_t>(huge), OutOfMemoryError);
-  CHECK(error_message([&] { AlignedBuffer<std::uint32_t> x(huge); }).find("4611686018427387904") != std::string::npos);
+  CHECK(ring_test::error_message([&] { AlignedBuffer<std::uint32_t> x(huge); }).find("4611686018427387904") != std::string::npos);
   REQUIRE_THROWS_AS(AlignedBuffer<std::uint64_t>(std::numeric_limits<std::size_t>::max() / 4), OutOfMemoryError);
 }
 
@@ -229,11 +220,11 @@ TEST_CASE("mismatched operands are refused with both sides named", "[ring][poly]
   RnsPoly a(basis), b(other), c(basis, PolyForm::ntt);
 
   REQUIRE_THROWS_AS(a += b, MismatchError);
-  const auto message = error_message([&] { a += b; });
+  const auto message = ring_test::error_message([&] { a += b; });
   CHECK(message.find(std::to_string(basis->prime(0))) != std::string::npos);
   CHECK(message.find(std::to_string(other->prime(0))) != std::string::npos);
   REQUIRE_THROWS_AS(a -= c, MismatchError);
-  const auto form_message = error_message([&] { a -= c; });
+  const auto form_message = ring_test::error_message([&] { a -= c; });
   CHECK(form_message.find("coefficient") != std::string::npos);
   CHECK(form_message.find("NTT") != std::string::npos);
   REQUIRE_THROWS_AS(a *= a, MismatchError);
