@@ -161,6 +161,10 @@ namespace presets {
 CkksConfig leveled_n14() { return {.log_n = 14, .levels = 4, .dnum = 3}; }
 CkksConfig leveled_n15() { return {.log_n = 15, .levels = 11, .dnum = 4}; }
 CkksConfig leveled_n16() { return {.log_n = 16, .levels = 24, .dnum = 5}; }
+CkksConfig bootstrappable_n16() { return {.log_n = 16, .levels = 25, .dnum = 6}; }
+CkksConfig bootstrappable_toy(int log_n, int levels) {
+  return {.log_n = log_n, .levels = levels, .dnum = 4, .insecure_opt_out = true};
+}
 }  // namespace presets
 
 }  // namespace cerium::ckks
