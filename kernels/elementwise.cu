@@ -25,6 +25,7 @@ __device__ __forceinline__ u32 apply(u32 o, u32 a, u32 b, const math::Modulus& m
   if constexpr (Op == ElementwiseOp::multiply) return math::mul_mod(a, b, m);
   if constexpr (Op == ElementwiseOp::multiply_accumulate) return math::add_mod(o, math::mul_mod(a, b, m), q);
   if constexpr (Op == ElementwiseOp::multiply_scalar) return math::mul_shoup(a, s.value, s.quotient, q);
+  if constexpr (Op == ElementwiseOp::add_scalar) return math::add_mod(a, s.value, q);
   if constexpr (Op == ElementwiseOp::subtract_and_scale)
     return math::mul_shoup(math::sub_mod(a, b, q), s.value, s.quotient, q);
   return 0;
@@ -34,7 +35,8 @@ template <ElementwiseOp Op>
 constexpr bool reads_b = Op == ElementwiseOp::add || Op == ElementwiseOp::sub || Op == ElementwiseOp::multiply ||
                          Op == ElementwiseOp::multiply_accumulate || Op == ElementwiseOp::subtract_and_scale;
 template <ElementwiseOp Op>
-constexpr bool scalar_op = Op == ElementwiseOp::multiply_scalar || Op == ElementwiseOp::subtract_and_scale;
+constexpr bool scalar_op = Op == ElementwiseOp::multiply_scalar || Op == ElementwiseOp::subtract_and_scale ||
+                          Op == ElementwiseOp::add_scalar;
 
 template <ElementwiseOp Op>
 __global__ void __launch_bounds__(kThreads) elementwise_kernel(ElementwiseLaunch args, std::size_t vectors,
@@ -80,6 +82,7 @@ void launch_elementwise(const ElementwiseLaunch& args) {
     case ElementwiseOp::multiply_accumulate: launch<ElementwiseOp::multiply_accumulate>(args); break;
     case ElementwiseOp::multiply_scalar: launch<ElementwiseOp::multiply_scalar>(args); break;
     case ElementwiseOp::subtract_and_scale: launch<ElementwiseOp::subtract_and_scale>(args); break;
+    case ElementwiseOp::add_scalar: launch<ElementwiseOp::add_scalar>(args); break;
     default: CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
   }
 }

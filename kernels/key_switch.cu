@@ -28,13 +28,13 @@ __global__ void __launch_bounds__(kThreads) inner_product_kernel(InnerProductLau
   if constexpr (Permuted) p = reinterpret_cast<const uint4*>(args.permutation)[v];
   math::WideAccumulator acc0[4], acc1[4];
   for (std::size_t d = 0; d < args.digit_count; ++d) {
-    const u32* digit = args.digits + d * args.digit_stride + j * n;
+    const u32* digit = args.digits[d] + j * n;
     uint4 x;
     if constexpr (Permuted) x = make_uint4(digit[p.x], digit[p.y], digit[p.z], digit[p.w]);
     else x = reinterpret_cast<const uint4*>(digit)[v];
-    const std::size_t key_offset = d * args.key_stride + key_limb * n;
-    const uint4 b = reinterpret_cast<const uint4*>(args.key_b + key_offset)[v];
-    const uint4 a = reinterpret_cast<const uint4*>(args.key_a + key_offset)[v];
+    const std::size_t key_offset = key_limb * n;
+    const uint4 b = reinterpret_cast<const uint4*>(args.key_b[d] + key_offset)[v];
+    const uint4 a = reinterpret_cast<const uint4*>(args.key_a[d] + key_offset)[v];
     acc0[0].add_product(x.x, b.x), acc1[0].add_product(x.x, a.x);
     acc0[1].add_product(x.y, b.y), acc1[1].add_product(x.y, a.y);
     acc0[2].add_product(x.z, b.z), acc1[2].add_product(x.z, a.z);

@@ -154,8 +154,9 @@ sanitize() {  # TOOL FILTER
 }
 have_sanitizer=0
 [[ -x $test_bin ]] && command -v compute-sanitizer >/dev/null 2>&1 && have_sanitizer=1
-# memcheck on every GPU test but those that provoke refused calls on purpose (the sanitizer reports those).
-((have_sanitizer)) && { sanitize memcheck '[gpu]~[errors]' || true; }
+# memcheck on every GPU test but those that provoke refused calls on purpose (the sanitizer reports those) and
+# the large-ring evaluator comparisons (minutes under the sanitizer; the smaller rings run the same code).
+((have_sanitizer)) && { sanitize memcheck '[gpu]~[errors]~[large]' || true; }
 
 # --- benchmarks ---------------------------------------------------------------------------------------------
 if [[ -x $gpu_bench ]]; then

@@ -224,16 +224,17 @@ ring::RnsPoly BasicEvaluator<B>::constant_poly(std::complex<double> value, doubl
   const auto& basis = context_->q_basis(level);
   const auto re = evaluator_detail::rounded_residues(value.real() * scale, *basis);
   const auto im = evaluator_detail::rounded_residues(value.imag() * scale, *basis);
-  // Written on the host: the CPU backend's storage (a device backend would upload these 2 words per limb).
-  ring::RnsPoly poly = backend_.allocate(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient});
+  // Written on the host (2 words per limb) and placed where the backend computes.
+  ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient});
   const std::size_t half = context_->ring_degree() / 2;
   for (std::size_t i = 0; i < basis->size(); ++i) {
     auto limb = poly.limb(i);
     limb[0] = re[i];
     limb[half] = im[i];
   }
-  backend_.to_ntt(poly);
-  return poly;
+  ring::RnsPoly placed = backend_.place(std::move(poly));
+  backend_.to_ntt(placed);
+  return placed;
 }
 
 template <backend::PolyBackend B>

@@ -31,13 +31,13 @@ BasicEvaluator<B>::BasicEvaluator(ContextPtr context, B backend, EvaluatorOption
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::set_relinearization_key(std::shared_ptr<const RelinearizationKey> key) {
   if (key) require_same_context(context_, key->context(), "set_relinearization_key");
-  relin_key_ = std::move(key);
+  relin_key_ = key ? backend_.resident(std::move(key)) : nullptr;
 }
 
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::set_galois_keys(std::shared_ptr<const GaloisKeys> keys) {
   if (keys) require_same_context(context_, keys->context(), "set_galois_keys");
-  galois_keys_ = std::move(keys);
+  galois_keys_ = keys ? backend_.resident(std::move(keys)) : nullptr;
 }
 
 template <backend::PolyBackend B>
@@ -90,6 +90,45 @@ void BasicEvaluator<B>::check_scale_fits(double scale, int level, const char* op
                       "first (each rescale divides the scale by about 2^{:.0f}) or encode at a smaller scale",
                       operation, format_scale(scale), level, log_q, options_.scale_headroom_bits, log_q - log_scale,
                       std::log2(level_products_.size() > 1 ? level_products_[1] : 1.0));
+}
+
+// --- Placement ---
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::upload(const Ciphertext& a) const {
+  require(!a.empty(), "upload: the ciphertext is empty");
+  require_same_context(context_, a.context(), "upload");
+  std::vector<ring::RnsPoly> parts;
+  for (const auto& part : a.parts()) {
+    parts.push_back(part.host_accessible() ? backend_.place(part.clone()) : backend_.clone(part));
+  }
+  Ciphertext out(context_, std::move(parts), a.level(), a.scale(), a.slots());
+  out.set_c1_seed(a.c1_seed());
+  return out;
+}
+
+template <backend::PolyBackend B>
+Plaintext BasicEvaluator<B>::upload(const Plaintext& a) const {
+  require(!a.empty(), "upload: the plaintext is empty");
+  require_same_context(context_, a.context(), "upload");
+  ring::RnsPoly poly = a.poly().host_accessible() ? backend_.place(a.poly().clone()) : backend_.clone(a.poly());
+  return Plaintext(context_, std::move(poly), a.level(), a.scale(), a.slots());
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::download(const Ciphertext& a) const {
+  require(!a.empty(), "download: the ciphertext is empty");
+  std::vector<ring::RnsPoly> parts;
+  for (const auto& part : a.parts()) parts.push_back(backend_.download(part));
+  Ciphertext out(a.context(), std::move(parts), a.level(), a.scale(), a.slots());
+  out.set_c1_seed(a.c1_seed());
+  return out;
+}
+
+template <backend::PolyBackend B>
+Plaintext BasicEvaluator<B>::download(const Plaintext& a) const {
+  require(!a.empty(), "download: the plaintext is empty");
+  return Plaintext(a.context(), backend_.download(a.poly()), a.level(), a.scale(), a.slots());
 }
 
 }  // namespace cerium::ckks

@@ -27,21 +27,27 @@ std::vector<ShardSpec> split_limbs(std::size_t limb_count, std::span<const Devic
 }
 
 RnsShard::RnsShard(Device device, std::size_t first_limb, std::size_t limb_count, std::size_t n, BufferInit init)
-    : device_(device), first_limb_(first_limb), limb_count_(limb_count), n_(n) {
-  require<UnsupportedError>(device.host_accessible(),
-                            "RNS shard on {}: device memory needs the CUDA backend; the CPU reference keeps limbs "
-                            "in host memory (use cpu:<index> devices to emulate sharding)",
-                            to_string(device));
-  buffer_ = AlignedBuffer<std::uint32_t>(limb_count * limb_stride(n), init);
+    : device_(device),
+      first_limb_(first_limb),
+      limb_count_(limb_count),
+      n_(n),
+      storage_(device, limb_count * limb_stride(n), init) {}
+
+std::uint32_t* RnsShard::host_words() {
+  require<UnsupportedError>(device_.host_accessible(),
+                            "limbs {}..{} of this polynomial are in {} memory, which host code cannot read: compute "
+                            "on them with the device's backend, or download the polynomial (copy_to(Device::cpu()) "
+                            "or the backend's download) first",
+                            first_limb_, first_limb_ + limb_count_ - 1, to_string(device_));
+  return storage_.data();
 }
 
 // Copies only the live limbs (a shard keeps its storage when limbs are dropped).
-RnsShard RnsShard::clone() const {
-  RnsShard copy(device_, first_limb_, limb_count_, n_, BufferInit::uninitialized);
-  const std::size_t words = limb_count_ * stride();
-  if (words != 0) std::memcpy(copy.buffer_.data(), buffer_.data(), words * sizeof(std::uint32_t));
-  return copy;
+RnsShard RnsShard::copy_to(Device target) const {
+  return RnsShard(target, first_limb_, limb_count_, n_, storage_.copy_to(target, limb_count_ * stride()));
 }
+
+RnsShard RnsShard::clone() const { return copy_to(device_); }
 
 RnsPoly::RnsPoly(RnsBasisPtr basis, PolyOptions options)
     : basis_(std::move(basis)), form_(options.form) {
@@ -66,6 +72,20 @@ RnsPoly RnsPoly::clone() const {
   copy.shards_.reserve(shards_.size());
   for (const auto& s : shards_) copy.shards_.push_back(s.clone());
   return copy;
+}
+
+RnsPoly RnsPoly::copy_to(Device device) const {
+  RnsPoly copy;
+  copy.basis_ = basis_;
+  copy.form_ = form_;
+  copy.limb_count_ = limb_count_;
+  copy.shards_.reserve(shards_.size());
+  for (const auto& s : shards_) copy.shards_.push_back(s.copy_to(device));
+  return copy;
+}
+
+bool RnsPoly::host_accessible() const {
+  return std::all_of(shards_.begin(), shards_.end(), [](const RnsShard& s) { return s.device().host_accessible(); });
 }
 
 std::uint32_t reduce_signed(std::int64_t c, std::uint32_t q) {
@@ -186,7 +206,7 @@ std::vector<std::span<const std::uint32_t>> RnsPoly::limbs() const {
 }
 
 void RnsPoly::set_zero() {
-  for (auto& s : shards_) s.buffer_.fill_zero();
+  for (auto& s : shards_) s.storage_.fill_zero();
 }
 
 void RnsPoly::to_ntt() {

@@ -19,7 +19,9 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <utility>
 
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/key_switch.hpp"
@@ -36,10 +38,20 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
                                std::span<const std::uint32_t> per_limb, std::int64_t integer,
                                const ring::Rescaler& rescaler, const ring::ModDown& mod_down,
                                const ring::Automorphism& automorphism, const ckks::Context& context, int level,
-                               const ckks::DecomposedPoly& decomposed, const ckks::SwitchingKey& key) {
+                               const ckks::DecomposedPoly& decomposed, const ckks::SwitchingKey& key,
+                               std::shared_ptr<const ckks::RelinearizationKey> relinearization_key,
+                               std::shared_ptr<const ckks::GaloisKeys> galois_keys) {
   // Storage: a polynomial over basis placed as options says, and a deep copy on the same devices.
   { b.allocate(basis, options) } -> std::same_as<ring::RnsPoly>;
   { b.clone(y) } -> std::same_as<ring::RnsPoly>;
+
+  // Placement: a host polynomial moved to where the backend computes (the CPU backend keeps it as it is), a
+  // copy of any polynomial in host memory, and keys where the backend computes (the same object when they are
+  // there already), so that the evaluator takes host objects from users and hands host objects back.
+  { b.place(std::move(x)) } -> std::same_as<ring::RnsPoly>;
+  { b.download(y) } -> std::same_as<ring::RnsPoly>;
+  { b.resident(relinearization_key) } -> std::same_as<std::shared_ptr<const ckks::RelinearizationKey>>;
+  { b.resident(galois_keys) } -> std::same_as<std::shared_ptr<const ckks::GaloisKeys>>;
 
   // Elementwise arithmetic (x op= y), in NTT form for the products.
   b.add(x, y);

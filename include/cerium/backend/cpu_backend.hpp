@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 
@@ -22,6 +23,16 @@ struct CpuBackend {
     return ring::RnsPoly(basis, std::move(options));
   }
   ring::RnsPoly clone(const ring::RnsPoly& y) const { return y.clone(); }
+
+  // Host memory is where this backend computes: placement keeps what it is given.
+  ring::RnsPoly place(ring::RnsPoly&& x) const { return std::move(x); }
+  ring::RnsPoly download(const ring::RnsPoly& y) const { return y.clone(); }
+  std::shared_ptr<const ckks::RelinearizationKey> resident(std::shared_ptr<const ckks::RelinearizationKey> key) const {
+    return key;
+  }
+  std::shared_ptr<const ckks::GaloisKeys> resident(std::shared_ptr<const ckks::GaloisKeys> keys) const {
+    return keys;
+  }
 
   void add(ring::RnsPoly& x, const ring::RnsPoly& y) const { x += y; }
   void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const { x -= y; }

@@ -136,6 +136,14 @@ class BasicEvaluator {
   // The product of the primes of `level` (level >= 1): what a rescale at that level divides the scale by.
   double level_prime_product(int level) const;
 
+  // Placement: copies of ciphertexts and plaintexts where this evaluator's backend computes (device memory for
+  // the CUDA backend; a plain copy for the CPU backend), and copies in host memory, for the Decryptor, the
+  // Encoder and serialization. Operands of the evaluator's operations must be where its backend computes.
+  Ciphertext upload(const Ciphertext& a) const;
+  Plaintext upload(const Plaintext& a) const;
+  Ciphertext download(const Ciphertext& a) const;
+  Plaintext download(const Plaintext& a) const;
+
  private:
   void check_operand(const Ciphertext& a, const char* operation) const;
   void check_binary(const Ciphertext& a, const Ciphertext& b, const char* operation) const;

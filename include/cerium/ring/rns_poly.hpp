@@ -4,8 +4,9 @@
 //
 // One shard on cpu:0 is the common case; every limb access goes through the shard list so that code written
 // against limb(i) works unchanged on sharded polynomials. The CPU backend may place shards on cpu:1, cpu:2, ...
-// (all host memory) to exercise sharded code paths; shards on CUDA devices are for the CUDA backend and are
-// rejected here with UnsupportedError.
+// (all host memory) to exercise sharded code paths. Shards on CUDA devices hold device memory (through the hooks
+// of core/device_memory.hpp): the CUDA backend computes on them through RnsShard::data(); host code that asks
+// for their limbs (limb(i), the arithmetic operators) gets an UnsupportedError telling it to download first.
 //
 // Copies are explicit: RnsPoly moves freely but copying a polynomial (megabytes at N = 2^16) needs clone().
 
@@ -18,6 +19,7 @@
 
 #include "cerium/core/aligned_buffer.hpp"
 #include "cerium/core/device.hpp"
+#include "cerium/core/device_memory.hpp"
 #include "cerium/ring/rns_basis.hpp"
 
 namespace cerium::ring {
@@ -57,22 +59,34 @@ class RnsShard {
   std::size_t limb_count() const { return limb_count_; }
   std::size_t n() const { return n_; }
   std::size_t stride() const { return limb_stride(n_); }
-  // Limb `local` of this shard (limb first_limb() + local of the polynomial): n() words.
-  std::span<std::uint32_t> limb(std::size_t local) { return {buffer_.data() + local * stride(), n_}; }
-  std::span<const std::uint32_t> limb(std::size_t local) const { return {buffer_.data() + local * stride(), n_}; }
-  // The whole storage, padding included: limb_count() * stride() words.
-  const AlignedBuffer<std::uint32_t>& buffer() const { return buffer_; }
-  AlignedBuffer<std::uint32_t>& buffer() { return buffer_; }
+  // Limb `local` of this shard (limb first_limb() + local of the polynomial): n() words. Host memory only
+  // (UnsupportedError for a shard in device memory).
+  std::span<std::uint32_t> limb(std::size_t local) { return {host_words() + local * stride(), n_}; }
+  std::span<const std::uint32_t> limb(std::size_t local) const {
+    return {const_cast<RnsShard*>(this)->host_words() + local * stride(), n_};
+  }
+  // The storage on the shard's device, padding included: at least limb_count() * stride() words, limb-major.
+  // A device pointer for device shards: for backends, which launch their kernels on it.
+  const DeviceWords& storage() const { return storage_; }
+  DeviceWords& storage() { return storage_; }
+  std::uint32_t* data() { return storage_.data(); }
+  const std::uint32_t* data() const { return storage_.data(); }
 
   RnsShard clone() const;
+  // The live limbs of this shard on another device (host <-> device, or device to device).
+  RnsShard copy_to(Device target) const;
 
  private:
   friend class RnsPoly;
+  RnsShard(Device device, std::size_t first_limb, std::size_t limb_count, std::size_t n, DeviceWords storage)
+      : device_(device), first_limb_(first_limb), limb_count_(limb_count), n_(n), storage_(std::move(storage)) {}
+  std::uint32_t* host_words();
+
   Device device_;
   std::size_t first_limb_ = 0;
   std::size_t limb_count_ = 0;
   std::size_t n_ = 0;
-  AlignedBuffer<std::uint32_t> buffer_;
+  DeviceWords storage_;
 };
 
 struct PolyOptions {
@@ -97,6 +111,10 @@ class RnsPoly {
   RnsPoly& operator=(const RnsPoly&) = delete;
   // A deep copy with the same basis, form and shard layout.
   RnsPoly clone() const;
+  // A deep copy with every shard on `device` (uploads and downloads; the shard boundaries are kept).
+  RnsPoly copy_to(Device device) const;
+  // Every shard's memory is host memory: limb() and the operators may be used.
+  bool host_accessible() const;
 
   // Small signed coefficients (tests, secret keys) reduced into every prime. coefficients.size() must be N.
   // The result is in options.form (converted after reduction when that is NTT).

@@ -92,6 +92,33 @@ u32 half_mod(u32 p_mod, const math::Modulus& m) {
   return math::mul_mod(math::sub_mod(p_mod, 1 % m.value, m.value), (m.value + 1) / 2, m);
 }
 
+// The tables of ModDown from full to kept: sources are the dropped primes (shifted by h for nearest rounding),
+// read at their positions in full; targets the kept primes with x's position in full and [P^{-1}]_{q_i}.
+HostTables mod_down_tables(const ring::RnsBasis& full, const ring::RnsBasis& kept, ring::Rounding rounding) {
+  require<MismatchError>(full.ring_degree() == kept.ring_degree(), "ModDown between ring degrees {} and {}",
+                         full.ring_degree(), kept.ring_degree());
+  const auto dropped = full.without(kept);
+  require(dropped.has_value(), "ModDown from {} to {}: no prime to divide by", ring::describe(full),
+          ring::describe(kept));
+  const bool nearest = rounding == ring::Rounding::nearest;
+  HostTables host = conversion_tables(*dropped, kept);
+  for (std::size_t j = 0; j < host.sources.size(); ++j) {
+    const math::Modulus& m = dropped->modulus(j);
+    host.sources[j].in_limb = static_cast<u32>(position_in(full, dropped->prime(j), "ModDown full basis"));
+    host.sources[j].shift = nearest ? half_mod(0, m) : 0;
+  }
+  for (std::size_t i = 0; i < host.targets.size(); ++i) {
+    const math::Modulus& m = kept.modulus(i);
+    const u32 p_mod = dropped->product_mod(m);
+    auto& t = host.targets[i];
+    t.x_limb = static_cast<u32>(position_in(full, kept.prime(i), "ModDown full basis"));
+    t.shift = nearest ? half_mod(p_mod, m) : 0;
+    t.p_inv = static_cast<u32>(math::inv_mod(p_mod, m.value));
+    t.p_inv_shoup = math::shoup_quotient(t.p_inv, m.value);
+  }
+  return host;
+}
+
 }  // namespace
 
 // --- BasisConversionPlan ---
@@ -133,33 +160,28 @@ void ModUpPlan::apply(const u32* in, u32* out, const Stream& stream) const {
 // --- ModDownPlan ---
 
 ModDownPlan::ModDownPlan(const ring::RnsBasis& full, const ring::RnsBasis& kept, ring::Rounding rounding,
-                         Stream stream) {
-  require<MismatchError>(full.ring_degree() == kept.ring_degree(), "ModDown between ring degrees {} and {}",
-                         full.ring_degree(), kept.ring_degree());
-  const auto dropped = full.without(kept);
-  require(dropped.has_value(), "ModDown from {} to {}: no prime to divide by", ring::describe(full),
-          ring::describe(kept));
-  const bool nearest = rounding == ring::Rounding::nearest;
-  HostTables host = conversion_tables(*dropped, kept);
-  for (std::size_t j = 0; j < host.sources.size(); ++j) {
-    const math::Modulus& m = dropped->modulus(j);
-    host.sources[j].in_limb = static_cast<u32>(position_in(full, dropped->prime(j), "ModDown full basis"));
-    host.sources[j].shift = nearest ? half_mod(0, m) : 0;
-  }
-  for (std::size_t i = 0; i < host.targets.size(); ++i) {
-    const math::Modulus& m = kept.modulus(i);
-    const u32 p_mod = dropped->product_mod(m);
-    auto& t = host.targets[i];
-    t.x_limb = static_cast<u32>(position_in(full, kept.prime(i), "ModDown full basis"));
-    t.shift = nearest ? half_mod(p_mod, m) : 0;
-    t.p_inv = static_cast<u32>(math::inv_mod(p_mod, m.value));
-    t.p_inv_shoup = math::shoup_quotient(t.p_inv, m.value);
-  }
-  tables_ = upload(host, full.ring_degree(), stream);
-}
+                         Stream stream)
+    : tables_(upload(mod_down_tables(full, kept, rounding), full.ring_degree(), stream)) {}
 
 void ModDownPlan::apply(const u32* in, u32* out, const Stream& stream) const {
   launch(tables_, detail::ConversionEpilogue::mod_down, false, in, out, stream);
+}
+
+// --- ModDownCorrectionPlan ---
+
+ModDownCorrectionPlan::ModDownCorrectionPlan(const ring::RnsBasis& full, const ring::RnsBasis& kept,
+                                             ring::Rounding rounding, Stream stream) {
+  HostTables host = mod_down_tables(full, kept, rounding);
+  // The dropped limbs arrive on their own, in order: source j is limb j of the input.
+  for (std::size_t j = 0; j < host.sources.size(); ++j) host.sources[j].in_limb = static_cast<u32>(j);
+  std::vector<u32> p_inverse;
+  for (const auto& t : host.targets) p_inverse.push_back(t.p_inv);
+  tables_ = upload(host, full.ring_degree(), stream);
+  p_inverse_ = DeviceScalars(kept, p_inverse, stream);
+}
+
+void ModDownCorrectionPlan::apply(const u32* dropped_coefficients, u32* corrections, const Stream& stream) const {
+  launch(tables_, detail::ConversionEpilogue::mod_down_shift, false, dropped_coefficients, corrections, stream);
 }
 
 }  // namespace cerium::cuda

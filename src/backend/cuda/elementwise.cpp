@@ -89,4 +89,9 @@ void ElementwisePlan::subtract_and_scale(std::uint32_t* out, const std::uint32_t
   launch(op(detail::ElementwiseOp::subtract_and_scale), out, a, b, &scalars, limbs, stream);
 }
 
+void ElementwisePlan::add_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars,
+                                 std::size_t limbs, const Stream& stream) const {
+  launch(op(detail::ElementwiseOp::add_scalar), out, a, nullptr, &scalars, limbs, stream);
+}
+
 }  // namespace cerium::cuda

@@ -25,18 +25,39 @@ void KeySwitchInnerProductPlan::apply(const std::uint32_t* digits, std::size_t d
                                       const std::uint32_t* key_b, const std::uint32_t* key_a, std::uint32_t* out0,
                                       std::uint32_t* out1, const Stream& stream,
                                       const AutomorphismPlan* automorphism) const {
-  require(digits != nullptr && key_b != nullptr && key_a != nullptr && out0 != nullptr && out1 != nullptr,
-          "key-switch inner product on a null device pointer");
+  require(digit_count <= detail::inner_product_max_digits, "{} key-switching digits; at most {} are supported",
+          digit_count, detail::inner_product_max_digits);
+  std::vector<const std::uint32_t*> d(digit_count), b(digit_count), a(digit_count);
+  for (std::size_t i = 0; i < digit_count; ++i) {
+    d[i] = digits + i * limbs_ * n_;
+    b[i] = key_b + i * key_limbs() * n_;
+    a[i] = key_a + i * key_limbs() * n_;
+  }
+  apply(d, b, a, out0, out1, stream, automorphism);
+}
+
+void KeySwitchInnerProductPlan::apply(std::span<const std::uint32_t* const> digits,
+                                      std::span<const std::uint32_t* const> key_b,
+                                      std::span<const std::uint32_t* const> key_a, std::uint32_t* out0,
+                                      std::uint32_t* out1, const Stream& stream,
+                                      const AutomorphismPlan* automorphism) const {
+  const std::size_t count = digits.size();
+  require(count <= detail::inner_product_max_digits && key_b.size() >= count && key_a.size() >= count,
+          "key-switch inner product over {} digits with {} and {} key digits (at most {} digits)", count,
+          key_b.size(), key_a.size(), detail::inner_product_max_digits);
+  require(out0 != nullptr && out1 != nullptr, "key-switch inner product on a null device pointer");
   require(automorphism == nullptr || automorphism->degree() == n_,
           "an automorphism of degree {} in a key switch of degree {}", automorphism ? automorphism->degree() : 0,
           n_);
   detail::InnerProductLaunch args;
-  args.digits = digits;
-  args.digit_count = digit_count;
-  args.digit_stride = limbs_ * n_;
-  args.key_b = key_b;
-  args.key_a = key_a;
-  args.key_stride = key_limbs() * n_;
+  for (std::size_t d = 0; d < count; ++d) {
+    require(digits[d] != nullptr && key_b[d] != nullptr && key_a[d] != nullptr,
+            "key-switch inner product on a null device pointer (digit {})", d);
+    args.digits[d] = digits[d];
+    args.key_b[d] = key_b[d];
+    args.key_a[d] = key_a[d];
+  }
+  args.digit_count = count;
   args.q_limbs = layout_.q_limbs;
   args.key_p_shift = layout_.key_q_limbs - layout_.q_limbs;
   args.moduli = table_data<math::Modulus>(moduli_);

@@ -67,13 +67,13 @@ RescalePlan::RescalePlan(const ring::RnsBasis& basis, RescaleConfig config, Stre
   }
   device_->constants = upload_table<detail::RescaleLimbConstants>(constants, stream);
   base.constants = table_data<detail::RescaleLimbConstants>(device_->constants);
+  const ring::RnsBasis kept_basis = basis.sub_basis(0, kept());
+  device_->p_inv = DeviceScalars(kept_basis, p_inv, stream);
   if (config_.ntt_form) {
     std::vector<math::NttTables> tables;
     for (std::size_t i = 0; i < l; ++i) tables.push_back(basis.ntt(i));
     device_->ntt.emplace(tables, stream);
-    const ring::RnsBasis kept_basis = basis.sub_basis(0, kept());
     device_->kept_elementwise.emplace(kept_basis, stream);
-    device_->p_inv = DeviceScalars(kept_basis, p_inv, stream);
   }
 }
 
@@ -100,14 +100,22 @@ void RescalePlan::apply_ntt(const std::uint32_t* in, std::uint32_t* out, const S
   CERIUM_CUDA_CHECK(cudaMemcpyAsync(coeff.data(), in + kept() * n_, coeff.bytes(), cudaMemcpyDeviceToDevice,
                                     static_cast<cudaStream_t>(stream.native_handle())));
   device_->ntt->inverse(coeff.data(), kept(), dropped, stream);
-  detail::RescaleLaunch args = device_->base;
-  args.dropped = coeff.data();
-  args.out = correction.data();
-  args.correction_only = true;
-  args.stream = stream.native_handle();
-  detail::launch_rescale(args);
+  corrections(coeff.data(), correction.data(), stream);
   device_->ntt->forward(correction.data(), 0, kept(), stream);
   device_->kept_elementwise->subtract_and_scale(out, in, correction.data(), device_->p_inv, kept(), stream);
 }
+
+void RescalePlan::corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
+                              const Stream& stream) const {
+  require(dropped_coefficients != nullptr && corrections != nullptr, "rescale on a null device pointer");
+  detail::RescaleLaunch args = device_->base;
+  args.dropped = dropped_coefficients;
+  args.out = corrections;
+  args.correction_only = true;
+  args.stream = stream.native_handle();
+  detail::launch_rescale(args);
+}
+
+const DeviceScalars& RescalePlan::p_inverse() const { return device_->p_inv; }
 
 }  // namespace cerium::cuda

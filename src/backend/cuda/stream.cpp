@@ -9,7 +9,7 @@ namespace cerium::cuda {
 
 struct Stream::State {
   cudaStream_t handle = nullptr;
-  State() { CERIUM_CUDA_CHECK(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
+  explicit State(unsigned flags) { CERIUM_CUDA_CHECK(cudaStreamCreateWithFlags(&handle, flags)); }
   ~State() {
     // A destructor cannot throw; a failure here means the context is already broken and will be reported by the
     // next checked call.
@@ -22,7 +22,13 @@ struct Stream::State {
 
 Stream Stream::create() {
   Stream stream;
-  stream.state_ = std::make_shared<State>();
+  stream.state_ = std::make_shared<State>(cudaStreamNonBlocking);
+  return stream;
+}
+
+Stream Stream::create_blocking() {
+  Stream stream;
+  stream.state_ = std::make_shared<State>(cudaStreamDefault);
   return stream;
 }
 

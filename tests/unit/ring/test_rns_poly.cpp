@@ -92,7 +92,7 @@ TEST_CASE("RNS polynomials are limb-major with 256-byte aligned limbs", "[ring][
     const auto limb = p.limb(i);
     REQUIRE(limb.size() == n);
     CHECK(reinterpret_cast<std::uintptr_t>(limb.data()) % buffer_alignment == 0);
-    CHECK(limb.data() == p.shards()[0].buffer().data() + i * stride);
+    CHECK(limb.data() == p.shards()[0].data() + i * stride);
     for (auto x : limb) REQUIRE(x == 0);
   }
   REQUIRE_THROWS_AS(p.limb(3), InvalidArgument);
@@ -254,7 +254,7 @@ TEST_CASE("dropping limbs keeps a prefix of the basis", "[ring][poly]") {
   for (std::size_t i = 0; i < 2; ++i) CHECK(std::equal(p.limb(i).begin(), p.limb(i).end(), original.limb(i).begin()));
   const auto copy = p.clone();  // copies the two live limbs only
   CHECK(copy == p);
-  CHECK(copy.shards()[0].buffer().size() == 2 * limb_stride(n));
+  CHECK(copy.shards()[0].storage().size() == 2 * limb_stride(n));
   REQUIRE_THROWS_AS(p.drop_last_limbs(2), InvalidArgument);
   auto q = original.clone();
   REQUIRE_THROWS_AS(q.drop_to(make_basis(basis->sub_basis(1, 2))), MismatchError);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/elementwise.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_basis.hpp"
@@ -62,6 +63,26 @@ class ModDownPlan {
 
  private:
   ConversionTables tables_;
+};
+
+// ModDown in NTT form, its conversion half: from the dropped limbs already in coefficient form (contiguous, in
+// the dropped primes' order), the corrections t_i = Conv(x + h)_i - h_i for every kept prime, in coefficient
+// form, as ring::ModDown forms them. The caller transforms them to NTT form and finishes with
+// (x_i - t_i) P^{-1}: ElementwisePlan::subtract_and_scale with p_inverse().
+class ModDownCorrectionPlan {
+ public:
+  ModDownCorrectionPlan(const ring::RnsBasis& full, const ring::RnsBasis& kept,
+                        ring::Rounding rounding = ring::Rounding::nearest, Stream stream = {});
+  std::size_t dropped() const { return tables_.sources; }
+  std::size_t kept() const { return tables_.targets; }
+  // dropped_coefficients: dropped() limbs; corrections: kept() limbs, not overlapping.
+  void apply(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections, const Stream& stream) const;
+  // [P^{-1}]_{q_i} for every kept prime.
+  const DeviceScalars& p_inverse() const { return p_inverse_; }
+
+ private:
+  ConversionTables tables_;
+  DeviceScalars p_inverse_;
 };
 
 }  // namespace cerium::cuda

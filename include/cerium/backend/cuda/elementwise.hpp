@@ -52,6 +52,9 @@ class ElementwisePlan {
   // out = a s_i on limb i.
   void multiply_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
                        const Stream& stream) const;
+  // out = a + s_i on limb i: adding a constant polynomial in NTT form.
+  void add_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
+                  const Stream& stream) const;
   // out = (a - b) s_i on limb i: the closing step of rescale and ModDown in NTT form.
   void subtract_and_scale(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b,
                           const DeviceScalars& scalars, std::size_t limbs, const Stream& stream) const;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "cerium/backend/cuda/automorphism.hpp"
 #include "cerium/backend/cuda/device_buffer.hpp"
@@ -32,6 +33,11 @@ class KeySwitchInnerProductPlan {
   void apply(const std::uint32_t* digits, std::size_t digit_count, const std::uint32_t* key_b,
              const std::uint32_t* key_a, std::uint32_t* out0, std::uint32_t* out1, const Stream& stream,
              const AutomorphismPlan* automorphism = nullptr) const;
+  // The same with every digit and key digit at its own address (at most detail::inner_product_max_digits):
+  // digits[d] over qp, key_b[d] and key_a[d] of key_limbs() limbs each.
+  void apply(std::span<const std::uint32_t* const> digits, std::span<const std::uint32_t* const> key_b,
+             std::span<const std::uint32_t* const> key_a, std::uint32_t* out0, std::uint32_t* out1,
+             const Stream& stream, const AutomorphismPlan* automorphism = nullptr) const;
 
  private:
   std::size_t n_ = 0;

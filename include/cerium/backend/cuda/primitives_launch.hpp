@@ -24,6 +24,7 @@ enum class ElementwiseOp : int {
   multiply_accumulate, // out = out + a b
   multiply_scalar,     // out = a s_i (Shoup, s_i per limb)
   subtract_and_scale,  // out = (a - b) s_i (Shoup): the last step of rescale and ModDown in NTT form
+  add_scalar,          // out = a + s_i: adding a constant in NTT form
 };
 
 // A per-limb Shoup constant, 8 bytes so that a limb's pair is one load.
@@ -130,13 +131,15 @@ struct AutomorphismLaunch {
 void launch_automorphism(const AutomorphismLaunch& launch);
 
 // --- key-switch inner product ---------------------------------------------------------------------------------
+// Digits and key digits are passed by address (in the launch parameters), so that they may live in separate
+// allocations: the ModUp digits and the key's polynomials are each their own RnsPoly.
+inline constexpr std::size_t inner_product_max_digits = 32;
+
 struct InnerProductLaunch {
-  const std::uint32_t* digits = nullptr;     // digit_count polynomials over Q_l u P, digit_stride words apart
+  const std::uint32_t* digits[inner_product_max_digits] = {};  // digit d over Q_l u P, limb-major
+  const std::uint32_t* key_b[inner_product_max_digits] = {};   // key digit d, key limbs of the whole chain
+  const std::uint32_t* key_a[inner_product_max_digits] = {};
   std::size_t digit_count = 0;
-  std::size_t digit_stride = 0;
-  const std::uint32_t* key_b = nullptr;      // key digit d at key_b + d key_stride, key limbs of the whole chain
-  const std::uint32_t* key_a = nullptr;
-  std::size_t key_stride = 0;
   std::size_t q_limbs = 0;                   // limb j < q_limbs reads key limb j, else j + key_p_shift
   std::size_t key_p_shift = 0;
   const math::Modulus* moduli = nullptr;     // limbs entries (Q_l u P)

@@ -40,6 +40,13 @@ class RescalePlan {
   // modified; out may equal in. Throws InvalidArgument when the plan was built without ntt_form.
   void apply_ntt(const std::uint32_t* in, std::uint32_t* out, const Stream& stream) const;
 
+  // The pieces of the NTT-form path, for callers that hold their own NTT tables: from the dropped limbs in
+  // coefficient form (contiguous), the corrections t_i for every kept limb, in coefficient form; after their
+  // forward NTT, out = (x - t) p_inverse() finishes the rescale (ElementwisePlan::subtract_and_scale).
+  void corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
+                   const Stream& stream) const;
+  const DeviceScalars& p_inverse() const;
+
  private:
   struct Device;
   std::size_t n_ = 0;

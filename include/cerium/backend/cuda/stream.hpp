@@ -14,6 +14,9 @@ class Stream {
 
   // A new non-blocking stream on the current device. Throws DeviceError when the runtime refuses.
   static Stream create();
+  // A new stream that, like the default stream's users, waits for work queued on the legacy default stream
+  // (plans upload their tables there): the stream the CUDA backend computes on. It can be captured into graphs.
+  static Stream create_blocking();
 
   // Blocks until all work queued so far has finished; throws DeviceError for a failure of that work.
   void synchronize() const;

@@ -1,0 +1,165 @@
+// Evaluator operations on the CUDA backend at N = 2^16, 40 limbs (two-prime levels of 28 bits), dnum 3 and 4:
+// multiply + relinearize + rescale, rotate, 8 hoisted rotations, rescale.
+//
+// Each is timed two ways with CUDA events after warm-up, median of 20: `eager` issues the evaluator call from
+// the host (what a program sees, host overhead included whenever the GPU waits for it), `graph` replays the same
+// call captured once as a CUDA graph (the device time of its kernels). The floor is the bytes the operation must
+// move (inputs and outputs once, the key limbs it uses once) over the copy bandwidth measured in this process.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda/timer.hpp"
+#include "cerium/backend/cuda_evaluator.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "gpu_bench_support.hpp"
+
+namespace {
+
+using namespace cerium;
+using namespace cerium::ckks;
+
+constexpr int kLevels = 19;  // 2 base primes + 19 two-prime levels = 40 limbs at the top
+const std::vector<std::int64_t> kHoisted = {1, 2, 3, 4, 5, 6, 7, 8};
+
+struct Setup {
+  ContextPtr context;
+  std::unique_ptr<CudaEvaluator> evaluator;
+  Ciphertext x, y;
+  std::size_t limbs = 0, alpha = 0, dnum = 0;
+  double limb_bytes = 0;
+};
+
+Setup& setup(int dnum) {
+  static std::map<int, std::unique_ptr<Setup>> cache;
+  auto& slot = cache[dnum];
+  if (slot) return *slot;
+  slot = std::make_unique<Setup>();
+  Setup& s = *slot;
+  s.context = Context::create(CkksConfig{.log_n = 16, .levels = kLevels, .level_width = 2, .level_prime_bits = 28,
+                                         .base_primes = 2, .base_prime_bits = 31, .dnum = dnum});
+  KeyGenerator keygen(s.context);
+  s.evaluator = std::make_unique<CudaEvaluator>(s.context, backend::CudaBackend(s.context));
+  s.evaluator->set_relinearization_key(
+      std::make_shared<const RelinearizationKey>(keygen.relinearization_key(KeyStorage::seeded)));
+  s.evaluator->set_galois_keys(std::make_shared<const GaloisKeys>(keygen.galois_keys(kHoisted, false, KeyStorage::seeded)));
+  Encoder encoder(s.context);
+  Encryptor encryptor(keygen.secret_key());
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> values(s.context->ring_degree() / 2);
+  for (auto& v : values) v = dist(rng);
+  s.x = s.evaluator->upload(encryptor.encrypt(encoder.encode(values)));
+  for (auto& v : values) v = dist(rng);
+  s.y = s.evaluator->upload(encryptor.encrypt(encoder.encode(values)));
+  s.limbs = s.context->parameters().limbs_at(s.context->max_level());
+  s.alpha = s.context->parameters().alpha();
+  s.dnum = s.context->digit_count(s.context->max_level());
+  s.limb_bytes = 4.0 * static_cast<double>(s.context->ring_degree());
+  return s;
+}
+
+enum class Mode { eager, graph };
+
+// Median device time of one call in seconds.
+double time_call(const std::function<void()>& call, Mode mode) {
+  const auto& stream = cuda::work_stream();
+  cuda::EventTimer timer(stream);
+  for (int i = 0; i < 3; ++i) call();  // plans, pool, clocks
+  stream.synchronize();
+  std::vector<double> seconds;
+  if (mode == Mode::eager) {
+    for (int i = 0; i < 20; ++i) {
+      timer.start();
+      call();
+      timer.stop();
+      seconds.push_back(timer.elapsed_ms() / 1e3);
+    }
+  } else {
+    cerium_bench::CapturedGraph graph(stream, 1, [&](std::size_t) { call(); });
+    for (int i = 0; i < 20; ++i) {
+      timer.start();
+      graph.replay();
+      timer.stop();
+      seconds.push_back(timer.elapsed_ms() / 1e3);
+    }
+  }
+  return cerium_bench::median(seconds);
+}
+
+void report(benchmark::State& state, const Setup& s, double seconds, double traffic_limbs) {
+  const double bytes = traffic_limbs * s.limb_bytes;
+  const double floor = bytes / cerium_bench::copy_bandwidth();
+  state.SetIterationTime(seconds);
+  state.counters["N"] = static_cast<double>(s.context->ring_degree());
+  state.counters["limbs"] = static_cast<double>(s.limbs);
+  state.counters["dnum"] = static_cast<double>(s.dnum);
+  state.counters["alpha"] = static_cast<double>(s.alpha);
+  state.counters["us"] = seconds * 1e6;
+  state.counters["GB_s"] = bytes / seconds / 1e9;
+  state.counters["floor_ratio"] = seconds / floor;
+  state.counters["copy_GB_s"] = cerium_bench::copy_bandwidth() / 1e9;
+  state.SetLabel(cerium_bench::device_label());
+}
+
+double key_limbs(const Setup& s) { return 2.0 * static_cast<double>(s.dnum * (s.limbs + s.alpha)); }
+
+void BM_multiply_relinearize_rescale_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  double seconds = 0;
+  for (auto _ : state) {
+    seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rescale(s.evaluator->multiply(s.x, s.y))); }, mode);
+    report(state, s, seconds, 4.0 * s.limbs + key_limbs(s) + 2.0 * (s.limbs - 2));
+  }
+}
+
+void BM_rotate_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  for (auto _ : state) {
+    const double seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rotate(s.x, 1)); }, mode);
+    report(state, s, seconds, 2.0 * s.limbs + key_limbs(s) + 2.0 * s.limbs);
+  }
+}
+
+void BM_rotate_hoisted8_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  for (auto _ : state) {
+    const double seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rotate_hoisted(s.x, kHoisted)); }, mode);
+    report(state, s, seconds, 2.0 * s.limbs + 8 * (key_limbs(s) + 2.0 * s.limbs));
+  }
+}
+
+void BM_rescale_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  for (auto _ : state) {
+    const double seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rescale(s.x)); }, mode);
+    report(state, s, seconds, 2.0 * s.limbs + 2.0 * (s.limbs - 2));
+  }
+}
+
+void modes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"dnum", "graph"});
+  for (const int dnum : {3, 4})
+    for (const int mode : {0, 1}) b->Args({dnum, mode});
+  b->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+BENCHMARK(BM_multiply_relinearize_rescale_gpu)->Apply(modes);
+BENCHMARK(BM_rotate_gpu)->Apply(modes);
+BENCHMARK(BM_rotate_hoisted8_gpu)->Apply(modes);
+BENCHMARK(BM_rescale_gpu)->Apply(modes);

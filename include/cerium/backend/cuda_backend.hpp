@@ -1,0 +1,89 @@
+#pragma once
+// The CUDA backend: PolyBackend on device-resident polynomials, so that ckks::BasicEvaluator<CudaBackend> runs
+// every evaluator operation on the GPU and produces exactly the CPU backend's words.
+//
+// Polynomials live in one shard on one CUDA device (memory from cuda/memory.hpp's stream-ordered pool); all
+// work is queued in order on that device's work stream, so operations return without waiting and a download
+// waits for what came before it. Plans (NTT twiddles, conversion constants, automorphism permutations) are built
+// on first use and cached per backend; copies of a backend share the cache, so an evaluator and the code around
+// it may each hold one. No CUDA header is included here: the state is opaque.
+//
+// NTT tables are uploaded once for the context's whole basis Q u P; a polynomial over any sub-basis (a level's
+// Q_l, Q_l u P, a digit) runs on the tables of its primes. Keys are uploaded expanded (seeded halves are
+// expanded on the host first).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/context.hpp"
+#include "cerium/ckks/key_switch.hpp"
+#include "cerium/ckks/keys.hpp"
+#include "cerium/ckks/plaintext.hpp"
+#include "cerium/ring/automorphism.hpp"
+#include "cerium/ring/basis_conversion.hpp"
+#include "cerium/ring/rns_poly.hpp"
+
+namespace cerium::backend {
+
+struct CudaBackendOptions {
+  int device = 0;  // the CUDA device ordinal
+};
+
+class CudaBackend {
+ public:
+  // Throws DeviceError without a usable device, UnsupportedError for N < 2^10 (the GPU NTT's range).
+  explicit CudaBackend(ckks::ContextPtr context, CudaBackendOptions options = {});
+
+  Device device() const;
+  const ckks::ContextPtr& context() const;
+  // Waits for all work queued so far (DeviceError for a failure in it).
+  void synchronize() const;
+
+  // --- PolyBackend ---
+  ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const;
+  ring::RnsPoly clone(const ring::RnsPoly& y) const;
+  ring::RnsPoly place(ring::RnsPoly&& x) const;
+  ring::RnsPoly download(const ring::RnsPoly& y) const;
+  std::shared_ptr<const ckks::RelinearizationKey> resident(std::shared_ptr<const ckks::RelinearizationKey> key) const;
+  std::shared_ptr<const ckks::GaloisKeys> resident(std::shared_ptr<const ckks::GaloisKeys> keys) const;
+
+  void add(ring::RnsPoly& x, const ring::RnsPoly& y) const;
+  void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const;
+  void negate(ring::RnsPoly& x) const;
+  void multiply(ring::RnsPoly& x, const ring::RnsPoly& y) const;
+  void multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
+  void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
+  void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const;
+
+  void to_ntt(ring::RnsPoly& x) const;
+  void to_coeff(ring::RnsPoly& x) const;
+
+  void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const;
+  void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const;
+
+  ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;
+
+  ckks::DecomposedPoly mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const;
+  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
+                                                const ckks::SwitchingKey& key,
+                                                const ring::Automorphism* automorphism) const;
+  ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
+
+  // --- Placement of whole objects ---
+  ring::RnsPoly upload(const ring::RnsPoly& host) const;
+  ckks::SwitchingKey upload(const ckks::SwitchingKey& key) const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+static_assert(PolyBackend<CudaBackend>, "CudaBackend must provide every operation of the PolyBackend concept");
+
+}  // namespace cerium::backend

@@ -1,0 +1,69 @@
+#pragma once
+// Words in the memory of any device, and the hooks through which host-side layers reach device memory.
+//
+// Why hooks: the ring layer owns polynomials (RnsShard) but must not depend on CUDA. A device backend installs
+// its allocator and copy routines here once (the CUDA backend does so when first used); until then a shard on
+// that kind of device is an UnsupportedError, never undefined behaviour. Host devices (cpu:k) need no hooks.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+#include "cerium/core/aligned_buffer.hpp"
+#include "cerium/core/device.hpp"
+
+namespace cerium {
+
+struct DeviceMemoryHooks {
+  // bytes on the device, 256-byte aligned; throws OutOfMemoryError (recoverable) or DeviceError.
+  void* (*allocate)(Device device, std::size_t bytes) = nullptr;
+  void (*release)(Device device, void* pointer, std::size_t bytes) noexcept = nullptr;
+  // bytes from src to dst, in the order of the device's other work; either side may be host or device memory.
+  // Returns once the destination may be read (by the host, or by later device work).
+  void (*copy)(void* dst, const void* src, std::size_t bytes) = nullptr;
+  void (*zero)(void* pointer, std::size_t bytes) = nullptr;
+};
+
+// Installs the hooks of a device kind (replacing earlier ones); InvalidArgument for cpu or a missing function.
+void install_device_memory_hooks(DeviceKind kind, const DeviceMemoryHooks& hooks);
+// The hooks of a device kind; UnsupportedError naming the kind when none are installed.
+const DeviceMemoryHooks& device_memory_hooks(DeviceKind kind);
+bool has_device_memory_hooks(DeviceKind kind);
+
+// A move-only owning array of 32-bit words on one device, padded to whole 256-byte lines. Host memory
+// (cpu:k) is an AlignedBuffer; device memory comes from the hooks. data() is a device pointer when
+// !device().host_accessible(): only device code and the hooks may dereference it.
+class DeviceWords {
+ public:
+  DeviceWords() = default;
+  DeviceWords(Device device, std::size_t size, BufferInit init = BufferInit::zero);
+  DeviceWords(DeviceWords&& other) noexcept { *this = std::move(other); }
+  DeviceWords& operator=(DeviceWords&& other) noexcept;
+  DeviceWords(const DeviceWords&) = delete;
+  DeviceWords& operator=(const DeviceWords&) = delete;
+  ~DeviceWords() { release(); }
+
+  Device device() const { return device_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::uint32_t* data() { return data_; }
+  const std::uint32_t* data() const { return data_; }
+
+  // The same words on the same device.
+  DeviceWords clone() const;
+  // The first `words` words, in a buffer of that size on another device (or the same one).
+  DeviceWords copy_to(Device target, std::size_t words) const;
+  void fill_zero();
+
+ private:
+  void release() noexcept;
+  static std::size_t padded_bytes(std::size_t size);
+
+  Device device_ = Device::cpu();
+  std::uint32_t* data_ = nullptr;
+  std::size_t size_ = 0;
+  AlignedBuffer<std::uint32_t> host_;  // the storage when device_ is host memory
+};
+
+}  // namespace cerium

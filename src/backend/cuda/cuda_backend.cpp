@@ -1,0 +1,289 @@
+#include "cerium/backend/cuda_backend.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <bit>
+#include <string>
+
+#include "cerium/backend/cuda/check.hpp"
+#include "cerium/backend/cuda/memory.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/math/modarith.hpp"
+#include "cuda_backend_state.hpp"
+
+namespace cerium::backend {
+namespace {
+
+using math::u32;
+
+cudaStream_t native(const cuda::Stream& stream) { return static_cast<cudaStream_t>(stream.native_handle()); }
+
+std::string placement(const ring::RnsPoly& x) {
+  std::string out;
+  for (const auto& s : x.shards()) out += (out.empty() ? "" : ", ") + to_string(s.device());
+  return out;
+}
+
+void require_ntt(const ring::RnsPoly& x, const char* operation) {
+  require<MismatchError>(x.form() == ring::PolyForm::ntt, "{}: the operand is in {} form; products are pointwise only in NTT form",
+                         operation, ring::to_string(x.form()));
+}
+
+// Device scalars with their Shoup quotients, reduced modulo each limb's prime.
+cuda::DeviceScalars scalars_for(const ring::RnsBasis& basis, std::span<const u32> per_limb, const cuda::Stream& stream,
+                                const char* operation) {
+  require(per_limb.size() == basis.size(), "{}: {} scalars for a polynomial of {} limbs", operation, per_limb.size(),
+          basis.size());
+  for (std::size_t i = 0; i < per_limb.size(); ++i) {
+    require(per_limb[i] < basis.prime(i), "{}: scalar {} for limb {} is not reduced modulo {}", operation, per_limb[i],
+            i, basis.prime(i));
+  }
+  return cuda::DeviceScalars(basis, per_limb, stream);
+}
+
+void copy_words(u32* dst, const u32* src, std::size_t words, const cuda::Stream& stream) {
+  if (words == 0) return;
+  CERIUM_CUDA_CHECK(cudaMemcpyAsync(dst, src, words * sizeof(u32), cudaMemcpyDeviceToDevice, native(stream)));
+}
+
+}  // namespace
+
+// --- construction and placement ---
+
+CudaBackend::CudaBackend(ckks::ContextPtr context, CudaBackendOptions options) : state_(std::make_shared<State>()) {
+  require(context != nullptr, "the CUDA backend needs a context");
+  cuda::install_memory_hooks();
+  State& s = *state_;
+  s.context = std::move(context);
+  s.device = Device::cuda(options.device);
+  s.stream = cuda::work_stream(options.device);
+  s.n = s.context->ring_degree();
+  require<UnsupportedError>(s.n >= 1024, "the CUDA backend's NTT runs for N >= 2^10; this context has N = {}", s.n);
+  const auto& key_basis = *s.context->key_basis();
+  std::vector<math::NttTables> tables;
+  for (std::size_t i = 0; i < key_basis.size(); ++i) {
+    tables.push_back(key_basis.ntt(i));
+    s.table_of_prime.emplace(key_basis.prime(i), i);
+  }
+  s.ntt = std::make_unique<cuda::NttPlan>(tables);
+}
+
+Device CudaBackend::device() const { return state_->device; }
+const ckks::ContextPtr& CudaBackend::context() const { return state_->context; }
+void CudaBackend::synchronize() const { state_->stream.synchronize(); }
+
+namespace {
+
+// The device words of a polynomial this backend computes on; a clear error for anything else.
+u32* words(const CudaBackend& backend, const ring::RnsPoly& x, const char* operation) {
+  require<MismatchError>(!x.empty(), "{}: the polynomial is empty", operation);
+  require<UnsupportedError>(x.shards().size() == 1 && x.shards()[0].device() == backend.device(),
+                            "{}: the polynomial is on {}, and this CUDA backend computes on {}; upload it first "
+                            "(evaluator.upload, or CudaBackend::upload){}",
+                            operation, placement(x), to_string(backend.device()),
+                            x.shards().size() > 1 ? " (polynomials sharded over several devices are not supported "
+                                                    "by the single-device CUDA backend)"
+                                                  : "");
+  return const_cast<u32*>(x.shards()[0].data());
+}
+
+}  // namespace
+
+ring::RnsPoly CudaBackend::allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const {
+  require(basis != nullptr, "allocate: no basis given");
+  options.shards = {{state_->device, basis->size()}};
+  return ring::RnsPoly(basis, std::move(options));
+}
+
+ring::RnsPoly CudaBackend::clone(const ring::RnsPoly& y) const {
+  words(*this, y, "clone");
+  return y.clone();
+}
+
+ring::RnsPoly CudaBackend::upload(const ring::RnsPoly& host) const {
+  require<MismatchError>(!host.empty(), "upload: the polynomial is empty");
+  if (host.shards().size() == 1) return host.copy_to(state_->device);
+  // Several shards: gathered into one device shard limb by limb.
+  ring::RnsPoly out = allocate(host.basis_ptr(), {.form = host.form(), .init = BufferInit::uninitialized});
+  u32* dst = words(*this, out, "upload");
+  for (std::size_t i = 0; i < host.limb_count(); ++i) {
+    const auto limb = host.limb(i);
+    device_memory_hooks(DeviceKind::cuda).copy(dst + i * state_->n, limb.data(), limb.size_bytes());
+  }
+  return out;
+}
+
+ring::RnsPoly CudaBackend::place(ring::RnsPoly&& x) const {
+  if (x.shards().size() == 1 && x.shards()[0].device() == state_->device) return std::move(x);
+  return upload(x);
+}
+
+ring::RnsPoly CudaBackend::download(const ring::RnsPoly& y) const {
+  require<MismatchError>(!y.empty(), "download: the polynomial is empty");
+  return y.copy_to(Device::cpu());
+}
+
+ckks::SwitchingKey CudaBackend::upload(const ckks::SwitchingKey& key) const {
+  require<MismatchError>(key.context() != nullptr, "upload: the switching key is empty");
+  std::vector<std::array<ring::RnsPoly, 2>> digits;
+  for (std::size_t d = 0; d < key.digit_count(); ++d) {
+    const ring::RnsPoly* a = key.stored_a(d);
+    // A seeded key's uniform half is expanded on the host once, here.
+    digits.push_back({upload(key.b(d)), a != nullptr ? upload(*a) : upload(key.a(d))});
+  }
+  return ckks::SwitchingKey(key.context(), std::move(digits), ckks::KeyStorage::expanded, std::nullopt,
+                            key.base_stream());
+}
+
+namespace {
+bool on_device(const ckks::SwitchingKey& key, Device device) {
+  for (std::size_t d = 0; d < key.digit_count(); ++d) {
+    const ring::RnsPoly* a = key.stored_a(d);
+    if (a == nullptr || a->shards().size() != 1 || a->shards()[0].device() != device) return false;
+    if (key.b(d).shards().size() != 1 || key.b(d).shards()[0].device() != device) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::shared_ptr<const ckks::RelinearizationKey> CudaBackend::resident(
+    std::shared_ptr<const ckks::RelinearizationKey> key) const {
+  if (key == nullptr || on_device(key->key(), state_->device)) return key;
+  return std::make_shared<const ckks::RelinearizationKey>(upload(key->key()));
+}
+
+std::shared_ptr<const ckks::GaloisKeys> CudaBackend::resident(std::shared_ptr<const ckks::GaloisKeys> keys) const {
+  if (keys == nullptr) return keys;
+  bool all = true;
+  for (const auto element : keys->galois_elements()) all = all && on_device(keys->at(element), state_->device);
+  if (all) return keys;
+  auto out = std::make_shared<ckks::GaloisKeys>(keys->context());
+  for (const auto element : keys->galois_elements()) out->insert(element, upload(keys->at(element)));
+  return out;
+}
+
+// --- elementwise ---
+
+void CudaBackend::add(ring::RnsPoly& x, const ring::RnsPoly& y) const {
+  ring::require_compatible(x, y, "add");
+  state_->elementwise_plan(x.basis()).add(words(*this, x, "add"), words(*this, x, "add"), words(*this, y, "add"),
+                                          x.limb_count(), state_->stream);
+}
+
+void CudaBackend::sub(ring::RnsPoly& x, const ring::RnsPoly& y) const {
+  ring::require_compatible(x, y, "sub");
+  state_->elementwise_plan(x.basis()).sub(words(*this, x, "sub"), words(*this, x, "sub"), words(*this, y, "sub"),
+                                          x.limb_count(), state_->stream);
+}
+
+void CudaBackend::negate(ring::RnsPoly& x) const {
+  u32* p = words(*this, x, "negate");
+  state_->elementwise_plan(x.basis()).negate(p, p, x.limb_count(), state_->stream);
+}
+
+void CudaBackend::multiply(ring::RnsPoly& x, const ring::RnsPoly& y) const {
+  ring::require_compatible(x, y, "multiply");
+  require_ntt(x, "multiply");
+  u32* p = words(*this, x, "multiply");
+  state_->elementwise_plan(x.basis()).multiply(p, p, words(*this, y, "multiply"), x.limb_count(), state_->stream);
+}
+
+void CudaBackend::multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const {
+  ring::require_compatible(x, y, "multiply-accumulate");
+  ring::require_compatible(x, z, "multiply-accumulate");
+  require_ntt(x, "multiply-accumulate");
+  state_->elementwise_plan(x.basis()).multiply_accumulate(words(*this, x, "multiply-accumulate"),
+                                                          words(*this, y, "multiply-accumulate"),
+                                                          words(*this, z, "multiply-accumulate"), x.limb_count(),
+                                                          state_->stream);
+}
+
+void CudaBackend::multiply_scalar(ring::RnsPoly& x, std::span<const u32> per_limb) const {
+  u32* p = words(*this, x, "multiply by scalars");
+  const auto scalars = scalars_for(x.basis(), per_limb, state_->stream, "multiply by scalars");
+  state_->elementwise_plan(x.basis()).multiply_scalar(p, p, scalars, x.limb_count(), state_->stream);
+}
+
+void CudaBackend::add_scalar(ring::RnsPoly& x, std::span<const u32> per_limb) const {
+  require<MismatchError>(x.form() == ring::PolyForm::ntt,
+                         "adding a scalar to every word is adding a constant only in NTT form, not {} form",
+                         ring::to_string(x.form()));
+  u32* p = words(*this, x, "add scalars");
+  const auto scalars = scalars_for(x.basis(), per_limb, state_->stream, "add scalars");
+  state_->elementwise_plan(x.basis()).add_scalar(p, p, scalars, x.limb_count(), state_->stream);
+}
+
+void CudaBackend::multiply_integer(ring::RnsPoly& x, std::int64_t integer) const {
+  std::vector<u32> residues(x.limb_count());
+  for (std::size_t i = 0; i < residues.size(); ++i) residues[i] = ring::reduce_signed(integer, x.basis().prime(i));
+  multiply_scalar(x, residues);
+}
+
+// --- domains ---
+
+void CudaBackend::to_ntt(ring::RnsPoly& x) const {
+  u32* p = words(*this, x, "to_ntt");
+  if (x.form() == ring::PolyForm::ntt) return;
+  state_->ntt_forward(p, x.basis().primes());
+  x.set_form(ring::PolyForm::ntt);
+}
+
+void CudaBackend::to_coeff(ring::RnsPoly& x) const {
+  u32* p = words(*this, x, "to_coeff");
+  if (x.form() == ring::PolyForm::coefficient) return;
+  state_->ntt_inverse(p, x.basis().primes());
+  x.set_form(ring::PolyForm::coefficient);
+}
+
+// --- levels ---
+
+void CudaBackend::rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const {
+  u32* p = words(*this, x, "rescale");
+  require<MismatchError>(x.basis() == rescaler.basis(), "rescale: the polynomial is over {}, the rescaler over {}",
+                         ring::describe(x.basis()), ring::describe(rescaler.basis()));
+  State& s = *state_;
+  const cuda::RescalePlan& plan = s.rescale_plan(rescaler);
+  const std::size_t kept = rescaler.kept().size();
+  const std::size_t dropped = rescaler.dropped();
+  if (x.form() == ring::PolyForm::coefficient) {
+    plan.apply(p, p, s.stream);
+  } else {
+    // The dropped limbs to coefficient form, the corrections back to NTT form, then (x - t) P^{-1}.
+    DeviceWords scratch(s.device, (dropped + kept) * s.n, BufferInit::uninitialized);
+    u32* coefficients = scratch.data();
+    u32* corrections = scratch.data() + dropped * s.n;
+    copy_words(coefficients, p + kept * s.n, dropped * s.n, s.stream);
+    s.ntt_inverse(coefficients, x.basis().primes().subspan(kept));
+    plan.corrections(coefficients, corrections, s.stream);
+    s.ntt_forward(corrections, rescaler.kept().primes());
+    s.elementwise_plan(rescaler.kept()).subtract_and_scale(p, p, corrections, plan.p_inverse(), kept, s.stream);
+  }
+  x.drop_to(rescaler.kept_ptr());
+}
+
+void CudaBackend::drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const {
+  words(*this, x, "drop_to");
+  x.drop_to(basis);
+}
+
+// --- automorphisms ---
+
+ring::RnsPoly CudaBackend::automorphism(const ring::Automorphism& a, const ring::RnsPoly& y) const {
+  const u32* in = words(*this, y, "automorphism");
+  const cuda::AutomorphismPlan& plan = state_->automorphism_plan(a);
+  ring::RnsPoly out = allocate(y.basis_ptr(), {.form = y.form(), .init = BufferInit::uninitialized});
+  u32* o = words(*this, out, "automorphism");
+  if (y.form() == ring::PolyForm::ntt) {
+    plan.apply(in, o, y.limb_count(), state_->stream);
+    return out;
+  }
+  // Coefficient form through the NTT: both transforms are exact, so the words are the coefficient map's.
+  ring::RnsPoly spectrum = clone(y);
+  to_ntt(spectrum);
+  plan.apply(words(*this, spectrum, "automorphism"), o, y.limb_count(), state_->stream);
+  out.set_form(ring::PolyForm::ntt);
+  to_coeff(out);
+  return out;
+}
+
+}  // namespace cerium::backend

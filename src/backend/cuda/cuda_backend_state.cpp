@@ -1,0 +1,129 @@
+#include "cuda_backend_state.hpp"
+
+#include <algorithm>
+
+#include "cerium/core/check.hpp"
+#include "cerium/ring/rns_basis.hpp"
+
+namespace cerium::backend {
+namespace {
+
+CudaBackend::State::Primes primes_of(const ring::RnsBasis& basis) {
+  return {basis.primes().begin(), basis.primes().end()};
+}
+
+// Finds key in cache or builds it (under the state's mutex).
+template <class Map, class Key, class Make>
+const auto& find_or_build(std::mutex& mutex, Map& cache, const Key& key, Make make) {
+  const std::lock_guard lock(mutex);
+  auto found = cache.find(key);
+  if (found == cache.end()) found = cache.emplace(key, make()).first;
+  return *found->second;
+}
+
+}  // namespace
+
+const cuda::ElementwisePlan& CudaBackend::State::elementwise_plan(const ring::RnsBasis& basis) {
+  return find_or_build(mutex, elementwise, primes_of(basis),
+                       [&] { return std::make_unique<cuda::ElementwisePlan>(basis); });
+}
+
+const cuda::RescalePlan& CudaBackend::State::rescale_plan(const ring::Rescaler& rescaler) {
+  const auto key = std::make_tuple(primes_of(rescaler.basis()), rescaler.dropped(), static_cast<int>(rescaler.rounding()));
+  return find_or_build(mutex, rescale, key, [&] {
+    const cuda::RescaleConfig config{.dropped = rescaler.dropped(), .rounding = rescaler.rounding(), .ntt_form = false};
+    return std::make_unique<cuda::RescalePlan>(rescaler.basis(), config);
+  });
+}
+
+const cuda::ModDownCorrectionPlan& CudaBackend::State::mod_down_ntt_plan(const ring::ModDown& mod_down) {
+  const auto key = std::make_tuple(primes_of(mod_down.full()), primes_of(mod_down.kept()),
+                                   static_cast<int>(mod_down.rounding()));
+  return find_or_build(mutex, mod_down_ntt, key, [&] {
+    return std::make_unique<cuda::ModDownCorrectionPlan>(mod_down.full(), mod_down.kept(), mod_down.rounding());
+  });
+}
+
+const cuda::ModDownPlan& CudaBackend::State::mod_down_coefficient_plan(const ring::ModDown& mod_down) {
+  const auto key = std::make_tuple(primes_of(mod_down.full()), primes_of(mod_down.kept()),
+                                   static_cast<int>(mod_down.rounding()));
+  return find_or_build(mutex, mod_down_coefficient, key, [&] {
+    return std::make_unique<cuda::ModDownPlan>(mod_down.full(), mod_down.kept(), mod_down.rounding());
+  });
+}
+
+const cuda::ModUpPlan& CudaBackend::State::mod_up_plan(int level, std::size_t digit) {
+  return find_or_build(mutex, mod_up, std::make_pair(level, digit), [&] {
+    const ring::ModUp& m = context->mod_up(level, digit);
+    return std::make_unique<cuda::ModUpPlan>(m.digit(), m.target());
+  });
+}
+
+const cuda::KeySwitchInnerProductPlan& CudaBackend::State::inner_product_plan(int level) {
+  return find_or_build(mutex, inner_product, level, [&] {
+    const auto& params = context->parameters();
+    const cuda::KeySwitchLayout layout{.q_limbs = params.limbs_at(level), .key_q_limbs = params.q_primes().size()};
+    return std::make_unique<cuda::KeySwitchInnerProductPlan>(*context->qp_basis(level), layout);
+  });
+}
+
+const cuda::AutomorphismPlan& CudaBackend::State::automorphism_plan(const ring::Automorphism& a) {
+  require<MismatchError>(a.n() == n, "an automorphism of degree {} cannot act on ring degree {}", a.n(), n);
+  return find_or_build(mutex, automorphism, a.galois_element(),
+                       [&] { return std::make_unique<cuda::AutomorphismPlan>(a); });
+}
+
+std::optional<std::vector<TableRun>> CudaBackend::State::runs(std::span<const std::uint32_t> primes) const {
+  std::vector<TableRun> out;
+  for (std::size_t i = 0; i < primes.size(); ++i) {
+    const auto found = table_of_prime.find(primes[i]);
+    if (found == table_of_prime.end()) return std::nullopt;
+    if (!out.empty() && out.back().first_table + out.back().count == found->second) {
+      ++out.back().count;
+    } else {
+      out.push_back({i, found->second, 1});
+    }
+  }
+  return out;
+}
+
+const cuda::NttPlan& CudaBackend::State::foreign_ntt_plan(std::span<const std::uint32_t> primes) {
+  const Primes key(primes.begin(), primes.end());
+  return find_or_build(mutex, foreign_ntt, key, [&] {
+    const auto basis = ring::make_basis(n, key);
+    std::vector<math::NttTables> tables;
+    for (std::size_t i = 0; i < basis->size(); ++i) tables.push_back(basis->ntt(i));
+    return std::make_unique<cuda::NttPlan>(tables);
+  });
+}
+
+template <bool Forward>
+void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uint32_t> primes) {
+  if (primes.empty()) return;
+  if (const auto found = runs(primes)) {
+    for (const TableRun& r : *found) {
+      if constexpr (Forward) {
+        ntt->forward(data + r.first_limb * n, r.first_table, r.count, stream);
+      } else {
+        ntt->inverse(data + r.first_limb * n, r.first_table, r.count, stream);
+      }
+    }
+    return;
+  }
+  const cuda::NttPlan& plan = foreign_ntt_plan(primes);
+  if constexpr (Forward) {
+    plan.forward(data, 0, primes.size(), stream);
+  } else {
+    plan.inverse(data, 0, primes.size(), stream);
+  }
+}
+
+void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes) {
+  transform<true>(data, primes);
+}
+
+void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes) {
+  transform<false>(data, primes);
+}
+
+}  // namespace cerium::backend

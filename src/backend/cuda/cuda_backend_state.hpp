@@ -1,0 +1,74 @@
+#pragma once
+// The shared state of a CudaBackend: the context, the device and its work stream, and the plans built on first
+// use. Plans are immutable once built; the caches are guarded by one mutex, so backends copied into several
+// threads share them safely.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "cerium/backend/cuda/automorphism.hpp"
+#include "cerium/backend/cuda/basis_conversion.hpp"
+#include "cerium/backend/cuda/elementwise.hpp"
+#include "cerium/backend/cuda/key_switch.hpp"
+#include "cerium/backend/cuda/ntt.hpp"
+#include "cerium/backend/cuda/rescale.hpp"
+#include "cerium/backend/cuda/stream.hpp"
+#include "cerium/backend/cuda_backend.hpp"
+
+namespace cerium::backend {
+
+// A run of consecutive limbs of a polynomial whose NTT tables are consecutive in the context's table set.
+struct TableRun {
+  std::size_t first_limb = 0;
+  std::size_t first_table = 0;
+  std::size_t count = 0;
+};
+
+struct CudaBackend::State {
+  using Primes = std::vector<std::uint32_t>;
+
+  ckks::ContextPtr context;
+  Device device;
+  cuda::Stream stream;
+  std::size_t n = 0;
+  std::unique_ptr<cuda::NttPlan> ntt;  // tables of context->key_basis(): Q_top then P
+  std::unordered_map<std::uint32_t, std::size_t> table_of_prime;
+
+  std::mutex mutex;
+  std::map<Primes, std::unique_ptr<cuda::ElementwisePlan>> elementwise;
+  std::map<Primes, std::unique_ptr<cuda::NttPlan>> foreign_ntt;  // bases with primes outside the context
+  std::map<std::tuple<Primes, std::size_t, int>, std::unique_ptr<cuda::RescalePlan>> rescale;
+  std::map<std::tuple<Primes, Primes, int>, std::unique_ptr<cuda::ModDownCorrectionPlan>> mod_down_ntt;
+  std::map<std::tuple<Primes, Primes, int>, std::unique_ptr<cuda::ModDownPlan>> mod_down_coefficient;
+  std::map<std::pair<int, std::size_t>, std::unique_ptr<cuda::ModUpPlan>> mod_up;
+  std::map<int, std::unique_ptr<cuda::KeySwitchInnerProductPlan>> inner_product;
+  std::map<std::uint32_t, std::unique_ptr<cuda::AutomorphismPlan>> automorphism;
+
+  const cuda::ElementwisePlan& elementwise_plan(const ring::RnsBasis& basis);
+  const cuda::RescalePlan& rescale_plan(const ring::Rescaler& rescaler);
+  const cuda::ModDownCorrectionPlan& mod_down_ntt_plan(const ring::ModDown& mod_down);
+  const cuda::ModDownPlan& mod_down_coefficient_plan(const ring::ModDown& mod_down);
+  const cuda::ModUpPlan& mod_up_plan(int level, std::size_t digit);
+  const cuda::KeySwitchInnerProductPlan& inner_product_plan(int level);
+  const cuda::AutomorphismPlan& automorphism_plan(const ring::Automorphism& automorphism);
+
+  // NTT of `limbs` limbs at data whose primes are `primes`, in place, on the work stream.
+  void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes);
+  void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes);
+
+ private:
+  // The runs of primes in the context's tables, or nothing when a prime is not the context's.
+  std::optional<std::vector<TableRun>> runs(std::span<const std::uint32_t> primes) const;
+  const cuda::NttPlan& foreign_ntt_plan(std::span<const std::uint32_t> primes);
+  template <bool Forward>
+  void transform(std::uint32_t* data, std::span<const std::uint32_t> primes);
+};
+
+}  // namespace cerium::backend

@@ -1,0 +1,183 @@
+// The CUDA backend's hybrid key switching: ModUp of every digit, the inner product with the key (an
+// automorphism applied to the digits as they are read), and ModDown, each producing exactly the words of
+// ckks::decompose_and_mod_up / key_switch_apply / ring::ModDown.
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "cerium/backend/cuda/check.hpp"
+#include "cerium/backend/cuda_backend.hpp"
+#include "cerium/core/check.hpp"
+#include "cuda_backend_state.hpp"
+
+namespace cerium::backend {
+namespace {
+
+using math::u32;
+
+cudaStream_t native(const cuda::Stream& stream) { return static_cast<cudaStream_t>(stream.native_handle()); }
+
+void copy_words(u32* dst, const u32* src, std::size_t words, const cuda::Stream& stream) {
+  if (words == 0) return;
+  CERIUM_CUDA_CHECK(cudaMemcpyAsync(dst, src, words * sizeof(u32), cudaMemcpyDeviceToDevice, native(stream)));
+}
+
+u32* device_words(const ring::RnsPoly& x, Device device, const char* what) {
+  require<UnsupportedError>(!x.empty() && x.shards().size() == 1 && x.shards()[0].device() == device,
+                            "{} is not in {} memory in one shard; upload it (CudaBackend::upload, or give the "
+                            "evaluator host keys: it uploads them)",
+                            what, to_string(device));
+  return const_cast<u32*>(x.shards()[0].data());
+}
+
+void require_context(const CudaBackend& backend, const ckks::Context& context, const char* operation) {
+  require<MismatchError>(&context == backend.context().get() || context.parameters() == backend.context()->parameters(),
+                         "{}: the context ({}) is not the CUDA backend's ({})", operation,
+                         context.parameters().describe(), backend.context()->parameters().describe());
+}
+
+// Positions of `part`'s primes in `whole` (MismatchError when one is missing).
+std::vector<std::size_t> positions(const ring::RnsBasis& part, const ring::RnsBasis& whole) {
+  std::vector<std::size_t> out;
+  for (const auto q : part.primes()) {
+    const auto index = whole.index_of(q);
+    require<MismatchError>(index.has_value(), "ModDown: prime {} is missing from {}", q, ring::describe(whole));
+    out.push_back(*index);
+  }
+  return out;
+}
+
+bool is_run(const std::vector<std::size_t>& p) {
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (p[i] != p[0] + i) return false;
+  }
+  return true;
+}
+
+// Gathers the limbs at `from` of src into consecutive limbs of dst (one copy when they are consecutive).
+void gather(u32* dst, const u32* src, const std::vector<std::size_t>& from, std::size_t n, const cuda::Stream& stream) {
+  if (from.empty()) return;
+  if (is_run(from)) {
+    copy_words(dst, src + from[0] * n, from.size() * n, stream);
+    return;
+  }
+  for (std::size_t i = 0; i < from.size(); ++i) copy_words(dst + i * n, src + from[i] * n, n, stream);
+}
+
+// ModDown in NTT form from in (over mod_down.full()) to out (over mod_down.kept()); out may be in itself when
+// the kept primes are the first primes of full.
+void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u32* in, u32* out) {
+  const std::size_t n = s.n;
+  const auto dropped_at = positions(mod_down.dropped(), mod_down.full());
+  const auto kept_at = positions(mod_down.kept(), mod_down.full());
+  const std::size_t dropped = dropped_at.size();
+  const std::size_t kept = kept_at.size();
+  const cuda::ModDownCorrectionPlan& plan = s.mod_down_ntt_plan(mod_down);
+  DeviceWords scratch(s.device, (dropped + kept) * n, BufferInit::uninitialized);
+  u32* coefficients = scratch.data();
+  u32* corrections = scratch.data() + dropped * n;
+  gather(coefficients, in, dropped_at, n, s.stream);
+  s.ntt_inverse(coefficients, mod_down.dropped().primes());
+  plan.apply(coefficients, corrections, s.stream);
+  s.ntt_forward(corrections, mod_down.kept().primes());
+  const u32* x = in;
+  if (!(is_run(kept_at) && kept_at[0] == 0)) {
+    gather(out, in, kept_at, n, s.stream);
+    x = out;
+  }
+  s.elementwise_plan(mod_down.kept()).subtract_and_scale(out, x, corrections, plan.p_inverse(), kept, s.stream);
+}
+
+}  // namespace
+
+ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const {
+  require_context(*this, context, "ModUp");
+  const auto& expected = context.q_basis(level);
+  require<MismatchError>(!y.empty() && y.basis() == *expected && y.form() == ring::PolyForm::ntt,
+                         "key switching at level {} needs a polynomial over {} in NTT form; got {}", level,
+                         ring::describe(*expected),
+                         y.empty() ? std::string("an empty polynomial")
+                                   : fmt::format("{} in {} form", ring::describe(y.basis()), ring::to_string(y.form())));
+  State& s = *state_;
+  const u32* in = device_words(y, s.device, "the polynomial to key-switch");
+  // One inverse NTT of every limb serves all digits.
+  DeviceWords coefficients(s.device, y.limb_count() * s.n, BufferInit::uninitialized);
+  copy_words(coefficients.data(), in, y.limb_count() * s.n, s.stream);
+  s.ntt_inverse(coefficients.data(), y.basis().primes());
+  ckks::DecomposedPoly out{level, {}};
+  const std::size_t digits = context.digit_count(level);
+  const auto& qp = context.qp_basis(level);
+  out.digits.reserve(digits);
+  for (std::size_t d = 0; d < digits; ++d) {
+    ring::RnsPoly digit = allocate(qp, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+    u32* o = device_words(digit, s.device, "a ModUp digit");
+    // The digit's limbs are copied in coefficient form and transformed back with the rest: NTT(INTT(x)) = x.
+    s.mod_up_plan(level, d).apply(coefficients.data() + context.digit_first_prime(d) * s.n, o, s.stream);
+    s.ntt_forward(o, qp->primes());
+    out.digits.push_back(std::move(digit));
+  }
+  return out;
+}
+
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& context,
+                                                           const ckks::DecomposedPoly& decomposed,
+                                                           const ckks::SwitchingKey& key,
+                                                           const ring::Automorphism* automorphism) const {
+  require_context(*this, context, "key switching");
+  State& s = *state_;
+  const int level = decomposed.level;
+  const std::size_t digits = context.digit_count(level);
+  require<MismatchError>(decomposed.digits.size() == digits, "a decomposition at level {} has {} digits; this one has {}",
+                         level, digits, decomposed.digits.size());
+  const auto& qp = context.qp_basis(level);
+  require<MismatchError>(key.context() != nullptr, "key switching with an empty switching key");
+  require<MismatchError>(key.context()->parameters() == context.parameters(),
+                         "the switching key belongs to other parameters ({}) than the context ({})",
+                         key.context()->parameters().describe(), context.parameters().describe());
+  require<MismatchError>(key.digit_count() >= digits, "the switching key has {} digits; level {} needs {}",
+                         key.digit_count(), level, digits);
+  std::vector<const u32*> digit_words, key_b, key_a;
+  for (std::size_t d = 0; d < digits; ++d) {
+    const auto& digit = decomposed.digits[d];
+    require<MismatchError>(!digit.empty() && digit.basis() == *qp && digit.form() == ring::PolyForm::ntt,
+                           "digit {} of the decomposition must be over {} (level {}) in NTT form", d,
+                           ring::describe(*qp), level);
+    digit_words.push_back(device_words(digit, s.device, "a ModUp digit"));
+    key_b.push_back(device_words(key.b(d), s.device, "the switching key"));
+    const ring::RnsPoly* a = key.stored_a(d);
+    require<UnsupportedError>(a != nullptr, "the CUDA backend needs switching keys uploaded expanded "
+                                            "(CudaBackend::upload expands seeded keys)");
+    key_a.push_back(device_words(*a, s.device, "the switching key"));
+  }
+  const cuda::AutomorphismPlan* permutation = automorphism ? &s.automorphism_plan(*automorphism) : nullptr;
+  std::array<ring::RnsPoly, 2> sum{allocate(qp, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized}),
+                                   allocate(qp, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized})};
+  u32* out0 = device_words(sum[0], s.device, "a key-switch sum");
+  u32* out1 = device_words(sum[1], s.device, "a key-switch sum");
+  s.inner_product_plan(level).apply(digit_words, key_b, key_a, out0, out1, s.stream, permutation);
+  // ModDown in place: Q_l is the first part of Q_l u P.
+  const ring::ModDown& down = context.mod_down(level);
+  mod_down_ntt(s, down, out0, out0);
+  mod_down_ntt(s, down, out1, out1);
+  sum[0].drop_to(down.kept_ptr());
+  sum[1].drop_to(down.kept_ptr());
+  return sum;
+}
+
+ring::RnsPoly CudaBackend::mod_down(const ring::ModDown& down, const ring::RnsPoly& y) const {
+  State& s = *state_;
+  const u32* in = device_words(y, s.device, "the polynomial to ModDown");
+  require<MismatchError>(y.basis() == down.full(), "ModDown: the polynomial is over {}, the ModDown from {}",
+                         ring::describe(y.basis()), ring::describe(down.full()));
+  ring::RnsPoly out = allocate(down.kept_ptr(), {.form = y.form(), .init = BufferInit::uninitialized});
+  u32* o = device_words(out, s.device, "a ModDown result");
+  if (y.form() == ring::PolyForm::coefficient) {
+    s.mod_down_coefficient_plan(down).apply(in, o, s.stream);
+  } else {
+    mod_down_ntt(s, down, in, o);
+  }
+  return out;
+}
+
+}  // namespace cerium::backend

@@ -1,0 +1,219 @@
+// Every evaluator operation on the CUDA backend gives exactly the CPU backend's words, on fresh random inputs, at
+// N = 2^12 .. 2^16, with one- and two-prime levels, several dnum values and at several levels.
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda_evaluator.hpp"
+#include "gpu_test_support.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+
+namespace {
+
+using namespace evaluator_test;
+using cerium::backend::CudaBackend;
+
+struct GpuFixture {
+  Fixture cpu;
+  CudaEvaluator gpu;
+  std::mt19937_64 rng;
+
+  GpuFixture(const CkksConfig& config, const KeyRequest& keys)
+      : cpu(config, keys), gpu(cpu.context, CudaBackend(cpu.context)), rng(cerium_test::make_rng()) {
+    if (cpu.evaluator.relinearization_key()) gpu.set_relinearization_key(cpu.evaluator.relinearization_key());
+    if (cpu.evaluator.galois_keys()) gpu.set_galois_keys(cpu.evaluator.galois_keys());
+  }
+
+  Ciphertext fresh(int level = -1) { return cpu.encrypt(random_complex(rng, cpu.max_slots()), level); }
+  std::vector<Ciphertext> fresh_list(int level, std::size_t count) {
+    std::vector<Ciphertext> out;
+    for (std::size_t i = 0; i < count; ++i) out.push_back(fresh(level));
+    return out;
+  }
+  Plaintext plain(int level, double scale = 0) {
+    return cpu.encoder.encode(random_complex(rng, cpu.max_slots()), EncodeOptions{.level = level, .scale = scale});
+  }
+};
+
+// Runs op on both evaluators (the GPU on uploaded copies of the same inputs) and compares the words.
+template <class Op>
+void check_same(GpuFixture& f, const std::string& name, const std::vector<Ciphertext>& inputs, Op op) {
+  INFO("operation " << name);
+  std::vector<Ciphertext> on_gpu;
+  for (const auto& c : inputs) on_gpu.push_back(f.gpu.upload(c));
+  const Ciphertext want = op(f.cpu.evaluator, inputs);
+  const Ciphertext got = f.gpu.download(op(f.gpu, on_gpu));
+  CHECK(got.level() == want.level());
+  CHECK(got.scale() == want.scale());
+  CHECK(same_words(got, want));
+}
+
+void check_all_operations(const CkksConfig& config) {
+  const std::vector<std::int64_t> steps = {1, -3, 7};
+  GpuFixture f(config, KeyRequest{.rotations = steps, .conjugation = true});
+  const int top = f.cpu.context->max_level();
+  for (const int level : {top, top > 1 ? top - 1 : top}) {
+    INFO("N = " << f.cpu.context->ring_degree() << ", level " << level << ", dnum " << config.dnum << ", width "
+                << config.level_width);
+    const std::vector<Ciphertext> one = f.fresh_list(level, 1);
+    const std::vector<Ciphertext> two = f.fresh_list(level, 2);
+    const Plaintext p = f.plain(level);
+    const Plaintext p_gpu = f.gpu.upload(p);
+    const double c = std::uniform_real_distribution<double>(-2, 2)(f.rng);
+    const Complex z{c, -0.75 * c};
+
+    check_same(f, "add", two, [](auto& e, auto& x) { return e.add(x[0], x[1]); });
+    check_same(f, "sub", two, [](auto& e, auto& x) { return e.sub(x[0], x[1]); });
+    check_same(f, "negate", one, [](auto& e, auto& x) { return e.negate(x[0]); });
+    check_same(f, "add plaintext", one, [&](auto& e, auto& x) {
+      return e.add(x[0], &e == static_cast<const void*>(&f.gpu) ? p_gpu : p);
+    });
+    check_same(f, "multiply plaintext", one, [&](auto& e, auto& x) {
+      return e.multiply(x[0], &e == static_cast<const void*>(&f.gpu) ? p_gpu : p);
+    });
+    check_same(f, "add real constant", one, [&](auto& e, auto& x) { return e.add(x[0], c); });
+    check_same(f, "add complex constant", one, [&](auto& e, auto& x) { return e.add(x[0], z); });
+    check_same(f, "multiply real constant", one, [&](auto& e, auto& x) { return e.multiply(x[0], c); });
+    check_same(f, "multiply complex constant", one, [&](auto& e, auto& x) { return e.multiply(x[0], z); });
+    check_same(f, "multiply integer", one, [](auto& e, auto& x) { return e.multiply_integer(x[0], -12345); });
+    check_same(f, "multiply no relin", two, [](auto& e, auto& x) { return e.multiply_no_relin(x[0], x[1]); });
+    check_same(f, "multiply + relinearize", two, [](auto& e, auto& x) { return e.multiply(x[0], x[1]); });
+    check_same(f, "square, relinearize later", one, [](auto& e, auto& x) {
+      return e.relinearize(e.multiply_no_relin(x[0], x[0]));
+    });
+    check_same(f, "rotate", one, [](auto& e, auto& x) { return e.rotate(x[0], 1); });
+    check_same(f, "rotate back", one, [](auto& e, auto& x) { return e.rotate(x[0], -3); });
+    check_same(f, "conjugate", one, [](auto& e, auto& x) { return e.conjugate(x[0]); });
+    check_same(f, "hoisted rotations", one, [&](auto& e, auto& x) {
+      auto r = e.rotate_hoisted(x[0], steps);
+      return e.add(e.add(r[0], r[1]), r[2]);
+    });
+    if (level >= 1) {
+      check_same(f, "multiply, relinearize, rescale", two, [](auto& e, auto& x) {
+        return e.rescale(e.multiply(x[0], x[1]));
+      });
+      check_same(f, "level_down", one, [&](auto& e, auto& x) { return e.level_down(x[0], level - 1); });
+      check_same(f, "adjust_scale", one, [&](auto& e, auto& x) { return e.adjust_scale(x[0], x[0].scale() * 0.75); });
+      check_same(f, "operands at different levels", two, [&](auto& e, auto& x) {
+        return e.add(e.rescale(e.multiply(x[0], 0.5)), x[1]);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CUDA evaluator equals the CPU evaluator word for word", "[gpu][evaluator]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  SECTION("N = 2^12, two-prime levels, dnum 2") { check_all_operations(toy(12, 3, 2, 2)); }
+  SECTION("N = 2^13, one-prime levels, dnum 3") { check_all_operations(toy(13, 5, 1, 3)); }
+  SECTION("N = 2^14, two-prime levels, dnum 1") { check_all_operations(toy(14, 2, 2, 1)); }
+}
+
+// Larger rings: left out of the sanitizer runs (scripts/gpu-check.sh), which would take minutes on them.
+TEST_CASE("CUDA evaluator equals the CPU evaluator at N = 2^15 and 2^16", "[gpu][evaluator][large]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  SECTION("N = 2^15, two-prime levels, dnum 4") { check_all_operations(toy(15, 4, 2, 4)); }
+  SECTION("N = 2^16, two-prime levels, dnum 3") { check_all_operations(toy(16, 5, 2, 3)); }
+}
+
+TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  const auto context = Context::create(toy(13, 4, 2, 3));
+  const CudaBackend gpu(context);
+  const backend::CpuBackend cpu;
+  auto rng = cerium_test::make_rng();
+  const int level = context->max_level();
+  const auto& q = context->q_basis(level);
+  ring::RnsPoly x(q, ring::PolyForm::coefficient);
+  for (std::size_t i = 0; i < x.limb_count(); ++i) {
+    std::uniform_int_distribution<std::uint32_t> dist(0, q->prime(i) - 1);
+    for (auto& w : x.limb(i)) w = dist(rng);
+  }
+  const ring::RnsPoly x_gpu = gpu.upload(x);
+
+  SECTION("forward and inverse NTT over a level, Q u P and P") {
+    for (const auto& basis : {q, context->qp_basis(level - 1), context->p_basis()}) {
+      ring::RnsPoly y(basis, ring::PolyForm::coefficient);
+      for (std::size_t i = 0; i < y.limb_count(); ++i)
+        for (auto& w : y.limb(i)) w = static_cast<std::uint32_t>(rng() % basis->prime(i));
+      ring::RnsPoly d = gpu.upload(y);
+      gpu.to_ntt(d);
+      cpu.to_ntt(y);
+      CHECK(gpu.download(d) == y);
+      gpu.to_coeff(d);
+      cpu.to_coeff(y);
+      CHECK(gpu.download(d) == y);
+    }
+  }
+  SECTION("coefficient-form automorphism and rescale") {
+    const ring::Automorphism& a = context->automorphism(ring::rotation_galois_element(5, context->ring_degree()));
+    CHECK(gpu.download(gpu.automorphism(a, x_gpu)) == cpu.automorphism(a, x));
+    ring::RnsPoly r = x.clone();
+    ring::RnsPoly r_gpu = gpu.clone(x_gpu);
+    cpu.rescale(context->rescaler(level), r);
+    gpu.rescale(context->rescaler(level), r_gpu);
+    CHECK(gpu.download(r_gpu) == r);
+  }
+  SECTION("ModUp, key-switch inner product and ModDown in NTT form; ModDown in coefficient form") {
+    KeyGenerator keygen(context);
+    const auto relin = std::make_shared<const RelinearizationKey>(keygen.relinearization_key(KeyStorage::seeded));
+    const auto relin_gpu = gpu.resident(relin);
+    ring::RnsPoly y = x.clone();
+    y.to_ntt();
+    const ring::RnsPoly y_gpu = gpu.upload(y);
+    const auto digits = cpu.mod_up(*context, y, level);
+    const auto digits_gpu = gpu.mod_up(*context, y_gpu, level);
+    REQUIRE(digits.digits.size() == digits_gpu.digits.size());
+    for (std::size_t d = 0; d < digits.digits.size(); ++d) CHECK(gpu.download(digits_gpu.digits[d]) == digits.digits[d]);
+    const auto& a = context->automorphism(ring::rotation_galois_element(-2, context->ring_degree()));
+    for (const ring::Automorphism* automorphism : {static_cast<const ring::Automorphism*>(nullptr), &a}) {
+      const auto want = cpu.key_switch_apply(*context, digits, relin->key(), automorphism);
+      const auto got = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), automorphism);
+      CHECK(gpu.download(got[0]) == want[0]);
+      CHECK(gpu.download(got[1]) == want[1]);
+    }
+    ring::RnsPoly wide(context->qp_basis(level), ring::PolyForm::coefficient);
+    for (std::size_t i = 0; i < wide.limb_count(); ++i)
+      for (auto& w : wide.limb(i)) w = static_cast<std::uint32_t>(rng() % wide.basis().prime(i));
+    const auto& down = context->mod_down(level);
+    CHECK(gpu.download(gpu.mod_down(down, gpu.upload(wide))) == cpu.mod_down(down, wide));
+  }
+  SECTION("host polynomials are refused with a clear error") {
+    ring::RnsPoly host = x.clone();
+    CHECK_THROWS_AS(gpu.add(host, x_gpu), UnsupportedError);
+    CHECK_THROWS_AS(x_gpu.limb(0), UnsupportedError);
+  }
+}
+
+TEST_CASE("Device memory: statistics, a cap that fails cleanly, pinned round trips", "[gpu][memory]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  const auto context = Context::create(toy(14, 3, 2, 2));
+  const CudaBackend gpu(context);
+  const auto before = cuda::memory_stats();
+  ring::RnsPoly kept = gpu.allocate(context->q_basis(3), {.form = ring::PolyForm::ntt});
+  const auto during = cuda::memory_stats();
+  CHECK(during.in_use >= before.in_use + kept.limb_count() * kept.n() * 4);
+  CHECK(during.peak >= during.in_use);
+  CHECK(during.allocations == before.allocations + 1);
+
+  cuda::set_memory_limit(during.in_use + 1024);
+  try {
+    (void)gpu.allocate(context->q_basis(3), {.form = ring::PolyForm::ntt});
+    FAIL("an allocation past the cap must throw");
+  } catch (const OutOfMemoryError& e) {
+    CHECK(message_contains(e, "memory limit"));
+  }
+  cuda::set_memory_limit(0);
+  // What existed stays valid, and work goes on.
+  CHECK(gpu.download(kept) == ring::RnsPoly(context->q_basis(3), ring::PolyForm::ntt));
+  ring::RnsPoly big(context->key_basis(), ring::PolyForm::coefficient);
+  auto rng = cerium_test::make_rng();
+  for (std::size_t i = 0; i < big.limb_count(); ++i)
+    for (auto& w : big.limb(i)) w = static_cast<std::uint32_t>(rng() % big.basis().prime(i));
+  CHECK(gpu.download(gpu.upload(big)) == big);
+}
