@@ -35,6 +35,10 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
                           "bootstrapping: the base modulus q0 = 2^{:.1f} must stay below 2^63 (ModRaise lifts its "
                           "residues through 64-bit integers); use fewer or smaller base primes",
                           log_q0);
+  if (config_.message_ratio_bits == 0) {
+    const double automatic = std::round(12.5 - std::log2(static_cast<double>(slots_)) / 2);
+    config_.message_ratio_bits = static_cast<int>(std::clamp(automatic, 5.0, 12.0));
+  }
   require<ParameterError>(config_.message_ratio_bits >= 1 && config_.message_ratio_bits < log_q0 - 20,
                           "bootstrapping: message_ratio_bits = {} must be within 1..{:.0f}", config_.message_ratio_bits,
                           log_q0 - 21);

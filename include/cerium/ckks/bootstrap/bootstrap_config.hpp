@@ -20,8 +20,11 @@ struct BootstrapConfig {
   // |I| <= (1 + h) / 2 always, so K = 17 never fails for h = 32.
   int k_range = 17;
   // log2(q0 / scale) at ModRaise: the message is brought this far below the base modulus q0 first (one level),
-  // trading the sine's cubic error (smaller for larger ratios) against EvalMod's noise (amplified by the ratio).
-  int message_ratio_bits = 10;
+  // trading the sine's cubic error (smaller for larger ratios) against EvalMod's noise (amplified by the ratio,
+  // and by sqrt(slots) in SlotToCoeff). The cubic error depends on the message's polynomial coefficients, about
+  // |slot values| / sqrt(slots), so more slots allow a smaller ratio. 0 means automatic:
+  // clamp(round(12.5 - log2(slots) / 2), 5, 12), i.e. 5 at 2^15 slots, 8 at 2^10, 11 at 8.
+  int message_ratio_bits = 0;
   // Sparse-secret encapsulation: switch to an ephemeral secret of this Hamming weight at level 0 and back at the
   // top, so that K stays small with a dense secret.
   bool sparse_encapsulation = true;

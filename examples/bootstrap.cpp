@@ -1,0 +1,119 @@
+// Bootstrapping: encrypt real values at level 1, bootstrap, and report the precision, the levels the result has
+// left, the key memory and the time of each step.
+//
+//   cerium_example_bootstrap                  toy parameters (N = 2^12, insecure), full slots: a few seconds
+//   cerium_example_bootstrap --log-n 13       another toy size
+//   cerium_example_bootstrap --n16            presets::bootstrappable_n16 (N = 2^16, 128-bit): minutes on a CPU
+//   --slots S                                  sparse packing (a power of two below N/2)
+//   --no-encapsulation                        bootstrap under the dense secret (needs a larger K; toy sizes only)
+//   --repeat R                                time R bootstraps
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cerium/ckks/bootstrap/bootstrapper.hpp"
+#include "cerium/ckks/context.hpp"
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+
+using namespace cerium;
+using namespace cerium::ckks;
+
+namespace {
+
+template <class F>
+auto timed(const char* what, F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = f();
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  fmt::print("  {:<28} {:10.3f} s\n", what, elapsed.count());
+  return result;
+}
+
+double mib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int log_n = 12;
+  bool n16 = false;
+  int repeat = 1;
+  BootstrapConfig config;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--n16") {
+      n16 = true;
+    } else if (arg == "--log-n" && i + 1 < argc) {
+      log_n = std::atoi(argv[++i]);
+    } else if (arg == "--slots" && i + 1 < argc) {
+      config.slots = static_cast<std::size_t>(std::atol(argv[++i]));
+    } else if (arg == "--no-encapsulation") {
+      config.sparse_encapsulation = false;
+    } else if (arg == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
+    } else {
+      fmt::print(stderr, "usage: {} [--n16 | --log-n L] [--slots S] [--no-encapsulation] [--repeat R]\n", argv[0]);
+      return 2;
+    }
+  }
+  CkksConfig params = n16 ? presets::bootstrappable_n16() : presets::bootstrappable_toy(log_n);
+  if (!config.sparse_encapsulation && !n16) {
+    // Without encapsulation the secret itself must be sparse for K = 17 to hold.
+    params.secret = SecretDistribution::hamming_weight;
+    params.hamming_weight = 32;
+  }
+  if (n16) config.cache_plaintexts = false;  // the diagonals at N = 2^16 take gigabytes as plaintexts
+
+  const ContextPtr context = timed("context", [&] { return Context::create(params); });
+  fmt::print("{}\n", context->parameters().describe());
+  KeyGenerator keygen(context);
+  auto boot = timed("bootstrapper set-up", [&] { return std::make_unique<Bootstrapper>(context, config); });
+  const auto& levels = boot->levels();
+  fmt::print("  slots {}, levels: top {}, after CoeffToSlot {}, after EvalMod {} (EvalMod {}), output {}\n",
+             boot->slots(), levels.top, levels.after_coeff_to_slot, levels.after_eval_mod, levels.eval_mod,
+             levels.output);
+  fmt::print("  {} rotation keys + conjugation\n", boot->rotation_steps().size());
+  auto keys = timed("key generation", [&] {
+    return std::make_shared<const BootstrapKeys>(boot->generate_keys(keygen, [](const ProgressEvent& e) {
+      if (e.done == e.total) fmt::print("    {}: {} done\n", e.task, e.total);
+    }));
+  });
+  boot->set_keys(keys);
+  fmt::print("  key memory {:.1f} MiB, cached diagonals {:.1f} MiB\n", mib(keys->memory_bytes()),
+             mib(boot->plaintext_bytes()));
+
+  const Encoder encoder(context);
+  const Encryptor encryptor(keygen.public_key());
+  const Decryptor decryptor(keygen.secret_key());
+  std::mt19937_64 rng(2024);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> x(boot->slots());
+  for (auto& v : x) v = uniform(rng);
+  const Ciphertext input =
+      encryptor.encrypt(encoder.encode(x, EncodeOptions{.level = 1, .slots = boot->slots()}));
+
+  Ciphertext output;
+  for (int r = 0; r < repeat; ++r) output = timed("bootstrap", [&] { return boot->bootstrap(input); });
+  const auto got = encoder.decode(decryptor.decrypt(output));
+  double total = 0, worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double e = std::abs(got[i] - x[i]);
+    total += e;
+    worst = std::max(worst, e);
+  }
+  fmt::print("precision: mean {:.1f} bits, worst slot {:.1f} bits\n", -std::log2(total / static_cast<double>(x.size())),
+             -std::log2(worst));
+  fmt::print("output: level {} (the application has {} levels before the next bootstrap), scale 2^{:.2f}\n",
+             output.level(), output.level() - 1, std::log2(output.scale()));
+  return 0;
+}
