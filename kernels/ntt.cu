@@ -50,7 +50,17 @@ struct KernelArgs {
   u32* data;
   const uint2* twiddles;  // (w, w_shoup)
   const NttLimbConstants* constants;
+  std::size_t first_limb;  // of this launch within the batch (launches are chunked by the grid's y limit)
+  std::size_t period;      // limbs per polynomial of the batch
+  std::size_t split;       // local limbs below split use table local, the others table local + shift
+  std::size_t shift;
 };
+
+// The table of a limb of the batch (see NttLaunch).
+__device__ __forceinline__ std::size_t table_of(const KernelArgs& args, std::size_t limb) {
+  const std::size_t local = (args.first_limb + limb) % args.period;
+  return local < args.split ? local : local + args.shift;
+}
 
 // Shared-memory layout: XOR-ing bits 2..4 of a word's index with its 32-word row number spreads the strided
 // accesses of the middle stages over all 32 banks, and keeps every aligned run of 4 words contiguous, so the
@@ -295,9 +305,10 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
   constexpr int count = sizeof...(Is);
   const std::size_t limb_index = blockIdx.y;
   constexpr std::size_t n = std::size_t{1} << T::kLogN;
+  const std::size_t table = table_of(args, limb_index);
   u32* limb = args.data + limb_index * n;
-  const uint2* twiddles = args.twiddles + limb_index * n;
-  const NttLimbConstants c = args.constants[limb_index];
+  const uint2* twiddles = args.twiddles + table * n;
+  const NttLimbConstants c = args.constants[table];
   const u32 root = T::root();
   u32 x[kValues];
   // Forward: groups 0, 1, ...; inverse: the same groups from the last one down.
@@ -346,8 +357,9 @@ void launch(const NttLaunch& launch) {
   const std::size_t n = std::size_t{1} << launch.log_degree;
   for (std::size_t first = 0; first < launch.limbs; first += max_limbs_per_launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
-    const KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles) + first * n,
-                          launch.constants + first};
+    const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
+    const KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles),
+                          launch.constants, first, period, launch.split, launch.shift};
     switch (launch.log_degree) {
       case 10: launch_degree<10, Forward>(args, limbs, stream); break;
       case 11: launch_degree<11, Forward>(args, limbs, stream); break;

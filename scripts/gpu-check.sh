@@ -7,7 +7,9 @@
 # Exits non-zero when any step fails.
 #
 # Environment: OUT, CERIUM_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S (default 480: the optional
-# sanitizers are skipped past it, and every step is cut short so that the whole script ends near it).
+# sanitizers are skipped past it, and every step is cut short so that the whole script ends near it),
+# GPU_CHECK_QUICK=1 (only the GPU test suite and the GPU benchmarks: for iterating on kernels),
+# GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
 # of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
 set -uo pipefail
@@ -130,7 +132,9 @@ if [[ -f $build_dir/CMakeCache.txt ]]; then
   keep_going=()
   grep -q 'CMAKE_GENERATOR:INTERNAL=Ninja' "$build_dir/CMakeCache.txt" && keep_going=(-- -k 0)
   grep -q 'CMAKE_GENERATOR:INTERNAL=Unix Makefiles' "$build_dir/CMakeCache.txt" && keep_going=(-- -k)
-  run_step build "$build_log" 300 cmake --build "$build_dir" -j "$jobs" "${keep_going[@]}" || true
+  targets=()
+  [[ ${GPU_CHECK_QUICK:-0} == 1 ]] && targets=(--target cerium_test_gpu cerium_bench_gpu)
+  run_step build "$build_log" 300 cmake --build "$build_dir" -j "$jobs" "${targets[@]}" "${keep_going[@]}" || true
 fi
 grep -E "error:|warning:" "$build_log" | sort -u | head -40 || true
 
@@ -139,12 +143,14 @@ gpu_bench=$build_dir/bench/cerium_bench_gpu
 cpu_bench=$build_dir/bench/cerium_bench_cpu
 
 # --- tests --------------------------------------------------------------------------------------------------
-if [[ -f $build_dir/CTestTestfile.cmake ]]; then
+quick=${GPU_CHECK_QUICK:-0}
+if [[ -f $build_dir/CTestTestfile.cmake ]] && ((!quick)); then
   run_step ctest "$test_log" 240 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 300 || true
 fi
 if [[ -x $test_bin ]]; then
   # The GPU suite once more in full view: per-test timing and the device the warnings name.
-  run_step gpu-tests-verbose "$test_log" 120 "$test_bin" --durations yes --warn NoAssertions || true
+  run_step gpu-tests-verbose "$test_log" 240 "$test_bin" ${GPU_TEST_FILTER:+"$GPU_TEST_FILTER"} --durations yes \
+    --warn NoAssertions || true
 fi
 
 # --- sanitizers ---------------------------------------------------------------------------------------------
@@ -153,17 +159,18 @@ sanitize() {  # TOOL FILTER
     "$test_bin" "$2" --warn NoAssertions
 }
 have_sanitizer=0
-[[ -x $test_bin ]] && command -v compute-sanitizer >/dev/null 2>&1 && have_sanitizer=1
+[[ -x $test_bin ]] && command -v compute-sanitizer >/dev/null 2>&1 && ((!quick)) && have_sanitizer=1
 # memcheck on every GPU test but those that provoke refused calls on purpose (the sanitizer reports those) and
 # the large-ring evaluator comparisons (minutes under the sanitizer; the smaller rings run the same code).
 ((have_sanitizer)) && { sanitize memcheck '[gpu]~[errors]~[large]' || true; }
 
 # --- benchmarks ---------------------------------------------------------------------------------------------
 if [[ -x $gpu_bench ]]; then
-  run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_repetitions=5 --benchmark_format=console \
+  run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_filter="${GPU_BENCH_FILTER:-.}" \
+    --benchmark_repetitions=5 --benchmark_format=console \
     --benchmark_out="$out/bench_gpu.json" --benchmark_out_format=json || true
 fi
-if [[ -x $cpu_bench ]]; then
+if [[ -x $cpu_bench ]] && ((!quick)); then
   # CPU reference figures (NTT, basis conversion, CKKS operations at N = 2^14 and 2^16) on this machine's cores.
   run_step bench-cpu "$bench_log" 200 "$cpu_bench" --benchmark_filter="${CPU_BENCH_FILTER:-ntt|BM_}" \
     --benchmark_format=console \
@@ -178,7 +185,7 @@ if ((have_sanitizer)); then
 fi
 
 # --- a hardware-counter look at the N = 2^16, 64-limb forward transform (both passes), while time remains ---
-if [[ -x $gpu_bench ]] && command -v ncu >/dev/null 2>&1; then
+if [[ -x $gpu_bench ]] && command -v ncu >/dev/null 2>&1 && ((!quick)); then
   run_step ncu-profile "$out/profile.log" 120 ncu --clock-control none --kernel-name regex:ntt_tile_kernel \
     --launch-skip 16 --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis \
     --section Occupancy --section LaunchStats "$gpu_bench" --benchmark_filter='ntt_forward_gpu/65536/64/' \

@@ -62,7 +62,7 @@ DeviceWords::DeviceWords(Device device, std::size_t size, BufferInit init) : dev
   if (size == 0) return;
   data_ = static_cast<std::uint32_t*>(hooks.allocate(device, padded_bytes(size)));
   size_ = size;
-  if (init == BufferInit::zero) hooks.zero(data_, padded_bytes(size_));
+  if (init == BufferInit::zero) hooks.zero(device, data_, padded_bytes(size_));
 }
 
 DeviceWords& DeviceWords::operator=(DeviceWords&& other) noexcept {
@@ -72,11 +72,31 @@ DeviceWords& DeviceWords::operator=(DeviceWords&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     host_ = std::move(other.host_);
+    block_ = std::move(other.block_);
   }
   return *this;
 }
 
+std::vector<DeviceWords> DeviceWords::slices(Device device, std::size_t count, std::size_t words, BufferInit init) {
+  const std::size_t stride = padded_bytes(words) / sizeof(std::uint32_t);
+  auto block = std::make_shared<DeviceWords>(device, count * stride, init);
+  std::vector<DeviceWords> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i].device_ = device;
+    out[i].data_ = block->data_ + i * stride;
+    out[i].size_ = words;
+    out[i].block_ = block;
+  }
+  return out;
+}
+
 void DeviceWords::release() noexcept {
+  if (block_ != nullptr) {  // a slice: the block frees the memory with its last slice
+    block_.reset();
+    data_ = nullptr;
+    size_ = 0;
+    return;
+  }
   if (data_ != nullptr && !device_.host_accessible()) {
     device_memory_hooks(device_.kind).release(device_, data_, padded_bytes(size_));
   }
@@ -93,7 +113,8 @@ DeviceWords DeviceWords::copy_to(Device target, std::size_t words) const {
   if (device_.host_accessible() && target.host_accessible()) {
     std::memcpy(copy.data_, data_, bytes);
   } else {
-    device_memory_hooks(target.host_accessible() ? device_.kind : target.kind).copy(copy.data_, data_, bytes);
+    device_memory_hooks(target.host_accessible() ? device_.kind : target.kind)
+        .copy(copy.data_, target, data_, device_, bytes);
   }
   return copy;
 }
@@ -102,10 +123,12 @@ DeviceWords DeviceWords::clone() const { return copy_to(device_, size_); }
 
 void DeviceWords::fill_zero() {
   if (data_ == nullptr) return;
-  if (device_.host_accessible()) {
+  if (block_ != nullptr && device_.host_accessible()) {
+    std::memset(data_, 0, size_ * sizeof(std::uint32_t));
+  } else if (device_.host_accessible()) {
     host_.fill_zero();
   } else {
-    device_memory_hooks(device_.kind).zero(data_, padded_bytes(size_));
+    device_memory_hooks(device_.kind).zero(device_, data_, padded_bytes(size_));
   }
 }
 

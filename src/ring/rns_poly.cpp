@@ -64,6 +64,17 @@ RnsPoly::RnsPoly(RnsBasisPtr basis, PolyOptions options)
                          describe(*basis_), limb_count_);
 }
 
+RnsPoly::RnsPoly(RnsBasisPtr basis, PolyForm form, DeviceWords storage) : basis_(std::move(basis)), form_(form) {
+  require(basis_ != nullptr, "an RNS polynomial needs a basis");
+  limb_count_ = basis_->size();
+  const std::size_t n = basis_->ring_degree();
+  require<MismatchError>(storage.size() >= limb_count_ * limb_stride(n),
+                         "storage of {} words cannot hold {} limbs of {} words", storage.size(), limb_count_,
+                         limb_stride(n));
+  const Device device = storage.device();
+  shards_.push_back(RnsShard(device, 0, limb_count_, n, std::move(storage)));
+}
+
 RnsPoly RnsPoly::clone() const {
   RnsPoly copy;
   copy.basis_ = basis_;

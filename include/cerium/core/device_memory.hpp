@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <vector>
 #include <utility>
 
 #include "cerium/core/aligned_buffer.hpp"
@@ -19,10 +21,10 @@ struct DeviceMemoryHooks {
   // bytes on the device, 256-byte aligned; throws OutOfMemoryError (recoverable) or DeviceError.
   void* (*allocate)(Device device, std::size_t bytes) = nullptr;
   void (*release)(Device device, void* pointer, std::size_t bytes) noexcept = nullptr;
-  // bytes from src to dst, in the order of the device's other work; either side may be host or device memory.
-  // Returns once the destination may be read (by the host, or by later device work).
-  void (*copy)(void* dst, const void* src, std::size_t bytes) = nullptr;
-  void (*zero)(void* pointer, std::size_t bytes) = nullptr;
+  // bytes from src (on src_device) to dst (on dst_device), in the order of the device's other work; one side
+  // may be host memory. Returns once the destination may be read (by the host, or by later device work).
+  void (*copy)(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) = nullptr;
+  void (*zero)(Device device, void* pointer, std::size_t bytes) = nullptr;
 };
 
 // Installs the hooks of a device kind (replacing earlier ones); InvalidArgument for cpu or a missing function.
@@ -50,7 +52,13 @@ class DeviceWords {
   std::uint32_t* data() { return data_; }
   const std::uint32_t* data() const { return data_; }
 
-  // The same words on the same device.
+  // `count` buffers of `words` words each, consecutive in one allocation (each starting on a 256-byte line,
+  // words * 4 bytes apart when that is a whole number of lines), which is freed when the last of them goes:
+  // polynomials that kernels process as one batch.
+  static std::vector<DeviceWords> slices(Device device, std::size_t count, std::size_t words,
+                                         BufferInit init = BufferInit::zero);
+
+  // The same words on the same device (in an allocation of its own).
   DeviceWords clone() const;
   // The first `words` words, in a buffer of that size on another device (or the same one).
   DeviceWords copy_to(Device target, std::size_t words) const;
@@ -64,6 +72,7 @@ class DeviceWords {
   std::uint32_t* data_ = nullptr;
   std::size_t size_ = 0;
   AlignedBuffer<std::uint32_t> host_;  // the storage when device_ is host memory
+  std::shared_ptr<DeviceWords> block_;  // for a slice: the allocation it lies in
 };
 
 }  // namespace cerium

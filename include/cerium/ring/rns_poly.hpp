@@ -104,6 +104,9 @@ class RnsPoly {
   // The zero polynomial (unless options.init says otherwise) over basis, one limb per prime.
   explicit RnsPoly(RnsBasisPtr basis, PolyOptions options = {});
   RnsPoly(RnsBasisPtr basis, PolyForm form) : RnsPoly(std::move(basis), PolyOptions{.form = form}) {}
+  // One shard over given storage on its device (at least one limb_stride(N) per prime; its contents are the
+  // words): for backends that place polynomials processed as a batch in one allocation (DeviceWords::slices).
+  RnsPoly(RnsBasisPtr basis, PolyForm form, DeviceWords storage);
 
   RnsPoly(RnsPoly&&) noexcept = default;
   RnsPoly& operator=(RnsPoly&&) noexcept = default;

@@ -108,7 +108,8 @@ ring::RnsPoly CudaBackend::upload(const ring::RnsPoly& host) const {
   u32* dst = words(*this, out, "upload");
   for (std::size_t i = 0; i < host.limb_count(); ++i) {
     const auto limb = host.limb(i);
-    device_memory_hooks(DeviceKind::cuda).copy(dst + i * state_->n, limb.data(), limb.size_bytes());
+    device_memory_hooks(DeviceKind::cuda).copy(dst + i * state_->n, state_->device, limb.data(), Device::cpu(),
+                                               limb.size_bytes());
   }
   return out;
 }

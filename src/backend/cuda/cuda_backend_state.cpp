@@ -98,32 +98,45 @@ const cuda::NttPlan& CudaBackend::State::foreign_ntt_plan(std::span<const std::u
 }
 
 template <bool Forward>
-void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uint32_t> primes) {
-  if (primes.empty()) return;
-  if (const auto found = runs(primes)) {
-    for (const TableRun& r : *found) {
-      if constexpr (Forward) {
-        ntt->forward(data + r.first_limb * n, r.first_table, r.count, stream);
-      } else {
-        ntt->inverse(data + r.first_limb * n, r.first_table, r.count, stream);
-      }
+void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
+  if (primes.empty() || batch == 0) return;
+  const std::size_t period = primes.size();
+  const auto run = [&](const cuda::NttPlan& plan, std::uint32_t* at, const cuda::NttTableMap& map, std::size_t limbs) {
+    if constexpr (Forward) {
+      plan.forward(at, map, limbs, stream);
+    } else {
+      plan.inverse(at, map, limbs, stream);
     }
+  };
+  const auto found = runs(primes);
+  if (!found) {
+    run(foreign_ntt_plan(primes), data, {.period = period}, batch * period);
     return;
   }
-  const cuda::NttPlan& plan = foreign_ntt_plan(primes);
-  if constexpr (Forward) {
-    plan.forward(data, 0, primes.size(), stream);
-  } else {
-    plan.inverse(data, 0, primes.size(), stream);
+  const auto& r = *found;
+  // One or two runs of tables (Q_l, P, Q_l u P): every polynomial of the batch in one launch per pass.
+  if (r.size() == 1) {
+    run(*ntt, data, {.first_table = r[0].first_table, .period = period}, batch * period);
+    return;
+  }
+  if (r.size() == 2 && r[1].first_table > r[0].first_table + r[0].count) {
+    run(*ntt, data,
+        {.first_table = r[0].first_table, .period = period, .split = r[0].count,
+         .shift = r[1].first_table - r[0].first_table - r[0].count},
+        batch * period);
+    return;
+  }
+  for (std::size_t b = 0; b < batch; ++b) {
+    for (const TableRun& t : r) run(*ntt, data + (b * period + t.first_limb) * n, {.first_table = t.first_table}, t.count);
   }
 }
 
-void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes) {
-  transform<true>(data, primes);
+void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
+  transform<true>(data, primes, batch);
 }
 
-void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes) {
-  transform<false>(data, primes);
+void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
+  transform<false>(data, primes, batch);
 }
 
 }  // namespace cerium::backend

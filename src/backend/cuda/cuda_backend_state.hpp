@@ -59,16 +59,16 @@ struct CudaBackend::State {
   const cuda::KeySwitchInnerProductPlan& inner_product_plan(int level);
   const cuda::AutomorphismPlan& automorphism_plan(const ring::Automorphism& automorphism);
 
-  // NTT of `limbs` limbs at data whose primes are `primes`, in place, on the work stream.
-  void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes);
-  void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes);
+  // NTT in place, on the work stream, of `batch` consecutive polynomials at data whose primes are `primes`.
+  void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1);
+  void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1);
 
  private:
   // The runs of primes in the context's tables, or nothing when a prime is not the context's.
   std::optional<std::vector<TableRun>> runs(std::span<const std::uint32_t> primes) const;
   const cuda::NttPlan& foreign_ntt_plan(std::span<const std::uint32_t> primes);
   template <bool Forward>
-  void transform(std::uint32_t* data, std::span<const std::uint32_t> primes);
+  void transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch);
 };
 
 }  // namespace cerium::backend

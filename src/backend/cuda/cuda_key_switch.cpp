@@ -65,28 +65,44 @@ void gather(u32* dst, const u32* src, const std::vector<std::size_t>& from, std:
   for (std::size_t i = 0; i < from.size(); ++i) copy_words(dst + i * n, src + from[i] * n, n, stream);
 }
 
-// ModDown in NTT form from in (over mod_down.full()) to out (over mod_down.kept()); out may be in itself when
-// the kept primes are the first primes of full.
-void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u32* in, u32* out) {
+// ModDown in NTT form of `batch` polynomials, in[b] = in + b in_stride words (over mod_down.full()) to
+// out[b] = out + b out_stride (over mod_down.kept()); out may be in itself when the kept primes are the first
+// primes of full. The transforms run once over the whole batch.
+void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u32* in, u32* out, std::size_t batch,
+                  std::size_t in_stride, std::size_t out_stride) {
   const std::size_t n = s.n;
   const auto dropped_at = positions(mod_down.dropped(), mod_down.full());
   const auto kept_at = positions(mod_down.kept(), mod_down.full());
   const std::size_t dropped = dropped_at.size();
   const std::size_t kept = kept_at.size();
+  const bool in_place_prefix = is_run(kept_at) && kept_at[0] == 0;
   const cuda::ModDownCorrectionPlan& plan = s.mod_down_ntt_plan(mod_down);
-  DeviceWords scratch(s.device, (dropped + kept) * n, BufferInit::uninitialized);
+  const cuda::ElementwisePlan& finish = s.elementwise_plan(mod_down.kept());
+  DeviceWords scratch(s.device, batch * (dropped + kept) * n, BufferInit::uninitialized);
   u32* coefficients = scratch.data();
-  u32* corrections = scratch.data() + dropped * n;
-  gather(coefficients, in, dropped_at, n, s.stream);
-  s.ntt_inverse(coefficients, mod_down.dropped().primes());
-  plan.apply(coefficients, corrections, s.stream);
-  s.ntt_forward(corrections, mod_down.kept().primes());
-  const u32* x = in;
-  if (!(is_run(kept_at) && kept_at[0] == 0)) {
-    gather(out, in, kept_at, n, s.stream);
-    x = out;
+  u32* corrections = scratch.data() + batch * dropped * n;
+  for (std::size_t b = 0; b < batch; ++b) gather(coefficients + b * dropped * n, in + b * in_stride, dropped_at, n, s.stream);
+  s.ntt_inverse(coefficients, mod_down.dropped().primes(), batch);
+  for (std::size_t b = 0; b < batch; ++b) plan.apply(coefficients + b * dropped * n, corrections + b * kept * n, s.stream);
+  s.ntt_forward(corrections, mod_down.kept().primes(), batch);
+  for (std::size_t b = 0; b < batch; ++b) {
+    const u32* x = in + b * in_stride;
+    u32* o = out + b * out_stride;
+    if (!in_place_prefix) {
+      gather(o, x, kept_at, n, s.stream);
+      x = o;
+    }
+    finish.subtract_and_scale(o, x, corrections + b * kept * n, plan.p_inverse(), kept, s.stream);
   }
-  s.elementwise_plan(mod_down.kept()).subtract_and_scale(out, x, corrections, plan.p_inverse(), kept, s.stream);
+}
+
+// count polynomials over basis in one allocation, consecutive (words apart as a batch of the NTT expects).
+std::vector<ring::RnsPoly> batch_of(const CudaBackend::State& s, const ring::RnsBasisPtr& basis, std::size_t count) {
+  auto storage = DeviceWords::slices(s.device, count, basis->size() * s.n, BufferInit::uninitialized);
+  std::vector<ring::RnsPoly> out;
+  out.reserve(count);
+  for (auto& words : storage) out.emplace_back(basis, ring::PolyForm::ntt, std::move(words));
+  return out;
 }
 
 }  // namespace
@@ -105,18 +121,16 @@ ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const rin
   DeviceWords coefficients(s.device, y.limb_count() * s.n, BufferInit::uninitialized);
   copy_words(coefficients.data(), in, y.limb_count() * s.n, s.stream);
   s.ntt_inverse(coefficients.data(), y.basis().primes());
-  ckks::DecomposedPoly out{level, {}};
   const std::size_t digits = context.digit_count(level);
   const auto& qp = context.qp_basis(level);
-  out.digits.reserve(digits);
+  // The digits in one allocation, so that one forward NTT (per pass) covers all of them.
+  ckks::DecomposedPoly out{level, batch_of(s, qp, digits)};
   for (std::size_t d = 0; d < digits; ++d) {
-    ring::RnsPoly digit = allocate(qp, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
-    u32* o = device_words(digit, s.device, "a ModUp digit");
+    u32* o = device_words(out.digits[d], s.device, "a ModUp digit");
     // The digit's limbs are copied in coefficient form and transformed back with the rest: NTT(INTT(x)) = x.
     s.mod_up_plan(level, d).apply(coefficients.data() + context.digit_first_prime(d) * s.n, o, s.stream);
-    s.ntt_forward(o, qp->primes());
-    out.digits.push_back(std::move(digit));
   }
+  if (digits != 0) s.ntt_forward(device_words(out.digits[0], s.device, "a ModUp digit"), qp->primes(), digits);
   return out;
 }
 
@@ -151,15 +165,15 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& 
     key_a.push_back(device_words(*a, s.device, "the switching key"));
   }
   const cuda::AutomorphismPlan* permutation = automorphism ? &s.automorphism_plan(*automorphism) : nullptr;
-  std::array<ring::RnsPoly, 2> sum{allocate(qp, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized}),
-                                   allocate(qp, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized})};
-  u32* out0 = device_words(sum[0], s.device, "a key-switch sum");
-  u32* out1 = device_words(sum[1], s.device, "a key-switch sum");
+  auto sums = batch_of(s, qp, 2);
+  u32* out0 = device_words(sums[0], s.device, "a key-switch sum");
+  u32* out1 = device_words(sums[1], s.device, "a key-switch sum");
   s.inner_product_plan(level).apply(digit_words, key_b, key_a, out0, out1, s.stream, permutation);
-  // ModDown in place: Q_l is the first part of Q_l u P.
+  // ModDown of both sums in place (Q_l is the first part of Q_l u P), their transforms as one batch.
   const ring::ModDown& down = context.mod_down(level);
-  mod_down_ntt(s, down, out0, out0);
-  mod_down_ntt(s, down, out1, out1);
+  const std::size_t stride = static_cast<std::size_t>(out1 - out0);
+  mod_down_ntt(s, down, out0, out0, 2, stride, stride);
+  std::array<ring::RnsPoly, 2> sum{std::move(sums[0]), std::move(sums[1])};
   sum[0].drop_to(down.kept_ptr());
   sum[1].drop_to(down.kept_ptr());
   return sum;
@@ -175,7 +189,7 @@ ring::RnsPoly CudaBackend::mod_down(const ring::ModDown& down, const ring::RnsPo
   if (y.form() == ring::PolyForm::coefficient) {
     s.mod_down_coefficient_plan(down).apply(in, o, s.stream);
   } else {
-    mod_down_ntt(s, down, in, o);
+    mod_down_ntt(s, down, in, o, 1, 0, 0);
   }
   return out;
 }

@@ -115,14 +115,6 @@ void release(Device device, void* pointer, std::size_t bytes) noexcept {
   --s.allocations;
 }
 
-// The device of a device pointer, or -1 for host memory.
-int device_of(const void* pointer) {
-  cudaPointerAttributes attributes{};
-  CERIUM_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged ? attributes.device
-                                                                                               : -1;
-}
-
 void ensure_staging(DeviceState& s) {
   if (s.staging != nullptr) return;
   void* pinned = nullptr;
@@ -164,31 +156,32 @@ void download(DeviceState& s, void* dst, const void* src, std::size_t bytes) {
   }
 }
 
-void copy(void* dst, const void* src, std::size_t bytes) {
-  const int to = device_of(dst);
-  const int from = device_of(src);
-  if (to >= 0 && from >= 0) {
-    DeviceState& s = state(to);
-    if (to == from) {
+// The devices come from the buffers' owners, not from pointer queries: memory allocated inside a CUDA graph
+// capture is not yet known to cudaPointerGetAttributes.
+void copy(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
+  const bool to = dst_device.is_cuda();
+  const bool from = src_device.is_cuda();
+  if (to && from) {
+    DeviceState& s = state(dst_device.index);
+    if (dst_device == src_device) {
       CERIUM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, native(s.stream)));
     } else {
       // Ordered after the source device's queued work, then on the destination's stream.
-      CERIUM_CUDA_CHECK(cudaStreamSynchronize(native(state(from).stream)));
-      CERIUM_CUDA_CHECK(cudaMemcpyPeerAsync(dst, to, src, from, bytes, native(s.stream)));
+      CERIUM_CUDA_CHECK(cudaStreamSynchronize(native(state(src_device.index).stream)));
+      CERIUM_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, bytes, native(s.stream)));
     }
-  } else if (to >= 0) {
-    upload(state(to), dst, src, bytes);
-  } else if (from >= 0) {
-    download(state(from), dst, src, bytes);
+  } else if (to) {
+    upload(state(dst_device.index), dst, src, bytes);
+  } else if (from) {
+    download(state(src_device.index), dst, src, bytes);
   } else {
     std::memcpy(dst, src, bytes);
   }
 }
 
-void zero(void* pointer, std::size_t bytes) {
-  const int device = device_of(pointer);
-  require(device >= 0, "zeroing device memory given a host pointer");
-  CERIUM_CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, native(state(device).stream)));
+void zero(Device device, void* pointer, std::size_t bytes) {
+  require(device.is_cuda(), "the CUDA memory hooks cannot zero memory on {}", to_string(device));
+  CERIUM_CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, native(state(device.index).stream)));
 }
 
 }  // namespace

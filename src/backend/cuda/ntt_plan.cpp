@@ -72,6 +72,17 @@ void NttPlan::check_range(std::size_t first_table, std::size_t limbs) const {
           "NTT of {} limbs from table {} exceeds the plan's {} tables", limbs, first_table, limbs_);
 }
 
+void NttPlan::check_map(const NttTableMap& map, std::size_t limbs) const {
+  const std::size_t period = map.period == 0 ? limbs : map.period;
+  require(period != 0 && limbs % period == 0, "an NTT batch of {} limbs is not a whole number of {}-limb polynomials",
+          limbs, period);
+  // The highest table used: the last local limb's.
+  const std::size_t last = period - 1;
+  const std::size_t highest = map.first_table + (last < map.split ? last : last + map.shift);
+  require(highest < limbs_ && map.first_table < limbs_, "an NTT batch reaches table {}; the plan has {}", highest,
+          limbs_);
+}
+
 namespace {
 detail::NttLaunch make_launch(std::uint32_t* data, const DeviceBuffer& twiddles, const DeviceBuffer& constants,
                               std::size_t first_table, std::size_t limbs, std::size_t n, int log_n,
@@ -115,6 +126,30 @@ void NttPlan::inverse(DeviceBuffer& data, std::size_t limbs) const {
   require(limbs <= data.size() / n_, "inverse NTT of {} limbs of N = {} on a device buffer of {} words", limbs, n_,
           data.size());
   inverse(data.data(), 0, limbs, data.stream());
+}
+
+void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
+                      const Stream& stream) const {
+  if (limbs == 0) return;
+  check_map(map, limbs);
+  require(device_data != nullptr, "NTT of {} limbs on a null device pointer", limbs);
+  auto launch = make_launch(device_data, forward_twiddles_, constants_, map.first_table, limbs, n_, log_n_, stream);
+  launch.period = map.period;
+  launch.split = map.split;
+  launch.shift = map.shift;
+  detail::launch_ntt_forward(launch);
+}
+
+void NttPlan::inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
+                      const Stream& stream) const {
+  if (limbs == 0) return;
+  check_map(map, limbs);
+  require(device_data != nullptr, "inverse NTT of {} limbs on a null device pointer", limbs);
+  auto launch = make_launch(device_data, inverse_twiddles_, constants_, map.first_table, limbs, n_, log_n_, stream);
+  launch.period = map.period;
+  launch.split = map.split;
+  launch.shift = map.shift;
+  detail::launch_ntt_inverse(launch);
 }
 
 }  // namespace cerium::cuda

@@ -14,6 +14,15 @@ namespace cerium::cuda {
 
 // Twiddles (with their Shoup quotients) of one NTT table per limb, uploaded to the device once. A polynomial of
 // `limbs` limbs is laid out limb-major (limb i at words [i N, (i+1) N)) and transformed with tables 0 .. limbs-1.
+// Which tables a batch of polynomials uses: local limb l of each polynomial (period limbs each) uses table
+// first_table + l for l < split and first_table + l + shift beyond.
+struct NttTableMap {
+  std::size_t first_table = 0;
+  std::size_t period = 0;  // 0: one polynomial, all the limbs
+  std::size_t split = ~std::size_t{0};
+  std::size_t shift = 0;
+};
+
 class NttPlan {
  public:
   // tables: one per limb, all of one degree N with 2^10 <= N <= 2^17. Throws InvalidArgument otherwise,
@@ -35,9 +44,13 @@ class NttPlan {
   // callers that hold polynomials inside larger buffers or transform a sub-basis.
   void forward(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs, const Stream& stream) const;
   void inverse(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs, const Stream& stream) const;
+  // The same over a batch: limbs is a whole number of periods; the tables follow `map`.
+  void forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream) const;
+  void inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream) const;
 
  private:
   void check_range(std::size_t first_table, std::size_t limbs) const;
+  void check_map(const NttTableMap& map, std::size_t limbs) const;
 
   std::size_t n_ = 0;
   int log_n_ = 0;

@@ -22,12 +22,18 @@ struct NttLimbConstants {
 };
 static_assert(sizeof(NttLimbConstants) == 32);
 
+// Limb i of the batch is local limb l = i mod period of its polynomial and uses table l (l < split) or l + shift
+// (counted from `twiddles` / `constants`): one launch transforms several polynomials at once, over a basis
+// whose primes are two runs of the table set (a level's Q_l u P within the tables of Q_top u P).
 struct NttLaunch {
   std::uint32_t* data = nullptr;               // limbs x N words, limb-major, transformed in place
   const std::uint32_t* twiddles = nullptr;     // limbs x N pairs (w, w_shoup) of this direction, limb-major
   const NttLimbConstants* constants = nullptr;  // limbs entries
   int log_degree = 0;                          // ntt_min_log_degree .. ntt_max_log_degree
   std::size_t limbs = 0;
+  std::size_t period = 0;                      // 0: one polynomial of `limbs` limbs
+  std::size_t split = ~std::size_t{0};
+  std::size_t shift = 0;
   void* stream = nullptr;                      // cudaStream_t
 };
 
