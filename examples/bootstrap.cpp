@@ -7,6 +7,8 @@
 //   --slots S                                  sparse packing (a power of two below N/2)
 //   --no-encapsulation                        bootstrap under the dense secret (needs a larger K; toy sizes only)
 //   --repeat R                                time R bootstraps
+//   --chain C                                 then C more rounds of (multiply by a fresh encryption of random
+//                                             signs of size 0.9..1, bootstrap), printing the precision of each
 
 #include <fmt/format.h>
 
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   int log_n = 12;
   bool n16 = false;
   int repeat = 1;
+  int chain = 0;
   BootstrapConfig config;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -59,10 +62,13 @@ int main(int argc, char** argv) {
       config.slots = static_cast<std::size_t>(std::atol(argv[++i]));
     } else if (arg == "--no-encapsulation") {
       config.sparse_encapsulation = false;
+    } else if (arg == "--chain" && i + 1 < argc) {
+      chain = std::max(0, std::atoi(argv[++i]));
     } else if (arg == "--repeat" && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
     } else {
-      fmt::print(stderr, "usage: {} [--n16 | --log-n L] [--slots S] [--no-encapsulation] [--repeat R]\n", argv[0]);
+      fmt::print(stderr, "usage: {} [--n16 | --log-n L] [--slots S] [--no-encapsulation] [--repeat R] [--chain C]\n",
+                 argv[0]);
       return 2;
     }
   }
@@ -104,16 +110,34 @@ int main(int argc, char** argv) {
 
   Ciphertext output;
   for (int r = 0; r < repeat; ++r) output = timed("bootstrap", [&] { return boot->bootstrap(input); });
-  const auto got = encoder.decode(decryptor.decrypt(output));
-  double total = 0, worst = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double e = std::abs(got[i] - x[i]);
-    total += e;
-    worst = std::max(worst, e);
-  }
-  fmt::print("precision: mean {:.1f} bits, worst slot {:.1f} bits\n", -std::log2(total / static_cast<double>(x.size())),
-             -std::log2(worst));
+  auto report = [&](const Ciphertext& ct, const std::vector<double>& want, const char* what) {
+    const auto got = encoder.decode(decryptor.decrypt(ct));
+    double total = 0, worst = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double e = std::abs(got[i] - want[i]);
+      total += e;
+      worst = std::max(worst, e);
+    }
+    fmt::print("{}: precision mean {:.1f} bits, worst slot {:.1f} bits\n", what,
+               -std::log2(total / static_cast<double>(want.size())), -std::log2(worst));
+  };
+  report(output, x, "bootstrap");
   fmt::print("output: level {} (the application has {} levels before the next bootstrap), scale 2^{:.2f}\n",
              output.level(), output.level() - 1, std::log2(output.scale()));
+
+  // Chained: multiply (one level), bootstrap again.
+  std::uniform_real_distribution<double> size(0.9, 1.0);
+  std::bernoulli_distribution sign(0.5);
+  std::vector<double> want = x;
+  for (int round = 1; round <= chain; ++round) {
+    std::vector<double> w(boot->slots());
+    for (auto& v : w) v = sign(rng) ? size(rng) : -size(rng);
+    for (std::size_t i = 0; i < w.size(); ++i) want[i] *= w[i];
+    const Ciphertext cw = encryptor.encrypt(
+        encoder.encode(w, EncodeOptions{.level = output.level(), .scale = output.scale(), .slots = boot->slots()}));
+    Ciphertext product = boot->evaluator().rescale(boot->evaluator().multiply(output, cw));
+    output = timed("multiply + bootstrap", [&] { return boot->bootstrap(product); });
+    report(output, want, fmt::format("round {}", round).c_str());
+  }
   return 0;
 }
