@@ -69,7 +69,38 @@ void launch(const ElementwiseLaunch& args) {
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
 
+__global__ void __launch_bounds__(kThreads) tensor_kernel(TensorLaunch args, std::size_t vectors,
+                                                          int log_vectors_per_limb) {
+  const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (v >= vectors) return;
+  const math::Modulus m = args.moduli[v >> log_vectors_per_limb];
+  const u32 q = m.value;
+  const uint4 a0 = reinterpret_cast<const uint4*>(args.a0)[v];
+  const uint4 a1 = reinterpret_cast<const uint4*>(args.a1)[v];
+  const uint4 b0 = reinterpret_cast<const uint4*>(args.b0)[v];
+  const uint4 b1 = reinterpret_cast<const uint4*>(args.b1)[v];
+  const auto cross = [&](u32 x0, u32 x1, u32 y0, u32 y1) {
+    return math::add_mod(math::mul_mod(x1, y0, m), math::mul_mod(x0, y1, m), q);
+  };
+  reinterpret_cast<uint4*>(args.d2)[v] = make_uint4(math::mul_mod(a1.x, b1.x, m), math::mul_mod(a1.y, b1.y, m),
+                                                    math::mul_mod(a1.z, b1.z, m), math::mul_mod(a1.w, b1.w, m));
+  reinterpret_cast<uint4*>(args.d1)[v] = make_uint4(cross(a0.x, a1.x, b0.x, b1.x), cross(a0.y, a1.y, b0.y, b1.y),
+                                                    cross(a0.z, a1.z, b0.z, b1.z), cross(a0.w, a1.w, b0.w, b1.w));
+  reinterpret_cast<uint4*>(args.d0)[v] = make_uint4(math::mul_mod(a0.x, b0.x, m), math::mul_mod(a0.y, b0.y, m),
+                                                    math::mul_mod(a0.z, b0.z, m), math::mul_mod(a0.w, b0.w, m));
+}
+
 }  // namespace elementwise_kernels
+
+void launch_tensor(const TensorLaunch& args) {
+  using namespace elementwise_kernels;
+  if (args.limbs == 0) return;
+  const int log_vectors_per_limb = args.log_degree - 2;
+  const std::size_t vectors = args.limbs << log_vectors_per_limb;
+  const auto blocks = static_cast<unsigned>((vectors + kThreads - 1) / kThreads);
+  tensor_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, vectors, log_vectors_per_limb);
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_elementwise(const ElementwiseLaunch& args) {
   using namespace elementwise_kernels;

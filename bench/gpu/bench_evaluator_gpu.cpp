@@ -150,6 +150,54 @@ void BM_rescale_gpu(benchmark::State& state) {
   }
 }
 
+// The stages of a key switch and of a multiplication, for the breakdown: the tensor product, ModUp of every
+// digit, the inner product with the key plus ModDown, and relinearization as a whole.
+void BM_tensor_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  for (auto _ : state) {
+    const double seconds =
+        time_call([&] { benchmark::DoNotOptimize(s.evaluator->multiply_no_relin(s.x, s.y)); }, mode);
+    report(state, s, seconds, 4.0 * s.limbs + 3.0 * s.limbs);
+  }
+}
+
+void BM_relinearize_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  const Ciphertext product = s.evaluator->multiply_no_relin(s.x, s.y);
+  for (auto _ : state) {
+    const double seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->relinearize(product)); }, mode);
+    report(state, s, seconds, 3.0 * s.limbs + key_limbs(s) + 2.0 * s.limbs);
+  }
+}
+
+void BM_mod_up_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  const auto& backend = s.evaluator->backend();
+  const int level = s.context->max_level();
+  for (auto _ : state) {
+    const double seconds =
+        time_call([&] { benchmark::DoNotOptimize(backend.mod_up(*s.context, s.x.part(1), level)); }, mode);
+    report(state, s, seconds, static_cast<double>(s.limbs + s.dnum * (s.limbs + s.alpha)));
+  }
+}
+
+void BM_key_switch_apply_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  const auto& backend = s.evaluator->backend();
+  const int level = s.context->max_level();
+  const auto digits = backend.mod_up(*s.context, s.x.part(1), level);
+  const auto& key = s.evaluator->relinearization_key()->key();
+  for (auto _ : state) {
+    const double seconds = time_call(
+        [&] { benchmark::DoNotOptimize(backend.key_switch_apply(*s.context, digits, key, nullptr)); }, mode);
+    report(state, s, seconds, static_cast<double>(s.dnum * (s.limbs + s.alpha)) + key_limbs(s) + 2.0 * s.limbs);
+  }
+}
+
 void modes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"dnum", "graph"});
   for (const int dnum : {3, 4})
@@ -163,3 +211,7 @@ BENCHMARK(BM_multiply_relinearize_rescale_gpu)->Apply(modes);
 BENCHMARK(BM_rotate_gpu)->Apply(modes);
 BENCHMARK(BM_rotate_hoisted8_gpu)->Apply(modes);
 BENCHMARK(BM_rescale_gpu)->Apply(modes);
+BENCHMARK(BM_tensor_gpu)->Apply(modes);
+BENCHMARK(BM_relinearize_gpu)->Apply(modes);
+BENCHMARK(BM_mod_up_gpu)->Apply(modes);
+BENCHMARK(BM_key_switch_apply_gpu)->Apply(modes);

@@ -55,10 +55,8 @@ void BasicEvaluator<B>::rescale_inplace(Ciphertext& a) const {
   const int level = a.level();
   const auto& rescaler = context_->rescaler(level);
   const auto& kept = context_->q_basis(level - 1);
-  for (auto& part : a.parts()) {
-    backend_.rescale(rescaler, part);
-    backend_.drop_to(part, kept);  // the same primes: shares the context's basis object
-  }
+  backend_.rescale(rescaler, std::span<ring::RnsPoly>(a.parts()));
+  for (auto& part : a.parts()) backend_.drop_to(part, kept);  // the same primes: shares the context's basis object
   a.set_level(level - 1);
   a.set_scale(a.scale() / level_products_[static_cast<std::size_t>(level)]);
   a.set_c1_seed(std::nullopt);
@@ -296,12 +294,7 @@ void BasicEvaluator<B>::tensor(Ciphertext& a, const Ciphertext& b) const {
   const Ciphertext& rhs = align(a, b, copy, false, "multiply");
   // (a0 + a1 s)(b0 + b1 s) = a0 b0 + (a0 b1 + a1 b0) s + a1 b1 s^2. Every read of a part happens before a0 is
   // overwritten, so a and b may be one object (squaring).
-  ring::RnsPoly d2 = backend_.clone(a.part(1));
-  backend_.multiply(d2, rhs.part(1));
-  ring::RnsPoly d1 = backend_.clone(a.part(1));
-  backend_.multiply(d1, rhs.part(0));
-  backend_.multiply_accumulate(d1, a.part(0), rhs.part(1));
-  backend_.multiply(a.part(0), rhs.part(0));
+  auto [d1, d2] = backend_.tensor(a.part(0), a.part(1), rhs.part(0), rhs.part(1));
   a.part(1) = std::move(d1);
   a.parts().push_back(std::move(d2));
   a.set_scale(scale);

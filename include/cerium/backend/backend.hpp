@@ -40,7 +40,7 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
                                const ring::Automorphism& automorphism, const ckks::Context& context, int level,
                                const ckks::DecomposedPoly& decomposed, const ckks::SwitchingKey& key,
                                std::shared_ptr<const ckks::RelinearizationKey> relinearization_key,
-                               std::shared_ptr<const ckks::GaloisKeys> galois_keys) {
+                               std::shared_ptr<const ckks::GaloisKeys> galois_keys, std::span<ring::RnsPoly> parts) {
   // Storage: a polynomial over basis placed as options says, and a deep copy on the same devices.
   { b.allocate(basis, options) } -> std::same_as<ring::RnsPoly>;
   { b.clone(y) } -> std::same_as<ring::RnsPoly>;
@@ -59,6 +59,9 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   b.negate(x);
   b.multiply(x, y);                // x = x * y
   b.multiply_accumulate(x, y, z);  // x = x + y * z
+  // The tensor product of (x, y) and (z, w): x becomes x z; returns {x w + y z, y w} (from x's old value). x may
+  // be z itself (squaring).
+  { b.tensor(x, y, z, y) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
   b.multiply_scalar(x, per_limb);  // limb i times per_limb[i] (reduced mod q_i)
   b.add_scalar(x, per_limb);       // limb i plus per_limb[i]: a constant polynomial in NTT form
   b.multiply_integer(x, integer);  // every limb times the integer, reduced per prime
@@ -69,6 +72,7 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
 
   // Levels: exact division by the level's primes (rounded), and dropping the last limbs (exact).
   b.rescale(rescaler, x);
+  b.rescale(rescaler, parts);  // every polynomial of a ciphertext at once
   b.drop_to(x, basis);
 
   // X -> X^k as a permutation of the input's words (in its form).

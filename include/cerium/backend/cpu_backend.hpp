@@ -57,6 +57,17 @@ struct CpuBackend {
     }
   }
 
+  std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
+                                      const ring::RnsPoly& y1) const {
+    ring::RnsPoly d2 = x1.clone();
+    multiply(d2, y1);
+    ring::RnsPoly d1 = x1.clone();
+    multiply(d1, y0);
+    multiply_accumulate(d1, x0, y1);
+    multiply(x0, y0);  // last: y0 may be x0 itself
+    return {std::move(d1), std::move(d2)};
+  }
+
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const { x.multiply_scalar(per_limb); }
 
   void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const {
@@ -79,6 +90,9 @@ struct CpuBackend {
   void to_coeff(ring::RnsPoly& x) const { x.to_coeff(); }
 
   void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const { rescaler.apply_in_place(x); }
+  void rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const {
+    for (auto& x : parts) rescaler.apply_in_place(x);
+  }
   void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const { x.drop_to(basis); }
 
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const {

@@ -56,6 +56,8 @@ class CudaBackend {
   void negate(ring::RnsPoly& x) const;
   void multiply(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
+                                      const ring::RnsPoly& y1) const;
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
   void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
   void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const;
@@ -64,6 +66,7 @@ class CudaBackend {
   void to_coeff(ring::RnsPoly& x) const;
 
   void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const;
+  void rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const;
   void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const;
 
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;

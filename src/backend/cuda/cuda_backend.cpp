@@ -199,6 +199,20 @@ void CudaBackend::multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, 
                                                           state_->stream);
 }
 
+std::array<ring::RnsPoly, 2> CudaBackend::tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
+                                                 const ring::RnsPoly& y1) const {
+  for (const ring::RnsPoly* p : {&x1, &y0, &y1}) ring::require_compatible(x0, *p, "multiply");
+  require_ntt(x0, "multiply");
+  auto out = DeviceWords::slices(state_->device, 2, x0.limb_count() * state_->n, BufferInit::uninitialized);
+  std::array<ring::RnsPoly, 2> d{ring::RnsPoly(x0.basis_ptr(), ring::PolyForm::ntt, std::move(out[0])),
+                                 ring::RnsPoly(x0.basis_ptr(), ring::PolyForm::ntt, std::move(out[1]))};
+  u32* a0 = words(*this, x0, "multiply");
+  state_->elementwise_plan(x0.basis())
+      .tensor(a0, words(*this, d[0], "multiply"), words(*this, d[1], "multiply"), a0, words(*this, x1, "multiply"),
+              words(*this, y0, "multiply"), words(*this, y1, "multiply"), x0.limb_count(), state_->stream);
+  return d;
+}
+
 void CudaBackend::multiply_scalar(ring::RnsPoly& x, std::span<const u32> per_limb) const {
   u32* p = words(*this, x, "multiply by scalars");
   const auto scalars = scalars_for(x.basis(), per_limb, state_->stream, "multiply by scalars");
@@ -239,27 +253,46 @@ void CudaBackend::to_coeff(ring::RnsPoly& x) const {
 // --- levels ---
 
 void CudaBackend::rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const {
-  u32* p = words(*this, x, "rescale");
-  require<MismatchError>(x.basis() == rescaler.basis(), "rescale: the polynomial is over {}, the rescaler over {}",
-                         ring::describe(x.basis()), ring::describe(rescaler.basis()));
+  rescale(rescaler, std::span<ring::RnsPoly>(&x, 1));
+}
+
+void CudaBackend::rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const {
   State& s = *state_;
+  const std::size_t count = parts.size();
+  if (count == 0) return;
+  std::vector<u32*> p;
+  for (auto& x : parts) {
+    p.push_back(words(*this, x, "rescale"));
+    require<MismatchError>(x.basis() == rescaler.basis() && x.form() == parts[0].form(),
+                           "rescale: the polynomials must be over the rescaler's {} in one form; one is over {} in {} "
+                           "form",
+                           ring::describe(rescaler.basis()), ring::describe(x.basis()), ring::to_string(x.form()));
+  }
   const cuda::RescalePlan& plan = s.rescale_plan(rescaler);
   const std::size_t kept = rescaler.kept().size();
   const std::size_t dropped = rescaler.dropped();
-  if (x.form() == ring::PolyForm::coefficient) {
-    plan.apply(p, p, s.stream);
+  if (parts[0].form() == ring::PolyForm::coefficient) {
+    for (u32* x : p) plan.apply(x, x, s.stream);
   } else {
-    // The dropped limbs to coefficient form, the corrections back to NTT form, then (x - t) P^{-1}.
-    DeviceWords scratch(s.device, (dropped + kept) * s.n, BufferInit::uninitialized);
+    // The dropped limbs to coefficient form, the corrections back to NTT form, then (x - t) P^{-1}; the transforms
+    // run once for all the polynomials.
+    DeviceWords scratch(s.device, count * (dropped + kept) * s.n, BufferInit::uninitialized);
     u32* coefficients = scratch.data();
-    u32* corrections = scratch.data() + dropped * s.n;
-    copy_words(coefficients, p + kept * s.n, dropped * s.n, s.stream);
-    s.ntt_inverse(coefficients, x.basis().primes().subspan(kept));
-    plan.corrections(coefficients, corrections, s.stream);
-    s.ntt_forward(corrections, rescaler.kept().primes());
-    s.elementwise_plan(rescaler.kept()).subtract_and_scale(p, p, corrections, plan.p_inverse(), kept, s.stream);
+    u32* corrections = scratch.data() + count * dropped * s.n;
+    for (std::size_t b = 0; b < count; ++b) {
+      copy_words(coefficients + b * dropped * s.n, p[b] + kept * s.n, dropped * s.n, s.stream);
+    }
+    s.ntt_inverse(coefficients, parts[0].basis().primes().subspan(kept), count);
+    for (std::size_t b = 0; b < count; ++b) {
+      plan.corrections(coefficients + b * dropped * s.n, corrections + b * kept * s.n, s.stream);
+    }
+    s.ntt_forward(corrections, rescaler.kept().primes(), count);
+    const cuda::ElementwisePlan& finish = s.elementwise_plan(rescaler.kept());
+    for (std::size_t b = 0; b < count; ++b) {
+      finish.subtract_and_scale(p[b], p[b], corrections + b * kept * s.n, plan.p_inverse(), kept, s.stream);
+    }
   }
-  x.drop_to(rescaler.kept_ptr());
+  for (auto& x : parts) x.drop_to(rescaler.kept_ptr());
 }
 
 void CudaBackend::drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const {

@@ -94,4 +94,24 @@ void ElementwisePlan::add_scalar(std::uint32_t* out, const std::uint32_t* a, con
   launch(op(detail::ElementwiseOp::add_scalar), out, a, nullptr, &scalars, limbs, stream);
 }
 
+void ElementwisePlan::tensor(std::uint32_t* d0, std::uint32_t* d1, std::uint32_t* d2, const std::uint32_t* a0,
+                             const std::uint32_t* a1, const std::uint32_t* b0, const std::uint32_t* b1,
+                             std::size_t limbs, const Stream& stream) const {
+  require(limbs <= limbs_, "a tensor product on {} limbs with a plan of {}", limbs, limbs_);
+  require(d0 && d1 && d2 && a0 && a1 && b0 && b1, "tensor product on a null device pointer");
+  detail::TensorLaunch args;
+  args.d0 = d0;
+  args.d1 = d1;
+  args.d2 = d2;
+  args.a0 = a0;
+  args.a1 = a1;
+  args.b0 = b0;
+  args.b1 = b1;
+  args.moduli = table_data<math::Modulus>(moduli_);
+  args.log_degree = log_n_;
+  args.limbs = limbs;
+  args.stream = stream.native_handle();
+  detail::launch_tensor(args);
+}
+
 }  // namespace cerium::cuda

@@ -52,6 +52,10 @@ class ElementwisePlan {
   // out = a s_i on limb i.
   void multiply_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
                        const Stream& stream) const;
+  // d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1 (NTT form), one pass; d0 may be a0 or b0.
+  void tensor(std::uint32_t* d0, std::uint32_t* d1, std::uint32_t* d2, const std::uint32_t* a0,
+              const std::uint32_t* a1, const std::uint32_t* b0, const std::uint32_t* b1, std::size_t limbs,
+              const Stream& stream) const;
   // out = a + s_i on limb i: adding a constant polynomial in NTT form.
   void add_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
                   const Stream& stream) const;

@@ -46,6 +46,23 @@ struct ElementwiseLaunch {
 };
 void launch_elementwise(const ElementwiseLaunch& launch);
 
+// The tensor product of two 2-part ciphertexts in one pass: d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1, every
+// input read once (d0 may be a0, or b0 when squaring: each word is read before it is written).
+struct TensorLaunch {
+  std::uint32_t* d0 = nullptr;
+  std::uint32_t* d1 = nullptr;
+  std::uint32_t* d2 = nullptr;
+  const std::uint32_t* a0 = nullptr;
+  const std::uint32_t* a1 = nullptr;
+  const std::uint32_t* b0 = nullptr;
+  const std::uint32_t* b1 = nullptr;
+  const math::Modulus* moduli = nullptr;
+  int log_degree = 0;
+  std::size_t limbs = 0;
+  void* stream = nullptr;
+};
+void launch_tensor(const TensorLaunch& launch);
+
 // --- rescale -------------------------------------------------------------------------------------------------
 struct RescaleLimbConstants {
   math::Modulus modulus;       // kept prime q_i
