@@ -51,16 +51,22 @@ TEST_CASE("bootstrapping at N = 2^16, full slots", "[.slow][n16-bootstrap]") {
 TEST_CASE("ten chained bootstraps at N = 2^16 with a multiplication between each", "[.slow][n16-bootstrap-chain]") {
   const N16& s = setup();
   auto rng = cerium_test::make_rng(17);
+  std::uniform_real_distribution<double> size(0.9, 1.0);
+  std::bernoulli_distribution sign(0.5);
   Values want = random_real(rng, s.boot.slots());
   Ciphertext ct = s.f.encrypt(want, 1);
   for (int round = 0; round < 10; ++round) {
     ct = s.boot.bootstrap(ct);
-    ct = s.f.evaluator.rescale(s.boot.evaluator().multiply(ct, ct));
-    s.boot.evaluator().sub_inplace(ct, 0.5);
-    want = map(want, [](Complex v) { return v * v - 0.5; });
+    // A fresh encryption of random signs of size 0.9..1: the values keep their size and mean zero (see the
+    // toy chained test for why the mean matters to the automatic message ratio).
+    Values w(s.boot.slots());
+    for (auto& v : w) v = sign(rng) ? size(rng) : -size(rng);
+    const Ciphertext cw = s.f.encrypt(w, ct.level(), 0, ct.scale());
+    ct = s.f.evaluator.rescale(s.boot.evaluator().multiply(ct, cw));
+    want = zip(want, w, [](Complex u, Complex v) { return u * v; });
     const auto [mean_bits, worst_bits] = bits(s.f.decrypt(ct), want);
     INFO("round " << round << ": mean " << mean_bits << " bits, worst " << worst_bits << " bits");
     CHECK(mean_bits >= 19);
-    CHECK(worst_bits >= 15);
+    CHECK(worst_bits >= 16);
   }
 }
