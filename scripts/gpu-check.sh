@@ -161,14 +161,23 @@ sanitize() {  # TOOL FILTER
 have_sanitizer=0
 [[ -x $test_bin ]] && command -v compute-sanitizer >/dev/null 2>&1 && ((!quick)) && have_sanitizer=1
 # memcheck on every GPU test but those that provoke refused calls on purpose (the sanitizer reports those) and
-# the large-ring evaluator comparisons (minutes under the sanitizer; the smaller rings run the same code).
-((have_sanitizer)) && { sanitize memcheck '[gpu]~[errors]~[large]' || true; }
+# the large-ring evaluator comparisons and bootstraps (minutes under the sanitizer; smaller rings run the same
+# code). In quick mode, GPU_CHECK_SANITIZE=1 runs memcheck on the [quick] subset only.
+((have_sanitizer)) && { sanitize memcheck '[gpu]~[errors]~[large]~[bootstrap]' || true; }
+if ((quick)) && [[ ${GPU_CHECK_SANITIZE:-0} == 1 && -x $test_bin ]] && command -v compute-sanitizer >/dev/null; then
+  sanitize memcheck '[quick]' || true
+fi
 
 # --- benchmarks ---------------------------------------------------------------------------------------------
 if [[ -x $gpu_bench ]]; then
-  run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_filter="${GPU_BENCH_FILTER:-.}" \
+  run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_filter="${GPU_BENCH_FILTER:--bootstrap}" \
     --benchmark_repetitions=5 --benchmark_format=console \
     --benchmark_out="$out/bench_gpu.json" --benchmark_out_format=json || true
+  # The bootstrap benchmark sets up once (keys, diagonals) and times 20 bootstraps itself: one repetition.
+  if [[ ${GPU_CHECK_BOOTSTRAP:-1} == 1 ]]; then
+    run_step bench-bootstrap "$bench_log" 240 "$gpu_bench" --benchmark_filter=bootstrap --benchmark_format=console \
+      --benchmark_out="$out/bench_bootstrap.json" --benchmark_out_format=json || true
+  fi
 fi
 if [[ -x $cpu_bench ]] && ((!quick)); then
   # CPU reference figures (NTT, basis conversion, CKKS operations at N = 2^14 and 2^16) on this machine's cores.

@@ -116,6 +116,18 @@ Plaintext BasicEvaluator<B>::upload(const Plaintext& a) const {
 }
 
 template <backend::PolyBackend B>
+Plaintext BasicEvaluator<B>::upload(Plaintext&& a) const {
+  require(!a.empty(), "upload: the plaintext is empty");
+  require_same_context(context_, a.context(), "upload");
+  const int level = a.level();
+  const double scale = a.scale();
+  const std::size_t slots = a.slots();
+  ring::RnsPoly poly = std::move(a).take_poly();
+  poly = poly.host_accessible() ? backend_.place(std::move(poly)) : backend_.clone(poly);
+  return Plaintext(context_, std::move(poly), level, scale, slots);
+}
+
+template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::download(const Ciphertext& a) const {
   require(!a.empty(), "download: the ciphertext is empty");
   std::vector<ring::RnsPoly> parts;

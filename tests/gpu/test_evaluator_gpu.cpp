@@ -183,6 +183,15 @@ TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][qui
     const auto& down = context->mod_down(level);
     CHECK(gpu.download(gpu.mod_down(down, gpu.upload(wide))) == cpu.mod_down(down, wide));
   }
+  SECTION("ModRaise from one and two primes to the top level") {
+    for (const std::size_t limbs : {std::size_t{1}, std::size_t{2}}) {
+      const auto low = ring::make_basis(q->sub_basis(0, limbs));
+      ring::RnsPoly y(low, ring::PolyForm::ntt);
+      for (std::size_t i = 0; i < limbs; ++i)
+        for (auto& w : y.limb(i)) w = static_cast<std::uint32_t>(rng() % low->prime(i));
+      CHECK(gpu.download(gpu.mod_raise(gpu.upload(y), q)) == cpu.mod_raise(y, q));
+    }
+  }
   SECTION("host polynomials are refused with a clear error") {
     ring::RnsPoly host = x.clone();
     CHECK_THROWS_AS(gpu.add(host, x_gpu), UnsupportedError);

@@ -40,7 +40,8 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
                                const ring::Automorphism& automorphism, const ckks::Context& context, int level,
                                const ckks::DecomposedPoly& decomposed, const ckks::SwitchingKey& key,
                                std::shared_ptr<const ckks::RelinearizationKey> relinearization_key,
-                               std::shared_ptr<const ckks::GaloisKeys> galois_keys, std::span<ring::RnsPoly> parts) {
+                               std::shared_ptr<const ckks::GaloisKeys> galois_keys,
+                               std::shared_ptr<const ckks::SwitchingKey> switching_key, std::span<ring::RnsPoly> parts) {
   // Storage: a polynomial over basis placed as options says, and a deep copy on the same devices.
   { b.allocate(basis, options) } -> std::same_as<ring::RnsPoly>;
   { b.clone(y) } -> std::same_as<ring::RnsPoly>;
@@ -52,6 +53,7 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   { b.download(y) } -> std::same_as<ring::RnsPoly>;
   { b.resident(relinearization_key) } -> std::same_as<std::shared_ptr<const ckks::RelinearizationKey>>;
   { b.resident(galois_keys) } -> std::same_as<std::shared_ptr<const ckks::GaloisKeys>>;
+  { b.resident(switching_key) } -> std::same_as<std::shared_ptr<const ckks::SwitchingKey>>;
 
   // Elementwise arithmetic (x op= y), in NTT form for the products.
   b.add(x, y);
@@ -74,6 +76,10 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   b.rescale(rescaler, x);
   b.rescale(rescaler, parts);  // every polynomial of a ciphertext at once
   b.drop_to(x, basis);
+
+  // Bootstrapping's ModRaise: the centered lift of y (over a basis of product below 2^63, either form) to the
+  // given basis, in NTT form.
+  { b.mod_raise(y, basis) } -> std::same_as<ring::RnsPoly>;
 
   // X -> X^k as a permutation of the input's words (in its form).
   { b.automorphism(automorphism, y) } -> std::same_as<ring::RnsPoly>;

@@ -33,6 +33,9 @@ struct CpuBackend {
   std::shared_ptr<const ckks::GaloisKeys> resident(std::shared_ptr<const ckks::GaloisKeys> keys) const {
     return keys;
   }
+  std::shared_ptr<const ckks::SwitchingKey> resident(std::shared_ptr<const ckks::SwitchingKey> key) const {
+    return key;
+  }
 
   void add(ring::RnsPoly& x, const ring::RnsPoly& y) const { x += y; }
   void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const { x -= y; }
@@ -94,6 +97,12 @@ struct CpuBackend {
     for (auto& x : parts) rescaler.apply_in_place(x);
   }
   void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const { x.drop_to(basis); }
+
+  ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const {
+    ring::RnsPoly coefficients = y.clone();
+    coefficients.to_coeff();
+    return ring::RnsPoly::from_signed(basis, coefficients.to_signed(), ring::PolyOptions{.form = ring::PolyForm::ntt});
+  }
 
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const {
     return automorphism.apply(y);

@@ -50,6 +50,7 @@ class CudaBackend {
   ring::RnsPoly download(const ring::RnsPoly& y) const;
   std::shared_ptr<const ckks::RelinearizationKey> resident(std::shared_ptr<const ckks::RelinearizationKey> key) const;
   std::shared_ptr<const ckks::GaloisKeys> resident(std::shared_ptr<const ckks::GaloisKeys> keys) const;
+  std::shared_ptr<const ckks::SwitchingKey> resident(std::shared_ptr<const ckks::SwitchingKey> key) const;
 
   void add(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const;
@@ -69,6 +70,7 @@ class CudaBackend {
   void rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const;
   void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const;
 
+  ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;  // y over 1 or 2 primes
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;
 
   ckks::DecomposedPoly mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const;

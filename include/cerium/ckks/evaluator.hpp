@@ -141,6 +141,7 @@ class BasicEvaluator {
   // Encoder and serialization. Operands of the evaluator's operations must be where its backend computes.
   Ciphertext upload(const Ciphertext& a) const;
   Plaintext upload(const Plaintext& a) const;
+  Plaintext upload(Plaintext&& a) const;  // moves a host plaintext (no copy on the CPU backend)
   Ciphertext download(const Ciphertext& a) const;
   Plaintext download(const Plaintext& a) const;
 

@@ -22,6 +22,8 @@ class Plaintext {
 
   const ContextPtr& context() const { return context_; }
   const ring::RnsPoly& poly() const { return poly_; }
+  // The polynomial itself, leaving this plaintext empty of it (for placement without a copy).
+  ring::RnsPoly take_poly() && { return std::move(poly_); }
   ring::RnsPoly& poly() { return poly_; }
   int level() const { return level_; }
   double scale() const { return scale_; }

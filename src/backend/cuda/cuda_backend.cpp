@@ -7,6 +7,7 @@
 
 #include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/math/modarith.hpp"
 #include "cuda_backend_state.hpp"
@@ -151,6 +152,11 @@ std::shared_ptr<const ckks::RelinearizationKey> CudaBackend::resident(
     std::shared_ptr<const ckks::RelinearizationKey> key) const {
   if (key == nullptr || on_device(key->key(), state_->device)) return key;
   return std::make_shared<const ckks::RelinearizationKey>(upload(key->key()));
+}
+
+std::shared_ptr<const ckks::SwitchingKey> CudaBackend::resident(std::shared_ptr<const ckks::SwitchingKey> key) const {
+  if (key == nullptr || on_device(*key, state_->device)) return key;
+  return std::make_shared<const ckks::SwitchingKey>(upload(*key));
 }
 
 std::shared_ptr<const ckks::GaloisKeys> CudaBackend::resident(std::shared_ptr<const ckks::GaloisKeys> keys) const {
@@ -298,6 +304,36 @@ void CudaBackend::rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPol
 void CudaBackend::drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const {
   words(*this, x, "drop_to");
   x.drop_to(basis);
+}
+
+// --- ModRaise ---
+
+ring::RnsPoly CudaBackend::mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const {
+  words(*this, y, "ModRaise");
+  require(basis != nullptr && basis->ring_degree() == y.n(), "ModRaise: the target basis must have ring degree {}",
+          y.n());
+  require<UnsupportedError>(y.limb_count() <= 2, "ModRaise on the GPU lifts from one or two primes, not {} ({})",
+                            y.limb_count(), ring::describe(y.basis()));
+  State& s = *state_;
+  ring::RnsPoly coefficients = clone(y);
+  to_coeff(coefficients);
+  ring::RnsPoly out = allocate(basis, {.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
+  cuda::detail::ModRaiseLaunch args;
+  args.in = words(*this, coefficients, "ModRaise");
+  args.out = words(*this, out, "ModRaise");
+  args.source_count = y.limb_count();
+  args.q0 = y.basis().prime(0);
+  if (args.source_count == 2) {
+    args.q1 = y.basis().prime(1);
+    args.q0_inv_mod_q1 = static_cast<u32>(math::inv_mod(args.q0 % args.q1, args.q1));
+  }
+  args.targets = reinterpret_cast<const math::Modulus*>(s.moduli_table(*basis).data());
+  args.target_count = basis->size();
+  args.log_degree = std::countr_zero(s.n);
+  args.stream = s.stream.native_handle();
+  cuda::detail::launch_mod_raise(args);
+  to_ntt(out);
+  return out;
 }
 
 // --- automorphisms ---

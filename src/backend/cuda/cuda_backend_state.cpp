@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cerium/backend/cuda/upload.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/ring/rns_basis.hpp"
 
@@ -71,6 +72,14 @@ const cuda::AutomorphismPlan& CudaBackend::State::automorphism_plan(const ring::
   require<MismatchError>(a.n() == n, "an automorphism of degree {} cannot act on ring degree {}", a.n(), n);
   return find_or_build(mutex, automorphism, a.galois_element(),
                        [&] { return std::make_unique<cuda::AutomorphismPlan>(a); });
+}
+
+const cuda::DeviceBuffer& CudaBackend::State::moduli_table(const ring::RnsBasis& basis) {
+  return find_or_build(mutex, moduli, primes_of(basis), [&] {
+    std::vector<math::Modulus> table;
+    for (std::size_t i = 0; i < basis.size(); ++i) table.push_back(basis.modulus(i));
+    return std::make_unique<cuda::DeviceBuffer>(cuda::upload_table<math::Modulus>(table));
+  });
 }
 
 std::optional<std::vector<TableRun>> CudaBackend::State::runs(std::span<const std::uint32_t> primes) const {

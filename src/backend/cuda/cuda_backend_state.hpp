@@ -50,6 +50,7 @@ struct CudaBackend::State {
   std::map<std::pair<int, std::size_t>, std::unique_ptr<cuda::ModUpPlan>> mod_up;
   std::map<int, std::unique_ptr<cuda::KeySwitchInnerProductPlan>> inner_product;
   std::map<std::uint32_t, std::unique_ptr<cuda::AutomorphismPlan>> automorphism;
+  std::map<Primes, std::unique_ptr<cuda::DeviceBuffer>> moduli;
 
   const cuda::ElementwisePlan& elementwise_plan(const ring::RnsBasis& basis);
   const cuda::RescalePlan& rescale_plan(const ring::Rescaler& rescaler);
@@ -58,6 +59,8 @@ struct CudaBackend::State {
   const cuda::ModUpPlan& mod_up_plan(int level, std::size_t digit);
   const cuda::KeySwitchInnerProductPlan& inner_product_plan(int level);
   const cuda::AutomorphismPlan& automorphism_plan(const ring::Automorphism& automorphism);
+  // The basis's math::Modulus entries on the device.
+  const cuda::DeviceBuffer& moduli_table(const ring::RnsBasis& basis);
 
   // NTT in place, on the work stream, of `batch` consecutive polynomials at data whose primes are `primes`.
   void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1);

@@ -106,7 +106,7 @@ void BasicBootstrapper<B>::plan_transforms() {
           for (const auto baby : babies) {
             Plaintext encoded;
             diagonal_plaintext(*t, giant, baby, encoded);
-            t->cached.emplace(std::pair{giant, baby}, std::move(encoded));
+            t->cached.emplace(std::pair{giant, baby}, evaluator_.upload(std::move(encoded)));
           }
         }
       }
@@ -125,9 +125,19 @@ const Plaintext& BasicBootstrapper<B>::diagonal_plaintext(const Transform& t, st
                                                           Plaintext& scratch) const {
   if (auto it = t.cached.find({giant, baby}); it != t.cached.end()) return it->second;
   const auto values = bootstrap_detail::bsgs_diagonal(t.matrix, giant, baby);
-  scratch = encoder_.encode(std::span<const std::complex<double>>(values),
-                            EncodeOptions{.level = t.level, .scale = t.plaintext_scale, .slots = slots_});
+  scratch = evaluator_.upload(encoder_.encode(std::span<const std::complex<double>>(values),
+                                              EncodeOptions{.level = t.level, .scale = t.plaintext_scale, .slots = slots_}));
   return scratch;
+}
+
+template <backend::PolyBackend B>
+Plaintext BasicBootstrapper<B>::constant(std::complex<double> value, const EncodeOptions& options) const {
+  return evaluator_.upload(encoder_.encode_constant(value, options));
+}
+
+template <backend::PolyBackend B>
+Plaintext BasicBootstrapper<B>::constant(double value, const EncodeOptions& options) const {
+  return evaluator_.upload(encoder_.encode_constant(value, options));
 }
 
 template <backend::PolyBackend B>
@@ -162,6 +172,11 @@ void BasicBootstrapper<B>::set_keys(std::shared_ptr<const BootstrapKeys> keys) {
                            "them with generate_keys of a bootstrapper with the same config");
   evaluator_.set_relinearization_key(keys->relinearization);
   evaluator_.set_galois_keys(keys->galois);
+  // Aliasing pointers: the keys stay owned by `keys`; a device backend makes its own copies.
+  const B& backend = evaluator_.backend();
+  to_sparse_ = keys->to_sparse ? backend.resident(std::shared_ptr<const SwitchingKey>(keys, &*keys->to_sparse)) : nullptr;
+  from_sparse_ =
+      keys->from_sparse ? backend.resident(std::shared_ptr<const SwitchingKey>(keys, &*keys->from_sparse)) : nullptr;
   keys_ = std::move(keys);
 }
 

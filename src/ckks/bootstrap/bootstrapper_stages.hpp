@@ -37,7 +37,7 @@ Ciphertext BasicBootstrapper<B>::scale_down(const Ciphertext& input) const {
   // 1 encoded so that the rescale by P_1 lands on raise_scale_: the message keeps its value, its integer
   // representation shrinks to about q0 / 2^ratio.
   const double scale = raise_scale_ * evaluator_.level_prime_product(1) / ct.scale();
-  const Plaintext one = encoder_.encode_constant(1.0, EncodeOptions{.level = 1, .scale = scale, .slots = slots_});
+  const Plaintext one = constant(1.0, EncodeOptions{.level = 1, .scale = scale, .slots = slots_});
   evaluator_.multiply_inplace(ct, one);
   evaluator_.rescale_inplace(ct);
   return ct;
@@ -66,20 +66,15 @@ Ciphertext BasicBootstrapper<B>::mod_raise(const Ciphertext& level_zero) const {
                              "mod_raise: sparse encapsulation needs the keys of generate_keys; call set_keys");
   }
   const Ciphertext under_sparse =
-      config_.sparse_encapsulation ? key_switch(level_zero, *keys_->to_sparse) : level_zero.clone();
+      config_.sparse_encapsulation ? key_switch(level_zero, *to_sparse_) : level_zero.clone();
   // The centered lift of each part modulo q0, reduced into every prime of the top level: the plaintext becomes
-  // m + q0 I for a small integer polynomial I. Done on the host (the backend has no lift operation yet).
+  // m + q0 I for a small integer polynomial I.
   const B& backend = evaluator_.backend();
   const auto& top_basis = context_->q_basis(levels_.top);
   std::vector<ring::RnsPoly> parts;
-  for (const auto& part : under_sparse.parts()) {
-    ring::RnsPoly coefficients = backend.clone(part);
-    backend.to_coeff(coefficients);
-    const std::vector<std::int64_t> lifted = coefficients.to_signed();
-    parts.push_back(ring::RnsPoly::from_signed(top_basis, lifted, ring::PolyOptions{.form = ring::PolyForm::ntt}));
-  }
+  for (const auto& part : under_sparse.parts()) parts.push_back(backend.mod_raise(part, top_basis));
   Ciphertext raised(context_, std::move(parts), levels_.top, under_sparse.scale(), under_sparse.slots());
-  if (config_.sparse_encapsulation) return key_switch(raised, *keys_->from_sparse);
+  if (config_.sparse_encapsulation) return key_switch(raised, *from_sparse_);
   return raised;
 }
 
@@ -138,8 +133,8 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
   // two real halves.
   const Ciphertext conjugated = evaluator_.conjugate(ct);
   Ciphertext imaginary = evaluator_.sub(ct, conjugated);
-  const Plaintext minus_i = encoder_.encode_constant(
-      std::complex<double>(0.0, -1.0), EncodeOptions{.level = imaginary.level(), .scale = 1.0, .slots = slots_});
+  const Plaintext minus_i = constant(std::complex<double>(0.0, -1.0),
+                                     EncodeOptions{.level = imaginary.level(), .scale = 1.0, .slots = slots_});
   evaluator_.multiply_inplace(imaginary, minus_i);  // the monomial -X^(N/2): exact, scale unchanged
   evaluator_.add_inplace(ct, conjugated);
   return {std::move(ct), std::move(imaginary)};
@@ -148,8 +143,8 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const {
   Ciphertext ct = imaginary_half.clone();
-  const Plaintext i = encoder_.encode_constant(std::complex<double>(0.0, 1.0),
-                                               EncodeOptions{.level = ct.level(), .scale = 1.0, .slots = slots_});
+  const Plaintext i =
+      constant(std::complex<double>(0.0, 1.0), EncodeOptions{.level = ct.level(), .scale = 1.0, .slots = slots_});
   evaluator_.multiply_inplace(ct, i);  // the monomial X^(N/2)
   evaluator_.add_inplace(ct, real_half);
   for (const auto& t : slot_to_coeff_) ct = apply_transform(*t, ct);

@@ -74,9 +74,9 @@ Ciphertext BasicBootstrapper<B>::chebyshev_leaves(const std::vector<double>& c,
   for (std::size_t i = 1; i < c.size(); ++i) {
     if (c[i] == 0) continue;
     Ciphertext term = evaluator_.level_down(powers[i], level);
-    const Plaintext constant = encoder_.encode_constant(
-        c[i], EncodeOptions{.level = level, .scale = product_scale / term.scale(), .slots = slots_});
-    evaluator_.multiply_inplace(term, constant);
+    const Plaintext factor =
+        constant(c[i], EncodeOptions{.level = level, .scale = product_scale / term.scale(), .slots = slots_});
+    evaluator_.multiply_inplace(term, factor);
     term.set_scale(product_scale);  // equal to the product of the two scales up to rounding of doubles
     if (sum.empty()) {
       sum = std::move(term);
@@ -86,8 +86,8 @@ Ciphertext BasicBootstrapper<B>::chebyshev_leaves(const std::vector<double>& c,
   }
   if (sum.empty()) {  // a constant polynomial: 0 T_1 + c_0
     sum = evaluator_.level_down(powers[1], level);
-    const Plaintext zero = encoder_.encode_constant(
-        0.0, EncodeOptions{.level = level, .scale = product_scale / sum.scale(), .slots = slots_});
+    const Plaintext zero =
+        constant(0.0, EncodeOptions{.level = level, .scale = product_scale / sum.scale(), .slots = slots_});
     evaluator_.multiply_inplace(sum, zero);
     sum.set_scale(product_scale);
   }

@@ -169,4 +169,19 @@ struct InnerProductLaunch {
 };
 void launch_inner_product(const InnerProductLaunch& launch);
 
+// --- ModRaise: the centered lift of a polynomial over one or two primes into a larger basis ------------------
+struct ModRaiseLaunch {
+  const std::uint32_t* in = nullptr;   // source_count limbs, coefficient form
+  std::uint32_t* out = nullptr;        // target_count limbs, coefficient form (not overlapping in)
+  std::size_t source_count = 1;        // 1 or 2
+  std::uint32_t q0 = 0;                // the source primes
+  std::uint32_t q1 = 0;
+  std::uint32_t q0_inv_mod_q1 = 0;     // [q0^{-1}]_{q1} (two sources)
+  const math::Modulus* targets = nullptr;  // target_count entries
+  std::size_t target_count = 0;
+  int log_degree = 0;
+  void* stream = nullptr;
+};
+void launch_mod_raise(const ModRaiseLaunch& launch);
+
 }  // namespace cerium::cuda::detail

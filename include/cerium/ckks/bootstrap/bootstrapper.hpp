@@ -21,7 +21,8 @@
 // BasicBootstrapper is a template over the polynomial backend like BasicEvaluator and uses only the evaluator's
 // public operations, the Encoder, and the backend's key switch (for the encapsulation keys); its member
 // definitions live in src/ckks/bootstrap/*.hpp, instantiated for the CPU backend in bootstrapper.cpp.
-// ModRaise lifts coefficients on the host (RnsPoly::to_signed / from_signed): a device backend needs its own.
+// Plaintexts (the DFT diagonals, constants) and keys are placed where the backend computes, so that the CUDA
+// instantiation (backend/cuda_bootstrapper.hpp) runs the whole bootstrap on the device; ModRaise is the backend's.
 
 #include <array>
 #include <complex>
@@ -94,6 +95,9 @@ class BasicBootstrapper {
   const Plaintext& diagonal_plaintext(const Transform& transform, std::int64_t giant, std::int64_t baby,
                                       Plaintext& scratch) const;
   Ciphertext key_switch(const Ciphertext& input, const SwitchingKey& key) const;
+  // A constant plaintext where the evaluator computes.
+  Plaintext constant(std::complex<double> value, const EncodeOptions& options) const;
+  Plaintext constant(double value, const EncodeOptions& options) const;
   // EvalMod helpers on the scale chain.
   void bring_to(Ciphertext& a, int level) const;
   Ciphertext multiply_on_chain(const Ciphertext& a, const Ciphertext& b) const;
@@ -114,6 +118,8 @@ class BasicBootstrapper {
   std::vector<std::shared_ptr<const Transform>> coeff_to_slot_, slot_to_coeff_;
   std::vector<std::int64_t> rotation_steps_;
   std::shared_ptr<const BootstrapKeys> keys_;
+  // The encapsulation keys where the backend computes (the same objects as keys_'s on the CPU).
+  std::shared_ptr<const SwitchingKey> to_sparse_, from_sparse_;
 };
 
 using Bootstrapper = BasicBootstrapper<backend::CpuBackend>;

@@ -1,0 +1,79 @@
+// Bootstrapping on the H200 with the bootstrappable_n16 preset (N = 2^16, 2^15 slots, log2(QP) 1741): median of
+// 20 bootstraps after warm-up, timed with CUDA events. Counters: us, precision (mean and worst slot, bits, real
+// inputs uniform in [-1, 1]), levels left to the application, key and diagonal memory, and floor_ratio = time /
+// (key bytes / copy bandwidth): the floor set by reading every key once.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda/timer.hpp"
+#include "cerium/backend/cuda_bootstrapper.hpp"
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "gpu_bench_support.hpp"
+
+namespace {
+
+using namespace cerium;
+using namespace cerium::ckks;
+
+void BM_bootstrap_n16_gpu(benchmark::State& state) {
+  const auto context = Context::create(presets::bootstrappable_n16());
+  KeyGenerator keygen(context);
+  CudaBootstrapper boot(context, BootstrapConfig{}, backend::CudaBackend(context));
+  const auto keys = std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen));
+  boot.set_keys(keys);
+  Encoder encoder(context);
+  Encryptor encryptor(keygen.public_key());
+  Decryptor decryptor(keygen.secret_key());
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> x(boot.slots());
+  for (auto& v : x) v = dist(rng);
+  const Ciphertext input =
+      boot.evaluator().upload(encryptor.encrypt(encoder.encode(x, EncodeOptions{.level = 1, .slots = boot.slots()})));
+  const auto& stream = cuda::work_stream();
+  cuda::EventTimer timer(stream);
+  Ciphertext out = boot.bootstrap(input);  // warm-up: plans, pool
+  stream.synchronize();
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    for (int i = 0; i < 20; ++i) {
+      timer.start();
+      out = boot.bootstrap(input);
+      timer.stop();
+      seconds.push_back(timer.elapsed_ms() / 1e3);
+    }
+    state.SetIterationTime(cerium_bench::median(seconds));
+  }
+  const auto decoded = encoder.decode_real(decryptor.decrypt(boot.evaluator().download(out)));
+  double total = 0, worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double e = std::abs(decoded[i] - x[i]);
+    total += e;
+    worst = std::max(worst, e);
+  }
+  const double t = cerium_bench::median(seconds);
+  const double key_bytes = static_cast<double>(keys->memory_bytes());
+  state.counters["N"] = static_cast<double>(context->ring_degree());
+  state.counters["slots"] = static_cast<double>(boot.slots());
+  state.counters["us"] = t * 1e6;
+  state.counters["mean_bits"] = -std::log2(total / static_cast<double>(x.size()));
+  state.counters["worst_bits"] = -std::log2(worst);
+  state.counters["levels_left"] = static_cast<double>(out.level() - 1);
+  state.counters["key_GB"] = key_bytes / 1e9;
+  state.counters["diagonal_GB"] = static_cast<double>(boot.plaintext_bytes()) / 1e9;
+  state.counters["floor_ratio"] = t / (key_bytes / cerium_bench::copy_bandwidth());
+  state.counters["device_peak_GB"] = static_cast<double>(cuda::memory_stats().peak) / 1e9;
+  state.SetLabel(cerium_bench::device_label());
+}
+
+}  // namespace
+
+BENCHMARK(BM_bootstrap_n16_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
