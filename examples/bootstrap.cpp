@@ -9,6 +9,8 @@
 //   --repeat R                                time R bootstraps
 //   --chain C                                 then C more rounds of (multiply by a fresh encryption of random
 //                                             signs of size 0.9..1, bootstrap), printing the precision of each
+//   --cpu                                     the CPU backend even where a GPU is present (default: the GPU
+//                                             when the build has CUDA and a device is visible)
 
 #include <fmt/format.h>
 
@@ -27,6 +29,10 @@
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#if CERIUM_HAS_CUDA
+#include "cerium/backend/cuda/device.hpp"
+#include "cerium/backend/cuda_bootstrapper.hpp"
+#endif
 
 using namespace cerium;
 using namespace cerium::ckks;
@@ -46,44 +52,21 @@ double mib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 10
 
 }  // namespace
 
-int main(int argc, char** argv) {
+struct Options {
   int log_n = 12;
   bool n16 = false;
+  bool cpu = false;
   int repeat = 1;
   int chain = 0;
   BootstrapConfig config;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--n16") {
-      n16 = true;
-    } else if (arg == "--log-n" && i + 1 < argc) {
-      log_n = std::atoi(argv[++i]);
-    } else if (arg == "--slots" && i + 1 < argc) {
-      config.slots = static_cast<std::size_t>(std::atol(argv[++i]));
-    } else if (arg == "--no-encapsulation") {
-      config.sparse_encapsulation = false;
-    } else if (arg == "--chain" && i + 1 < argc) {
-      chain = std::max(0, std::atoi(argv[++i]));
-    } else if (arg == "--repeat" && i + 1 < argc) {
-      repeat = std::max(1, std::atoi(argv[++i]));
-    } else {
-      fmt::print(stderr, "usage: {} [--n16 | --log-n L] [--slots S] [--no-encapsulation] [--repeat R] [--chain C]\n",
-                 argv[0]);
-      return 2;
-    }
-  }
-  CkksConfig params = n16 ? presets::bootstrappable_n16() : presets::bootstrappable_toy(log_n);
-  if (!config.sparse_encapsulation && !n16) {
-    // Without encapsulation the secret itself must be sparse for K = 17 to hold.
-    params.secret = SecretDistribution::hamming_weight;
-    params.hamming_weight = 32;
-  }
-  if (n16) config.cache_plaintexts = false;  // the diagonals at N = 2^16 take gigabytes as plaintexts
+};
 
-  const ContextPtr context = timed("context", [&] { return Context::create(params); });
-  fmt::print("{}\n", context->parameters().describe());
+// Everything after the context: the bootstrapper (make_bootstrapper(context, config)), keys, bootstraps, report.
+template <class MakeBootstrapper>
+int run(const ContextPtr& context, Options options, MakeBootstrapper make_bootstrapper) {
+  BootstrapConfig& config = options.config;
   KeyGenerator keygen(context);
-  auto boot = timed("bootstrapper set-up", [&] { return std::make_unique<Bootstrapper>(context, config); });
+  auto boot = timed("bootstrapper set-up", [&] { return make_bootstrapper(context, config); });
   const auto& levels = boot->levels();
   fmt::print("  slots {}, levels: top {}, after CoeffToSlot {}, after EvalMod {} (EvalMod {}), output {}\n",
              boot->slots(), levels.top, levels.after_coeff_to_slot, levels.after_eval_mod, levels.eval_mod,
@@ -94,10 +77,14 @@ int main(int argc, char** argv) {
       if (e.done == e.total) fmt::print("    {}: {} done\n", e.task, e.total);
     }));
   });
-  boot->set_keys(keys);
+  timed("keys to the backend", [&] {
+    boot->set_keys(keys);
+    return 0;
+  });
   fmt::print("  key memory {:.1f} MiB, cached diagonals {:.1f} MiB\n", mib(keys->memory_bytes()),
              mib(boot->plaintext_bytes()));
 
+  const auto& evaluator = boot->evaluator();
   const Encoder encoder(context);
   const Encryptor encryptor(keygen.public_key());
   const Decryptor decryptor(keygen.secret_key());
@@ -106,12 +93,19 @@ int main(int argc, char** argv) {
   std::vector<double> x(boot->slots());
   for (auto& v : x) v = uniform(rng);
   const Ciphertext input =
-      encryptor.encrypt(encoder.encode(x, EncodeOptions{.level = 1, .slots = boot->slots()}));
+      evaluator.upload(encryptor.encrypt(encoder.encode(x, EncodeOptions{.level = 1, .slots = boot->slots()})));
 
   Ciphertext output;
-  for (int r = 0; r < repeat; ++r) output = timed("bootstrap", [&] { return boot->bootstrap(input); });
+  for (int r = 0; r < options.repeat; ++r) {
+    // The download waits for the device, so the time is the bootstrap's (plus one copy to the host).
+    output = timed("bootstrap (+ download)", [&] {
+      Ciphertext out = boot->bootstrap(input);
+      (void)evaluator.download(out);
+      return out;
+    });
+  }
   auto report = [&](const Ciphertext& ct, const std::vector<double>& want, const char* what) {
-    const auto got = encoder.decode(decryptor.decrypt(ct));
+    const auto got = encoder.decode(decryptor.decrypt(evaluator.download(ct)));
     double total = 0, worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
       const double e = std::abs(got[i] - want[i]);
@@ -129,15 +123,64 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<double> size(0.9, 1.0);
   std::bernoulli_distribution sign(0.5);
   std::vector<double> want = x;
-  for (int round = 1; round <= chain; ++round) {
+  for (int round = 1; round <= options.chain; ++round) {
     std::vector<double> w(boot->slots());
     for (auto& v : w) v = sign(rng) ? size(rng) : -size(rng);
     for (std::size_t i = 0; i < w.size(); ++i) want[i] *= w[i];
-    const Ciphertext cw = encryptor.encrypt(
-        encoder.encode(w, EncodeOptions{.level = output.level(), .scale = output.scale(), .slots = boot->slots()}));
-    Ciphertext product = boot->evaluator().rescale(boot->evaluator().multiply(output, cw));
+    const Ciphertext cw = evaluator.upload(encryptor.encrypt(
+        encoder.encode(w, EncodeOptions{.level = output.level(), .scale = output.scale(), .slots = boot->slots()})));
+    Ciphertext product = evaluator.rescale(evaluator.multiply(output, cw));
     output = timed("multiply + bootstrap", [&] { return boot->bootstrap(product); });
     report(output, want, fmt::format("round {}", round).c_str());
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  Options options;
+  BootstrapConfig& config = options.config;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--n16") {
+      options.n16 = true;
+    } else if (arg == "--cpu") {
+      options.cpu = true;
+    } else if (arg == "--log-n" && i + 1 < argc) {
+      options.log_n = std::atoi(argv[++i]);
+    } else if (arg == "--slots" && i + 1 < argc) {
+      config.slots = static_cast<std::size_t>(std::atol(argv[++i]));
+    } else if (arg == "--no-encapsulation") {
+      config.sparse_encapsulation = false;
+    } else if (arg == "--chain" && i + 1 < argc) {
+      options.chain = std::max(0, std::atoi(argv[++i]));
+    } else if (arg == "--repeat" && i + 1 < argc) {
+      options.repeat = std::max(1, std::atoi(argv[++i]));
+    } else {
+      fmt::print(stderr,
+                 "usage: {} [--n16 | --log-n L] [--slots S] [--no-encapsulation] [--repeat R] [--chain C] [--cpu]\n",
+                 argv[0]);
+      return 2;
+    }
+  }
+  CkksConfig params = options.n16 ? presets::bootstrappable_n16() : presets::bootstrappable_toy(options.log_n);
+  if (!config.sparse_encapsulation && !options.n16) {
+    // Without encapsulation the secret itself must be sparse for K = 17 to hold.
+    params.secret = SecretDistribution::hamming_weight;
+    params.hamming_weight = 32;
+  }
+  const ContextPtr context = timed("context", [&] { return Context::create(params); });
+  fmt::print("{}\n", context->parameters().describe());
+#if CERIUM_HAS_CUDA
+  if (!options.cpu && cuda::has_cuda_device()) {
+    fmt::print("backend: CUDA on {}\n", cuda::device_info(0).name);
+    return run(context, options, [](const ContextPtr& c, const BootstrapConfig& b) {
+      return std::make_unique<CudaBootstrapper>(c, b, backend::CudaBackend(c));
+    });
+  }
+#endif
+  fmt::print("backend: CPU (one core)\n");
+  // The diagonals at N = 2^16 take gigabytes as plaintexts: on the CPU they are encoded when used.
+  if (options.n16) config.cache_plaintexts = false;
+  return run(context, options,
+             [](const ContextPtr& c, const BootstrapConfig& b) { return std::make_unique<Bootstrapper>(c, b); });
 }

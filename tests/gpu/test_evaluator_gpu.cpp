@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cerium/backend/cuda/graph.hpp"
 #include "cerium/backend/cuda/memory.hpp"
 #include "cerium/backend/cuda_evaluator.hpp"
 #include "gpu_test_support.hpp"
@@ -225,4 +226,30 @@ TEST_CASE("Device memory: statistics, a cap that fails cleanly, pinned round tri
   for (std::size_t i = 0; i < big.limb_count(); ++i)
     for (auto& w : big.limb(i)) w = static_cast<std::uint32_t>(rng() % big.basis().prime(i));
   CHECK(gpu.download(gpu.upload(big)) == big);
+}
+
+TEST_CASE("A captured CUDA graph of in-place evaluator work replays it", "[gpu][graph][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  GpuFixture f(toy(12, 2, 2, 2), KeyRequest{});
+  const Ciphertext x = f.fresh();
+  const Ciphertext y = f.fresh();
+  const Plaintext p = f.plain(f.cpu.context->max_level(), 1.0);  // scale 1: the product keeps x's scale
+  Ciphertext x_gpu = f.gpu.upload(x);
+  const Ciphertext y_gpu = f.gpu.upload(y);
+  const Plaintext p_gpu = f.gpu.upload(p);
+  const auto step = [&](auto& e, Ciphertext& a, const Ciphertext& b, const Plaintext& q) {
+    e.add_inplace(a, b);
+    e.multiply_inplace(a, q);
+    a.set_scale(x.scale());  // the plaintext's scale is 1
+  };
+  // Plans are built outside the capture (their uploads wait on the host).
+  Ciphertext warm = f.gpu.upload(x);
+  step(f.gpu, warm, y_gpu, p_gpu);
+  const cuda::Graph graph = cuda::Graph::capture([&] { step(f.gpu, x_gpu, y_gpu, p_gpu); });
+  Ciphertext want = x.clone();
+  for (int i = 0; i < 3; ++i) {
+    graph.replay();
+    step(f.cpu.evaluator, want, y, p);
+  }
+  CHECK(same_words(f.gpu.download(x_gpu), want));
 }
