@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kThreads) elementwise_kernel(ElementwiseLaunch
   const std::size_t limb = v >> log_vectors_per_limb;
   const math::Modulus m = args.moduli[limb];
   ShoupPair s{};
-  if constexpr (scalar_op<Op>) s = args.scalars[limb];
+  if constexpr (scalar_op<Op>) s = args.scalars != nullptr ? args.scalars[limb] : args.inline_scalars[limb];
   const uint4 a = reinterpret_cast<const uint4*>(args.a)[v];
   uint4 b = make_uint4(0, 0, 0, 0), o = make_uint4(0, 0, 0, 0);
   if constexpr (reads_b<Op>) b = reinterpret_cast<const uint4*>(args.b)[v];
@@ -90,7 +90,37 @@ __global__ void __launch_bounds__(kThreads) tensor_kernel(TensorLaunch args, std
                                                     math::mul_mod(a0.z, b0.z, m), math::mul_mod(a0.w, b0.w, m));
 }
 
+// Same reduction per term as the CPU's multiply_accumulate_many: acc = barrett(a b + acc), acc canonical.
+__global__ void __launch_bounds__(kThreads) linear_combination_kernel(LinearCombinationLaunch args,
+                                                                      std::size_t vectors, int log_vectors_per_limb) {
+  const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (v >= vectors) return;
+  const math::Modulus m = args.moduli[v >> log_vectors_per_limb];
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  if (args.accumulate) acc = reinterpret_cast<const uint4*>(args.out)[v];
+  const auto step = [&](u32 x, u32 y, u32 o) {
+    return math::barrett_reduce(static_cast<math::u64>(x) * y + o, m);
+  };
+  for (std::size_t t = 0; t < args.terms; ++t) {
+    const uint4 a = reinterpret_cast<const uint4*>(args.a[t])[v];
+    const uint4 b = reinterpret_cast<const uint4*>(args.b[t])[v];
+    acc = make_uint4(step(a.x, b.x, acc.x), step(a.y, b.y, acc.y), step(a.z, b.z, acc.z), step(a.w, b.w, acc.w));
+  }
+  reinterpret_cast<uint4*>(args.out)[v] = acc;
+}
+
 }  // namespace elementwise_kernels
+
+void launch_linear_combination(const LinearCombinationLaunch& args) {
+  using namespace elementwise_kernels;
+  if (args.limbs == 0) return;
+  const int log_vectors_per_limb = args.log_degree - 2;
+  const std::size_t vectors = args.limbs << log_vectors_per_limb;
+  const auto blocks = static_cast<unsigned>((vectors + kThreads - 1) / kThreads);
+  linear_combination_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, vectors,
+                                                                                             log_vectors_per_limb);
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_tensor(const TensorLaunch& args) {
   using namespace elementwise_kernels;

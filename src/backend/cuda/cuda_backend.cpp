@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <string>
+#include <vector>
 
 #include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/memory.hpp"
@@ -39,7 +40,8 @@ cuda::DeviceScalars scalars_for(const ring::RnsBasis& basis, std::span<const u32
     require(per_limb[i] < basis.prime(i), "{}: scalar {} for limb {} is not reduced modulo {}", operation, per_limb[i],
             i, basis.prime(i));
   }
-  return cuda::DeviceScalars(basis, per_limb, stream);
+  (void)stream;
+  return cuda::DeviceScalars::by_value(basis, per_limb);
 }
 
 void copy_words(u32* dst, const u32* src, std::size_t words, const cuda::Stream& stream) {
@@ -203,6 +205,25 @@ void CudaBackend::multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, 
                                                           words(*this, y, "multiply-accumulate"),
                                                           words(*this, z, "multiply-accumulate"), x.limb_count(),
                                                           state_->stream);
+}
+
+void CudaBackend::multiply_accumulate_many(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
+                                           std::span<const ring::RnsPoly* const> b, bool accumulate) const {
+  require(a.size() == b.size() && !a.empty(), "multiply-accumulate-many: {} left and {} right factors", a.size(),
+          b.size());
+  require_ntt(x, "multiply-accumulate-many");
+  std::vector<const u32*> left, right;
+  left.reserve(a.size());
+  right.reserve(b.size());
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    require(a[t] != nullptr && b[t] != nullptr, "multiply-accumulate-many: term {} has a null factor", t);
+    ring::require_compatible(x, *a[t], "multiply-accumulate-many");
+    ring::require_compatible(x, *b[t], "multiply-accumulate-many");
+    left.push_back(words(*this, *a[t], "multiply-accumulate-many"));
+    right.push_back(words(*this, *b[t], "multiply-accumulate-many"));
+  }
+  state_->elementwise_plan(x.basis()).multiply_accumulate_many(words(*this, x, "multiply-accumulate-many"), left, right,
+                                                               accumulate, x.limb_count(), state_->stream);
 }
 
 std::array<ring::RnsPoly, 2> CudaBackend::tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,

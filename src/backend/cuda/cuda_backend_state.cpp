@@ -25,8 +25,20 @@ const auto& find_or_build(std::mutex& mutex, Map& cache, const Key& key, Make ma
 }  // namespace
 
 const cuda::ElementwisePlan& CudaBackend::State::elementwise_plan(const ring::RnsBasis& basis) {
-  return find_or_build(mutex, elementwise, primes_of(basis),
-                       [&] { return std::make_unique<cuda::ElementwisePlan>(basis); });
+  {
+    const std::lock_guard lock(mutex);
+    const auto found = elementwise_by_address.find(&basis);
+    if (found != elementwise_by_address.end() &&
+        std::equal(found->second.first.begin(), found->second.first.end(), basis.primes().begin(),
+                   basis.primes().end())) {
+      return *found->second.second;
+    }
+  }
+  const auto& plan = find_or_build(mutex, elementwise, primes_of(basis),
+                                   [&] { return std::make_unique<cuda::ElementwisePlan>(basis); });
+  const std::lock_guard lock(mutex);
+  elementwise_by_address[&basis] = {primes_of(basis), &plan};
+  return plan;
 }
 
 const cuda::RescalePlan& CudaBackend::State::rescale_plan(const ring::Rescaler& rescaler) {

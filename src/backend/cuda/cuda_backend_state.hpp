@@ -43,6 +43,9 @@ struct CudaBackend::State {
 
   std::mutex mutex;
   std::map<Primes, std::unique_ptr<cuda::ElementwisePlan>> elementwise;
+  // The hot path's shortcut: a basis object's address to its plan, checked against the primes on every use (an
+  // address may be reused by another basis).
+  std::unordered_map<const ring::RnsBasis*, std::pair<Primes, const cuda::ElementwisePlan*>> elementwise_by_address;
   std::map<Primes, std::unique_ptr<cuda::NttPlan>> foreign_ntt;  // bases with primes outside the context
   std::map<std::tuple<Primes, std::size_t, int>, std::unique_ptr<cuda::RescalePlan>> rescale;
   std::map<std::tuple<Primes, Primes, int>, std::unique_ptr<cuda::ModDownCorrectionPlan>> mod_down_ntt;

@@ -1,5 +1,6 @@
 #include "cerium/backend/cuda/elementwise.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <vector>
 
@@ -19,6 +20,20 @@ DeviceScalars::DeviceScalars(const ring::RnsBasis& basis, std::span<const std::u
     pairs.push_back({scalars[i], math::shoup_quotient(scalars[i], q)});
   }
   table_ = upload_table<detail::ShoupPair>(pairs, std::move(stream));
+}
+
+DeviceScalars DeviceScalars::by_value(const ring::RnsBasis& basis, std::span<const std::uint32_t> scalars) {
+  if (scalars.size() > detail::inline_scalar_limbs) return DeviceScalars(basis, scalars);
+  require(scalars.size() <= basis.size(), "{} scalars for a basis of {} primes", scalars.size(), basis.size());
+  DeviceScalars out;
+  out.size_ = scalars.size();
+  for (std::size_t i = 0; i < scalars.size(); ++i) {
+    const std::uint32_t q = basis.prime(i);
+    require(scalars[i] < q, "scalar {} for limb {} is not reduced modulo {}", scalars[i], i, q);
+    out.host_.push_back(scalars[i]);
+    out.host_.push_back(math::shoup_quotient(scalars[i], q));
+  }
+  return out;
 }
 
 ElementwisePlan::ElementwisePlan(const ring::RnsBasis& basis, Stream stream)
@@ -44,6 +59,10 @@ void ElementwisePlan::launch(int op, std::uint32_t* out, const std::uint32_t* a,
   args.b = b;
   args.moduli = table_data<math::Modulus>(moduli_);
   args.scalars = scalars ? static_cast<const detail::ShoupPair*>(scalars->device_data()) : nullptr;
+  if (scalars != nullptr && args.scalars == nullptr) {
+    const auto pairs = scalars->host_pairs();
+    for (std::size_t i = 0; i < limbs; ++i) args.inline_scalars[i] = {pairs[2 * i], pairs[2 * i + 1]};
+  }
   args.log_degree = log_n_;
   args.limbs = limbs;
   args.stream = stream.native_handle();
@@ -92,6 +111,35 @@ void ElementwisePlan::subtract_and_scale(std::uint32_t* out, const std::uint32_t
 void ElementwisePlan::add_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars,
                                  std::size_t limbs, const Stream& stream) const {
   launch(op(detail::ElementwiseOp::add_scalar), out, a, nullptr, &scalars, limbs, stream);
+}
+
+void ElementwisePlan::multiply_accumulate_many(std::uint32_t* out, std::span<const std::uint32_t* const> a,
+                                               std::span<const std::uint32_t* const> b, bool accumulate,
+                                               std::size_t limbs, const Stream& stream) const {
+  require(limbs <= limbs_, "a linear combination on {} limbs with a plan of {}", limbs, limbs_);
+  require(a.size() == b.size() && !a.empty(), "multiply-accumulate-many: {} left and {} right factors", a.size(),
+          b.size());
+  require(out != nullptr, "multiply-accumulate-many on a null device pointer");
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    require(a[t] != nullptr && b[t] != nullptr, "multiply-accumulate-many: term {} has a null factor", t);
+    require(a[t] != out && b[t] != out, "multiply-accumulate-many: term {} reads the output", t);
+  }
+  if (limbs == 0) return;
+  for (std::size_t first = 0; first < a.size(); first += detail::linear_combination_max_terms) {
+    detail::LinearCombinationLaunch args;
+    args.terms = std::min(detail::linear_combination_max_terms, a.size() - first);
+    for (std::size_t t = 0; t < args.terms; ++t) {
+      args.a[t] = a[first + t];
+      args.b[t] = b[first + t];
+    }
+    args.accumulate = accumulate || first > 0;
+    args.out = out;
+    args.moduli = table_data<math::Modulus>(moduli_);
+    args.log_degree = log_n_;
+    args.limbs = limbs;
+    args.stream = stream.native_handle();
+    detail::launch_linear_combination(args);
+  }
 }
 
 void ElementwisePlan::tensor(std::uint32_t* d0, std::uint32_t* d1, std::uint32_t* d2, const std::uint32_t* a0,

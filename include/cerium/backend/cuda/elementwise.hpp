@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "cerium/backend/cuda/device_buffer.hpp"
 #include "cerium/backend/cuda/stream.hpp"
@@ -22,12 +23,18 @@ class DeviceScalars {
   DeviceScalars() = default;
   // scalars[i] < basis.prime(i), at most basis.size() of them; throws InvalidArgument otherwise.
   DeviceScalars(const ring::RnsBasis& basis, std::span<const std::uint32_t> scalars, Stream stream = {});
+  // The same kept on the host and passed to each launch by value when there are at most
+  // detail::inline_scalar_limbs of them (uploaded otherwise): for scalars used once, with no host wait.
+  static DeviceScalars by_value(const ring::RnsBasis& basis, std::span<const std::uint32_t> scalars);
   std::size_t size() const { return size_; }
-  const void* device_data() const { return table_.data(); }
+  // Null for scalars passed by value.
+  const void* device_data() const { return table_.empty() ? nullptr : table_.data(); }
+  std::span<const std::uint32_t> host_pairs() const { return host_; }  // (value, quotient) pairs, by value only
 
  private:
   std::size_t size_ = 0;
   DeviceBuffer table_;
+  std::vector<std::uint32_t> host_;
 };
 
 class ElementwisePlan {
@@ -49,6 +56,11 @@ class ElementwisePlan {
   // acc += a b.
   void multiply_accumulate(std::uint32_t* acc, const std::uint32_t* a, const std::uint32_t* b, std::size_t limbs,
                            const Stream& stream) const;
+  // out = sum_t a[t] b[t] (+ out when accumulate), one launch per linear_combination_max_terms terms; out must
+  // not be a factor. The words equal the multiply_accumulate sequence.
+  void multiply_accumulate_many(std::uint32_t* out, std::span<const std::uint32_t* const> a,
+                                std::span<const std::uint32_t* const> b, bool accumulate, std::size_t limbs,
+                                const Stream& stream) const;
   // out = a s_i on limb i.
   void multiply_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
                        const Stream& stream) const;

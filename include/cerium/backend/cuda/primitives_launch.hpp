@@ -33,13 +33,17 @@ struct ShoupPair {
   std::uint32_t quotient = 0;
 };
 
+// Scalars of up to this many limbs travel in the launch parameters: no upload, no host wait.
+inline constexpr std::size_t inline_scalar_limbs = 64;
+
 struct ElementwiseLaunch {
   ElementwiseOp op = ElementwiseOp::add;
   std::uint32_t* out = nullptr;
   const std::uint32_t* a = nullptr;
   const std::uint32_t* b = nullptr;
   const math::Modulus* moduli = nullptr;  // limbs entries
-  const ShoupPair* scalars = nullptr;     // limbs entries, for the two scalar ops
+  const ShoupPair* scalars = nullptr;     // limbs entries, for the scalar ops (null: inline_scalars)
+  ShoupPair inline_scalars[inline_scalar_limbs] = {};
   int log_degree = 0;                     // N >= 4: a thread moves 4 words as one 16-byte vector
   std::size_t limbs = 0;
   void* stream = nullptr;
@@ -62,6 +66,24 @@ struct TensorLaunch {
   void* stream = nullptr;
 };
 void launch_tensor(const TensorLaunch& launch);
+
+// A linear combination out = sum_t a_t b_t (+ out when accumulate) in one pass: each thread keeps the running
+// residue of its 4 words in registers over all terms. Terms are passed by address in the launch parameters (up
+// to linear_combination_max_terms per launch; the plan chains launches with accumulate for more).
+inline constexpr std::size_t linear_combination_max_terms = 32;
+
+struct LinearCombinationLaunch {
+  const std::uint32_t* a[linear_combination_max_terms] = {};
+  const std::uint32_t* b[linear_combination_max_terms] = {};
+  std::size_t terms = 0;
+  bool accumulate = false;
+  std::uint32_t* out = nullptr;  // must not be one of the factors
+  const math::Modulus* moduli = nullptr;
+  int log_degree = 0;
+  std::size_t limbs = 0;
+  void* stream = nullptr;
+};
+void launch_linear_combination(const LinearCombinationLaunch& launch);
 
 // --- rescale -------------------------------------------------------------------------------------------------
 struct RescaleLimbConstants {
