@@ -41,7 +41,8 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
                                const ckks::DecomposedPoly& decomposed, const ckks::SwitchingKey& key,
                                std::shared_ptr<const ckks::RelinearizationKey> relinearization_key,
                                std::shared_ptr<const ckks::GaloisKeys> galois_keys,
-                               std::shared_ptr<const ckks::SwitchingKey> switching_key, std::span<ring::RnsPoly> parts) {
+                               std::shared_ptr<const ckks::SwitchingKey> switching_key, std::span<ring::RnsPoly> parts,
+                               std::span<const ring::RnsPoly* const> factors, bool accumulate) {
   // Storage: a polynomial over basis placed as options says, and a deep copy on the same devices.
   { b.allocate(basis, options) } -> std::same_as<ring::RnsPoly>;
   { b.clone(y) } -> std::same_as<ring::RnsPoly>;
@@ -61,6 +62,10 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   b.negate(x);
   b.multiply(x, y);                // x = x * y
   b.multiply_accumulate(x, y, z);  // x = x + y * z
+  // The fused linear combination x = sum_i a_i b_i (+ x's old value when accumulate), NTT form, one pass over
+  // the limbs however many terms: the planner's sums of products (plan/lower.hpp). Its words equal the eager
+  // multiply + add sequence (every step reduced to the canonical residue, so any exact order agrees).
+  b.multiply_accumulate_many(x, factors, factors, accumulate);
   // The tensor product of (x, y) and (z, w): x becomes x z; returns {x w + y z, y w} (from x's old value). x may
   // be z itself (squaring).
   { b.tensor(x, y, z, y) } -> std::same_as<std::array<ring::RnsPoly, 2>>;

@@ -6,6 +6,7 @@
 // NTTs and basis conversions inside the ring layer, which is where threads would go first. Stateless, so
 // copying it is free and one instance serves any number of threads.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -56,6 +57,36 @@ struct CpuBackend {
       const auto b = z.limb(i);
       for (std::size_t k = 0; k < acc.size(); ++k) {
         acc[k] = math::barrett_reduce(static_cast<std::uint64_t>(a[k]) * b[k] + acc[k], m);
+      }
+    }
+  }
+
+  // out = sum_i a_i b_i (+ out): per word one running residue, each term added with one Barrett reduction as in
+  // multiply_accumulate, so the words are those of the eager multiply + add sequence.
+  void multiply_accumulate_many(ring::RnsPoly& out, std::span<const ring::RnsPoly* const> a,
+                                std::span<const ring::RnsPoly* const> b, bool accumulate) const {
+    require(a.size() == b.size() && !a.empty(), "multiply-accumulate-many: {} left and {} right factors", a.size(),
+            b.size());
+    for (std::size_t t = 0; t < a.size(); ++t) {
+      require(a[t] != nullptr && b[t] != nullptr, "multiply-accumulate-many: term {} has a null factor", t);
+      require(a[t] != &out && b[t] != &out, "multiply-accumulate-many: term {} reads the output", t);
+      ring::require_compatible(out, *a[t], "multiply-accumulate-many");
+      ring::require_compatible(out, *b[t], "multiply-accumulate-many");
+    }
+    require<MismatchError>(out.form() == ring::PolyForm::ntt,
+                           "multiply-accumulate-many: operands are in {} form; products are pointwise only in NTT "
+                           "form",
+                           ring::to_string(out.form()));
+    for (std::size_t i = 0; i < out.limb_count(); ++i) {
+      const auto& m = out.basis().modulus(i);
+      auto acc = out.limb(i);
+      if (!accumulate) std::fill(acc.begin(), acc.end(), 0u);
+      for (std::size_t t = 0; t < a.size(); ++t) {  // term-major: each factor limb streamed once
+        const auto x = std::as_const(*a[t]).limb(i);
+        const auto y = std::as_const(*b[t]).limb(i);
+        for (std::size_t k = 0; k < acc.size(); ++k) {
+          acc[k] = math::barrett_reduce(static_cast<std::uint64_t>(x[k]) * y[k] + acc[k], m);
+        }
       }
     }
   }

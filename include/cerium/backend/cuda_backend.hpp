@@ -57,6 +57,8 @@ class CudaBackend {
   void negate(ring::RnsPoly& x) const;
   void multiply(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  void multiply_accumulate_many(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
+                                std::span<const ring::RnsPoly* const> b, bool accumulate) const;
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const;
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;

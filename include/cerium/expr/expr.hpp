@@ -9,6 +9,9 @@
 namespace cerium {
 using expr::conjugate;
 using expr::constant;
+using expr::integer;
+using expr::polynomial;
+using expr::sum;
 using expr::level_down;
 using expr::lift;
 using expr::relinearize;

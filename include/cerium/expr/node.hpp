@@ -11,10 +11,13 @@
 //   key_switches  key switches inside the subtree, not counting the relinearization a 3-part result still needs
 //   ct_products   ciphertext-ciphertext products
 //   elementwise   no key switch, no rescale, no ciphertext product: one pass over the limbs, slot by slot
+//   static_counts the counts above are exact; false under a runtime-length node (sum over a std::vector, runtime
+//                 rotation steps), where they count one term and plan_stats gives the totals
 // traits.hpp turns them into the totals a caller wants.
 
 #include <algorithm>
 #include <array>
+#include <complex>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -25,8 +28,8 @@
 
 namespace cerium::expr {
 
-enum class Op { cipher, plain, constant, add, sub, negate, multiply, rotate, conjugate, sum_rotations, rescale,
-                relinearize, level_down };
+enum class Op { cipher, plain, constant, integer, add, sub, negate, multiply, rotate, conjugate, sum_rotations,
+                rescale, relinearize, level_down, sum, polynomial };
 
 // Every node type says it is one; operators accept only nodes (and doubles).
 template <class T>
@@ -42,6 +45,13 @@ namespace detail {
 // The relinearization a consumer that needs 2 parts must insert first.
 template <Node E>
 inline constexpr int pending_relin = E::parts == 3 ? 1 : 0;
+// Whether multiplying a ciphertext by this plain leaf raises the scale (and so costs a level after rescale):
+// plaintexts and real or complex constants do, integers do not.
+template <Node P>
+inline constexpr bool raises_scale = [] {
+  if constexpr (requires { P::raises_scale; }) return P::raises_scale;
+  else return true;
+}();
 }  // namespace detail
 
 // --- Leaves ---
@@ -51,7 +61,7 @@ struct CipherLeaf {
   static constexpr bool cipher = true;
   static constexpr int parts = 2;
   static constexpr int depth = 0, key_switches = 0, ct_products = 0;
-  static constexpr bool elementwise = true;
+  static constexpr bool elementwise = true, static_counts = true;
   std::shared_ptr<const ckks::Ciphertext> value;
 };
 
@@ -60,17 +70,28 @@ struct PlainLeaf {
   static constexpr bool cipher = false;
   static constexpr int parts = 0;
   static constexpr int depth = 0, key_switches = 0, ct_products = 0;
-  static constexpr bool elementwise = true;
+  static constexpr bool elementwise = true, static_counts = true;
   std::shared_ptr<const ckks::Plaintext> value;
 };
 
+// A real or complex constant in every slot; a product with it is encoded at the level's primes (one level).
 struct ConstLeaf {
   static constexpr Op op = Op::constant;
   static constexpr bool cipher = false;
   static constexpr int parts = 0;
   static constexpr int depth = 0, key_switches = 0, ct_products = 0;
-  static constexpr bool elementwise = true;
-  double value = 0;
+  static constexpr bool elementwise = true, static_counts = true;
+  std::complex<double> value = 0;
+};
+
+// An integer in every slot: a product with it needs no encoding and no level (evaluator.multiply_integer).
+struct IntLeaf {
+  static constexpr Op op = Op::integer;
+  static constexpr bool cipher = false, raises_scale = false;
+  static constexpr int parts = 0;
+  static constexpr int depth = 0, key_switches = 0, ct_products = 0;
+  static constexpr bool elementwise = true, static_counts = true;
+  std::int64_t value = 0;
 };
 
 // --- Slot-wise arithmetic ---
@@ -85,6 +106,7 @@ struct Sum {  // add or sub: a 3-part operand stays 3-part (lazy relinearization
   static constexpr int key_switches = L::key_switches + R::key_switches;
   static constexpr int ct_products = L::ct_products + R::ct_products;
   static constexpr bool elementwise = L::elementwise && R::elementwise;
+  static constexpr bool static_counts = L::static_counts && R::static_counts;
   L lhs;
   R rhs;
 };
@@ -99,7 +121,7 @@ struct Negate {
   static constexpr bool cipher = true;
   static constexpr int parts = E::parts;
   static constexpr int depth = E::depth, key_switches = E::key_switches, ct_products = E::ct_products;
-  static constexpr bool elementwise = E::elementwise;
+  static constexpr bool elementwise = E::elementwise, static_counts = E::static_counts;
   E child;
 };
 
@@ -112,11 +134,13 @@ struct Multiply {
   static constexpr Op op = Op::multiply;
   static constexpr bool cipher = true;
   static constexpr int parts = both ? 3 : std::max(L::parts, R::parts);
-  static constexpr int depth = std::max(L::depth, R::depth) + 1;
+  static constexpr bool raises_scale = both || (L::cipher ? detail::raises_scale<R> : detail::raises_scale<L>);
+  static constexpr int depth = std::max(L::depth, R::depth) + (raises_scale ? 1 : 0);
   static constexpr int key_switches =
       L::key_switches + R::key_switches + (both ? detail::pending_relin<L> + detail::pending_relin<R> : 0);
   static constexpr int ct_products = L::ct_products + R::ct_products + (both ? 1 : 0);
   static constexpr bool elementwise = !both && L::elementwise && R::elementwise;
+  static constexpr bool static_counts = L::static_counts && R::static_counts;
   L lhs;
   R rhs;
 };
@@ -132,6 +156,7 @@ struct Unary2 {
   static constexpr int depth = E::depth, ct_products = E::ct_products;
   static constexpr int key_switches = E::key_switches + detail::pending_relin<E> + OwnSwitches;
   static constexpr bool elementwise = KeepsElementwise && E::elementwise && E::parts == 2;
+  static constexpr bool static_counts = E::static_counts;
 };
 
 template <Node E>

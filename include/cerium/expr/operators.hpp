@@ -4,13 +4,20 @@
 // rotating (or conjugating, rescaling, ...) a plaintext or constant, and arithmetic between two plain operands
 // (fold those in the clear, then encode).
 
+#include <array>
+#include <complex>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/plaintext.hpp"
+#include "cerium/core/check.hpp"
 #include "cerium/expr/node.hpp"
+#include "cerium/expr/polynomial.hpp"
+#include "cerium/expr/runtime_nodes.hpp"
 
 namespace cerium::expr {
 
@@ -29,6 +36,9 @@ inline PlainLeaf lift(const ckks::Plaintext& pt) {
   return PlainLeaf{std::make_shared<const ckks::Plaintext>(pt.clone())};
 }
 inline ConstLeaf constant(double value) { return ConstLeaf{value}; }
+inline ConstLeaf constant(std::complex<double> value) { return ConstLeaf{value}; }
+// An integer multiplier costs no level (x * integer(3)); `x * 3` is the constant 3.0, encoded at the level's primes.
+inline IntLeaf integer(std::int64_t value) { return IntLeaf{value}; }
 
 namespace detail {
 template <class L, class R>
@@ -74,6 +84,16 @@ template <Node E>
 auto operator*(E e, double c) { return std::move(e) * ConstLeaf{c}; }
 template <Node E>
 auto operator*(double c, E e) { return ConstLeaf{c} * std::move(e); }
+template <Node E>
+auto operator+(E e, std::complex<double> c) { return std::move(e) + ConstLeaf{c}; }
+template <Node E>
+auto operator+(std::complex<double> c, E e) { return ConstLeaf{c} + std::move(e); }
+template <Node E>
+auto operator-(E e, std::complex<double> c) { return std::move(e) - ConstLeaf{c}; }
+template <Node E>
+auto operator*(E e, std::complex<double> c) { return std::move(e) * ConstLeaf{c}; }
+template <Node E>
+auto operator*(std::complex<double> c, E e) { return ConstLeaf{c} * std::move(e); }
 
 // --- Named operations on ciphertext expressions ---
 
@@ -115,6 +135,31 @@ auto sum_rotations(E e, S... steps) {
   static_assert(sizeof...(S) > 0, "cerium::expr::sum_rotations: give at least one step");
   if constexpr (E::cipher)
     return SumRotations<E, sizeof...(S)>{{}, std::move(e), {static_cast<std::int64_t>(steps)...}};
+}
+
+// Steps known at run time; InvalidArgument for an empty list.
+template <Node E>
+auto sum_rotations(E e, std::vector<std::int64_t> steps) {
+  CERIUM_EXPR_REQUIRE_CIPHER("rotate");
+  require(!steps.empty(), "cerium::expr::sum_rotations: the list of steps is empty");
+  if constexpr (E::cipher) return SumRotationsOf<E>{{}, std::move(e), std::move(steps)};
+}
+
+// sum_i terms[i] over a runtime number of terms of one expression type; InvalidArgument for no terms.
+template <Node E>
+auto sum(std::vector<E> terms) {
+  static_assert(E::cipher, "cerium::expr::sum: the terms are plaintexts or constants; sum them in the clear");
+  require(!terms.empty(), "cerium::expr::sum: no terms to sum");
+  if constexpr (E::cipher) return SumOf<E>{std::move(terms)};
+}
+
+// p(e) = sum_k coefficients[k] e^k, degree N - 1 (see expr/polynomial.hpp for the depth and the scales).
+template <Node E, std::size_t N>
+auto polynomial(E e, const std::array<double, N>& coefficients) {
+  static_assert(E::cipher, "cerium::expr::polynomial: the argument is a plaintext or constant; evaluate it in the "
+                           "clear");
+  static_assert(N >= 2, "cerium::expr::polynomial: give at least the coefficients c_0 and c_1");
+  if constexpr (E::cipher && N >= 2) return Polynomial<E, N - 1>{std::move(e), coefficients};
 }
 
 #undef CERIUM_EXPR_REQUIRE_CIPHER

@@ -23,6 +23,10 @@ inline constexpr bool elementwise_v = E::elementwise;
 template <Node E>
 inline constexpr bool is_cipher_v = E::cipher;
 
+// False when a runtime-length node (sum over a vector, runtime steps) makes the counts above per-term counts.
+template <Node E>
+inline constexpr bool static_counts_v = E::static_counts;
+
 template <class E>
 inline constexpr bool is_node_v = Node<E>;
 

@@ -1,6 +1,6 @@
 #pragma once
 // eval(expression, EvalContext{evaluator}): lowers the expression (plan/lower.hpp: hoisted rotations, lazy
-// relinearization) and runs it on the evaluator. The result has 2 parts and is not rescaled unless the
+// relinearization, fused sums of products) and runs it on the evaluator. The result has 2 parts and is not rescaled unless the
 // expression says rescale.
 
 #include "cerium/backend/backend.hpp"
@@ -9,6 +9,7 @@
 #include "cerium/expr/node.hpp"
 #include "cerium/plan/executor.hpp"
 #include "cerium/plan/lower.hpp"
+#include "cerium/plan/options.hpp"
 
 namespace cerium::plan {
 
@@ -20,10 +21,10 @@ template <backend::PolyBackend B>
 EvalContext(const ckks::BasicEvaluator<B>&) -> EvalContext<B>;
 
 template <expr::Node E, backend::PolyBackend B>
-ckks::Ciphertext eval(const E& e, const EvalContext<B>& context) {
+ckks::Ciphertext eval(const E& e, const EvalContext<B>& context, PlanOptions options = {}) {
   static_assert(E::cipher, "cerium::plan::eval: the expression has no ciphertext; there is nothing to evaluate");
   Executor<B> machine(context.evaluator);
-  Lowering<Executor<B>> lowering(machine);
+  Lowering<Executor<B>> lowering(machine, options);
   return lowering.lower(e);
 }
 
@@ -32,4 +33,5 @@ ckks::Ciphertext eval(const E& e, const EvalContext<B>& context) {
 namespace cerium {
 using plan::EvalContext;
 using plan::eval;
+using plan::PlanOptions;
 }  // namespace cerium

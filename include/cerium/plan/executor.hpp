@@ -1,7 +1,10 @@
 #pragma once
-// The machine that runs a lowering (plan/lower.hpp) on the eager evaluator: each step is one evaluator call,
-// so a plan's result equals the eager calls in the plan's order word for word.
+// The machine that runs a lowering (plan/lower.hpp) on the eager evaluator: each step is one evaluator call, or
+// a fused sum that writes exactly the words the eager calls would, so a plan's result equals the eager calls in
+// the plan's order word for word.
 
+#include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -10,6 +13,9 @@
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/expr/node.hpp"
+#include "cerium/plan/fused_sum.hpp"
+#include "cerium/plan/power_basis.hpp"
+#include "cerium/plan/terms.hpp"
 
 namespace cerium::plan {
 
@@ -30,11 +36,14 @@ class Executor {
   void sub(Value& a, const expr::PlainLeaf& p) { ev_.sub_inplace(a, *p.value); }
   void add(Value& a, const expr::ConstLeaf& c) { ev_.add_inplace(a, c.value); }
   void sub(Value& a, const expr::ConstLeaf& c) { ev_.sub_inplace(a, c.value); }
+  void add(Value& a, const expr::IntLeaf& c) { ev_.add_inplace(a, static_cast<double>(c.value)); }
+  void sub(Value& a, const expr::IntLeaf& c) { ev_.sub_inplace(a, static_cast<double>(c.value)); }
   void negate(Value& a) { ev_.negate_inplace(a); }
 
   Value tensor(const Value& a, const Value& b) { return ev_.multiply_no_relin(a, b); }
   void multiply(Value& a, const expr::PlainLeaf& p) { ev_.multiply_inplace(a, *p.value); }
   void multiply(Value& a, const expr::ConstLeaf& c) { ev_.multiply_inplace(a, c.value); }
+  void multiply(Value& a, const expr::IntLeaf& c) { ev_.multiply_integer_inplace(a, c.value); }
 
   void relinearize(Value& a) { ev_.relinearize_inplace(a); }
   void rescale(Value& a) { ev_.rescale_inplace(a); }
@@ -47,6 +56,12 @@ class Executor {
   }
   std::vector<Value> rotate_hoisted(const Value& a, std::span<const std::int64_t> steps) {
     return ev_.rotate_hoisted(a, steps);
+  }
+
+  bool fused_sum(std::span<Term<Value>> terms, Value& out) { return plan::fused_sum(ev_, terms, out); }
+
+  Value polynomial(const Value& x, std::span<const double> coefficients) {
+    return PowerBasis<B>(ev_, x).evaluate(coefficients);
   }
 
  private:

@@ -9,31 +9,35 @@
 #include "cerium/expr/node.hpp"
 #include "cerium/expr/traits.hpp"
 #include "cerium/plan/lower.hpp"
+#include "cerium/plan/options.hpp"
 #include "cerium/plan/tracer.hpp"
 
 namespace cerium::plan {
 
 template <expr::Node E>
-PlanStats plan_stats(const E& e) {
+PlanStats plan_stats(const E& e, PlanOptions options = {}) {
   Tracer tracer;
-  Lowering<Tracer>(tracer).lower(e);
+  Lowering<Tracer>(tracer, options).lower(e);
   return tracer.stats();
 }
 
 template <expr::Node E>
-std::string explain(const E& e) {
+std::string explain(const E& e, PlanOptions options = {}) {
   Tracer tracer;
-  const Tracer::Value result = Lowering<Tracer>(tracer).lower(e);
+  const Tracer::Value result = Lowering<Tracer>(tracer, options).lower(e);
   std::string out = "plan:\n";
   for (const auto& line : tracer.lines()) out += "  " + line + "\n";
   const PlanStats& s = tracer.stats();
   out += fmt::format("result: {}\n", result.name);
   out += fmt::format(
       "totals: {} key switches, {} ModUps ({} rotations reused a shared ModUp), {} relinearizations, "
-      "{} tensor products, {} rescales\n",
-      s.key_switches, s.mod_ups, s.shared_rotations, s.relinearizations, s.tensor_products, s.rescales);
-  out += fmt::format("traits: depth {}, key switches before hoisting {}, ciphertext products {}, elementwise {}\n",
-                     expr::depth_v<E>, expr::key_switches_v<E>, expr::ct_products_v<E>, expr::elementwise_v<E>);
+      "{} tensor products, {} rescales, {} fused sums, {} elementwise passes (kernel launches outside key "
+      "switches)\n",
+      s.key_switches, s.mod_ups, s.shared_rotations, s.relinearizations, s.tensor_products, s.rescales, s.fused_sums,
+      s.elementwise_passes);
+  out += fmt::format("traits: depth {}, key switches before hoisting {}, ciphertext products {}, elementwise {}{}\n",
+                     expr::depth_v<E>, expr::key_switches_v<E>, expr::ct_products_v<E>, expr::elementwise_v<E>,
+                     expr::static_counts_v<E> ? "" : " (counts per term: runtime-length sums inside)");
   return out;
 }
 
@@ -41,4 +45,5 @@ std::string explain(const E& e) {
 
 namespace cerium {
 using plan::explain;
+using plan::plan_stats;
 }  // namespace cerium

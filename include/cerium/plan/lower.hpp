@@ -8,7 +8,10 @@
 //   Value tensor(const Value&, const Value&); void multiply(Value&, const P&);
 //   void relinearize(Value&), rescale(Value&), level_down(Value&, int), conjugate(Value&);
 //   Value rotate(const Value&, std::int64_t);
-//   std::vector<Value> rotate_hoisted(const CipherLeaf& or const Value&, std::span<const std::int64_t>).
+//   std::vector<Value> rotate_hoisted(const CipherLeaf& or const Value&, std::span<const std::int64_t>);
+//   bool fused_sum(std::span<Term<Value>>, Value& out)  (false: the operands do not allow it, nothing done);
+//   Value polynomial(const Value& x, std::span<const double> coefficients)  (expr/polynomial.hpp's algorithm).
+// P may also be IntLeaf (multiply: no level).
 //
 // The rules:
 //  - Hoisting. Before the walk, every rotate(leaf, k) in the tree is grouped by the leaf's ciphertext (the
@@ -17,6 +20,12 @@
 //  - Lazy relinearization. Products of ciphertexts stay 3-part tensors through +, -, negation and plain
 //    products; a consumer that needs 2 parts (rotate, conjugate, another ciphertext product, rescale,
 //    level_down, relinearize, the result) relinearizes once. A sum of products thus costs one key switch.
+//  - Fused sums. A chain of + between ciphertext expressions, or sum(vector), is flattened into its terms
+//    (operands evaluated left to right); when two or more terms are products (ciphertext x plaintext, or
+//    ciphertext x ciphertext tensors), the machine accumulates them in one pass per polynomial
+//    (backend multiply_accumulate_many) when levels, slots and scales allow exactly what the eager sequence
+//    would do; otherwise, or with PlanOptions::fuse_sums off, the terms are multiplied and added one by one.
+//    The words are the same either way (exact modular sums).
 //  - Everything else lowers to the eager evaluator's operation, in the tree's order (left operand first).
 
 #include <cstdint>
@@ -29,15 +38,42 @@
 
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/expr/node.hpp"
+#include "cerium/expr/polynomial.hpp"
+#include "cerium/expr/runtime_nodes.hpp"
+#include "cerium/plan/options.hpp"
+#include "cerium/plan/terms.hpp"
 
 namespace cerium::plan {
+
+namespace detail {
+// A node the planner flattens into terms: a runtime sum, or + between two ciphertext expressions.
+template <class E>
+constexpr bool flattens() {
+  if constexpr (E::op == expr::Op::sum) return true;
+  else if constexpr (E::op == expr::Op::add) return decltype(E::lhs)::cipher && decltype(E::rhs)::cipher;
+  else return false;
+}
+// 2: a product of two ciphertext expressions; 1: ciphertext expression times plaintext (either side); 0: other.
+template <class E>
+constexpr int product_kind() {
+  if constexpr (E::op != expr::Op::multiply) {
+    return 0;
+  } else {
+    using L = decltype(E::lhs);
+    using R = decltype(E::rhs);
+    if constexpr (L::cipher && R::cipher) return 2;
+    else if constexpr (std::is_same_v<L, expr::PlainLeaf> || std::is_same_v<R, expr::PlainLeaf>) return 1;
+    else return 0;
+  }
+}
+}  // namespace detail
 
 template <class M>
 class Lowering {
  public:
   using Value = typename M::Value;
 
-  explicit Lowering(M& machine) : m_(machine) {}
+  explicit Lowering(M& machine, PlanOptions options = {}) : m_(machine), options_(options) {}
 
   // The whole expression: hoisting groups first, then the walk, then the final relinearization.
   template <expr::Node E>
@@ -68,6 +104,8 @@ class Lowering {
       } else {
         collect(e.child);
       }
+    } else if constexpr (E::op == expr::Op::sum) {
+      for (const auto& term : e.terms) collect(term);
     } else if constexpr (requires { e.lhs; }) {
       collect(e.lhs);
       collect(e.rhs);
@@ -96,6 +134,14 @@ class Lowering {
     using expr::Op;
     if constexpr (E::op == Op::cipher) {
       return m_.leaf(e);
+    } else if constexpr (detail::flattens<E>()) {
+      std::vector<Term<Value>> terms;
+      gather(e, terms);
+      return sum_terms(terms);
+    } else if constexpr (E::op == Op::polynomial) {
+      Value v = run(e.child);
+      two_parts(v);
+      return m_.polynomial(v, std::span<const double>(e.coefficients));
     } else if constexpr (E::op == Op::add || E::op == Op::sub) {
       constexpr bool subtract = E::op == Op::sub;
       using L = std::decay_t<decltype(e.lhs)>;
@@ -148,7 +194,7 @@ class Lowering {
     } else if constexpr (E::op == Op::sum_rotations) {
       Value v = run(e.child);
       two_parts(v);
-      std::vector<Value> rotated = m_.rotate_hoisted(v, std::span<const std::int64_t>(e.steps));
+      std::vector<Value> rotated = m_.rotate_hoisted(v, std::span<const std::int64_t>(e.steps.data(), e.steps.size()));
       Value acc = std::move(rotated[0]);
       for (std::size_t i = 1; i < rotated.size(); ++i) m_.add(acc, rotated[i]);
       return acc;
@@ -162,7 +208,67 @@ class Lowering {
     }
   }
 
+  // The terms of a sum, operands evaluated left to right.
+  template <expr::Node E>
+  void gather(const E& e, std::vector<Term<Value>>& terms) {
+    using expr::Op;
+    using Kind = typename Term<Value>::Kind;
+    if constexpr (E::op == Op::sum) {
+      for (const auto& term : e.terms) gather(term, terms);
+    } else if constexpr (detail::flattens<E>()) {
+      gather(e.lhs, terms);
+      gather(e.rhs, terms);
+    } else if constexpr (detail::product_kind<E>() == 2) {
+      Term<Value> t{Kind::cipher_product};
+      t.a = run(e.lhs);
+      two_parts(t.a);
+      t.b = run(e.rhs);
+      two_parts(t.b);
+      terms.push_back(std::move(t));
+    } else if constexpr (detail::product_kind<E>() == 1) {
+      Term<Value> t{Kind::plain_product};
+      if constexpr (std::is_same_v<decltype(E::rhs), expr::PlainLeaf>) {
+        t.a = run(e.lhs);
+        t.plain = &e.rhs;
+      } else {
+        t.a = run(e.rhs);
+        t.plain = &e.lhs;
+      }
+      terms.push_back(std::move(t));
+    } else {
+      Term<Value> t{Kind::value};
+      t.a = run(e);
+      terms.push_back(std::move(t));
+    }
+  }
+
+  // One fused pass when the machine can, else multiply and add term by term (the same words).
+  Value sum_terms(std::vector<Term<Value>>& terms) {
+    using Kind = typename Term<Value>::Kind;
+    std::size_t products = 0;
+    for (const auto& t : terms) products += t.kind != Kind::value ? 1 : 0;
+    Value out;
+    if (options_.fuse_sums && products >= 2 && m_.fused_sum(std::span<Term<Value>>(terms), out)) return out;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      Value v = materialize(terms[i]);
+      if (i == 0) {
+        out = std::move(v);
+      } else {
+        m_.add(out, v);
+      }
+    }
+    return out;
+  }
+
+  Value materialize(Term<Value>& t) {
+    using Kind = typename Term<Value>::Kind;
+    if (t.kind == Kind::cipher_product) return m_.tensor(t.a, t.b);
+    if (t.kind == Kind::plain_product) m_.multiply(t.a, *t.plain);
+    return std::move(t.a);
+  }
+
   M& m_;
+  PlanOptions options_;
   std::vector<Group> groups_;
   std::map<Key, Value> hoisted_;
 };

@@ -3,6 +3,7 @@
 // totals (key switches, ModUps, how many rotations shared one). explain() prints it.
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -14,6 +15,7 @@
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/expr/node.hpp"
+#include "cerium/plan/terms.hpp"
 
 namespace cerium::plan {
 
@@ -24,6 +26,11 @@ struct PlanStats {
   int relinearizations = 0;
   int tensor_products = 0;
   int rescales = 0;
+  int fused_sums = 0;  // sums whose products were accumulated in one pass per polynomial
+  // Elementwise backend calls, one kernel launch each on the CUDA backend (one pass over one polynomial's limbs,
+  // or over a ciphertext's for the tensor product and the batched rescale); key switches' internal passes
+  // (ModUp, inner product, ModDown) are counted by key_switches instead.
+  int elementwise_passes = 0;
 };
 
 class Tracer {
@@ -38,31 +45,42 @@ class Tracer {
   Value copy(const Value& v) { return v; }
   int parts(const Value& v) { return v.parts; }
 
-  void add(Value& a, const Value& b) { binary(a, "+", b.name, std::max(a.parts, b.parts)); }
-  void sub(Value& a, const Value& b) { binary(a, "-", b.name, std::max(a.parts, b.parts)); }
-  void add(Value& a, const expr::PlainLeaf& p) { binary(a, "+", name_of(p.value.get(), "pt"), a.parts); }
-  void sub(Value& a, const expr::PlainLeaf& p) { binary(a, "-", name_of(p.value.get(), "pt"), a.parts); }
-  void add(Value& a, const expr::ConstLeaf& c) { binary(a, "+", fmt::format("{}", c.value), a.parts); }
-  void sub(Value& a, const expr::ConstLeaf& c) { binary(a, "-", fmt::format("{}", c.value), a.parts); }
-  void negate(Value& a) { a = emit(fmt::format("-{}", a.name), a); }
+  void add(Value& a, const Value& b) { binary(a, "+", b.name, std::max(a.parts, b.parts), std::max(a.parts, b.parts)); }
+  void sub(Value& a, const Value& b) { binary(a, "-", b.name, std::max(a.parts, b.parts), std::max(a.parts, b.parts)); }
+  void add(Value& a, const expr::PlainLeaf& p) { binary(a, "+", name_of(p.value.get(), "pt"), a.parts, 1); }
+  void sub(Value& a, const expr::PlainLeaf& p) { binary(a, "-", name_of(p.value.get(), "pt"), a.parts, 1); }
+  void add(Value& a, const expr::ConstLeaf& c) { binary(a, "+", constant(c), a.parts, 1); }
+  void sub(Value& a, const expr::ConstLeaf& c) { binary(a, "-", constant(c), a.parts, 1); }
+  void add(Value& a, const expr::IntLeaf& c) { binary(a, "+", fmt::format("{}", c.value), a.parts, 1); }
+  void sub(Value& a, const expr::IntLeaf& c) { binary(a, "-", fmt::format("{}", c.value), a.parts, 1); }
+  void negate(Value& a) {
+    stats_.elementwise_passes += a.parts;
+    a = emit(fmt::format("-{}", a.name), a);
+  }
 
   Value tensor(const Value& a, const Value& b) {
     ++stats_.tensor_products;
+    ++stats_.elementwise_passes;
     return emit(fmt::format("{} (x) {}  [tensor product, 3 parts, relinearization deferred]", a.name, b.name),
                 Value{"", 3, a.slots});
   }
-  void multiply(Value& a, const expr::PlainLeaf& p) { binary(a, "*", name_of(p.value.get(), "pt"), a.parts); }
-  void multiply(Value& a, const expr::ConstLeaf& c) { binary(a, "*", fmt::format("{}", c.value), a.parts); }
+  void multiply(Value& a, const expr::PlainLeaf& p) { binary(a, "*", name_of(p.value.get(), "pt"), a.parts, a.parts); }
+  void multiply(Value& a, const expr::ConstLeaf& c) { binary(a, "*", constant(c), a.parts, a.parts); }
+  void multiply(Value& a, const expr::IntLeaf& c) {
+    binary(a, "*", fmt::format("integer {}", c.value), a.parts, a.parts);
+  }
 
   void relinearize(Value& a) {
     if (a.parts != 3) return;
     ++stats_.relinearizations;
     ++stats_.key_switches;
     ++stats_.mod_ups;
+    stats_.elementwise_passes += 2;  // the switched pair added to (c0, c1)
     a = emit(fmt::format("relinearize {}  [key switch, 1 ModUp]", a.name), Value{"", 2, a.slots});
   }
   void rescale(Value& a) {
     ++stats_.rescales;
+    ++stats_.elementwise_passes;
     a = emit(fmt::format("rescale {}", a.name), a);
   }
   void level_down(Value& a, int level) { a = emit(fmt::format("level_down {} to {}", a.name, level), a); }
@@ -100,6 +118,59 @@ class Tracer {
     return out;
   }
 
+  // Products accumulated in one pass per polynomial: the first product, one multiply_accumulate_many per part,
+  // then the plain terms added (plan/fused_sum.hpp). explain() assumes operands the fusion accepts (one level,
+  // matching scales); eval falls back to term-by-term where they are not.
+  bool fused_sum(std::span<Term<Value>> terms, Value& out) {
+    using Kind = Term<Value>::Kind;
+    std::string list;
+    int parts = 0, products = 0;
+    const Term<Value>* head = nullptr;
+    for (const auto& t : terms) {
+      std::string item = t.a.name;
+      if (t.kind == Kind::plain_product) item += " * " + name_of(t.plain->value.get(), "pt");
+      if (t.kind == Kind::cipher_product) item += " (x) " + t.b.name;
+      list += (list.empty() ? "" : " + ") + item;
+      if (t.kind == Kind::value) continue;
+      ++products;
+      if (head == nullptr) head = &t;
+      parts = std::max(parts, t.kind == Kind::cipher_product ? 3 : t.a.parts);
+    }
+    ++stats_.fused_sums;
+    for (const auto& t : terms) {
+      if (t.kind == Kind::cipher_product) ++stats_.tensor_products;
+      if (t.kind == Kind::value) stats_.elementwise_passes += std::max(parts, t.a.parts);
+    }
+    // The head product (a tensor pass, or one multiply per part), then one fused pass per part.
+    stats_.elementwise_passes += (head->kind == Kind::cipher_product ? 1 : parts) + parts;
+    out = emit(fmt::format("fused sum of {} products: {}  [{} parts, one multiply-accumulate pass each]", products,
+                           list, parts),
+               Value{"", parts, head->a.slots});
+    return true;
+  }
+
+  // expr::polynomial (plan/power_basis.hpp): powers 2..d each one product (tensor, relinearize, rescale), then
+  // the constants' products summed before one rescale.
+  Value polynomial(const Value& x, std::span<const double> coefficients) {
+    const int degree = static_cast<int>(coefficients.size()) - 1;
+    for (int k = 2; k <= degree; ++k) {
+      ++stats_.tensor_products;
+      ++stats_.relinearizations;
+      ++stats_.key_switches;
+      ++stats_.mod_ups;
+      ++stats_.rescales;
+      stats_.elementwise_passes += 1 + 2 + 1;  // tensor, the relinearization's two adds, rescale
+      const int a = 1 << (std::bit_width(static_cast<unsigned>(k - 1)) - 1);
+      lines_.push_back(fmt::format("{}^{} = rescale(relinearize({}^{} (x) {}^{}))", x.name, k, x.name, a, x.name,
+                                   k - a));
+    }
+    ++stats_.rescales;
+    stats_.elementwise_passes += 2 * degree + 2 * (degree - 1) + 1 + 1;  // c_k x^k, sums, + c_0, one rescale
+    return emit(fmt::format("rescale(sum_k c_k {}^k + c_0), degree {}  [constants' products share one rescale]",
+                            x.name, degree),
+                Value{"", 2, x.slots});
+  }
+
   const PlanStats& stats() const { return stats_; }
   const std::vector<std::string>& lines() const { return lines_; }
 
@@ -113,7 +184,12 @@ class Tracer {
     if (fresh) it->second = fmt::format("{}{}", kind, counts_[kind]++);
     return it->second;
   }
-  void binary(Value& a, const char* op, const std::string& b, int parts) {
+  static std::string constant(const expr::ConstLeaf& c) {
+    return c.value.imag() == 0 ? fmt::format("{}", c.value.real())
+                               : fmt::format("({}{:+}i)", c.value.real(), c.value.imag());
+  }
+  void binary(Value& a, const char* op, const std::string& b, int parts, int passes) {
+    stats_.elementwise_passes += passes;
     a = emit(fmt::format("{} {} {}", a.name, op, b), Value{"", parts, a.slots});
   }
   Value emit(const std::string& what, Value shape) {

@@ -1,0 +1,37 @@
+#pragma once
+// polynomial<Degree>(x, coefficients): p(x) = sum_k c_k x^k in the power basis, with its depth fixed at compile
+// time: ceil(log2(Degree)) levels for the powers (x^k = x^a x^(k-a), a the largest power of two below k, each
+// power computed once) and one for the constants, whose products share one rescale. Degree - 1 ciphertext
+// products, each relinearized and rescaled.
+//
+// Scales: the powers are kept on the scale chain that x starts (Delta_(l-1) = Delta_l^2 / P_l, as bootstrapping
+// does), so that a product of two powers lands on the chain; every power is brought to the deepest power's level
+// on the chain (dropping limbs, or adjust_scale from one level above: no level beyond the stated depth).
+
+#include <array>
+#include <bit>
+#include <cstddef>
+
+#include "cerium/expr/node.hpp"
+
+namespace cerium::expr {
+
+template <Node E, std::size_t Degree>
+struct Polynomial {
+  static_assert(E::cipher, "cerium::expr::polynomial: the argument is a plaintext or constant; evaluate it in the "
+                           "clear");
+  static_assert(Degree >= 1, "cerium::expr::polynomial: the degree must be at least 1");
+  // Levels the powers consume: x^k sits ceil(log2 k) products deep.
+  static constexpr int power_depth = static_cast<int>(std::bit_width(Degree - 1));
+  static constexpr Op op = Op::polynomial;
+  static constexpr bool cipher = true;
+  static constexpr int parts = 2;
+  static constexpr int depth = E::depth + power_depth + 1;
+  static constexpr int ct_products = E::ct_products + static_cast<int>(Degree) - 1;
+  static constexpr int key_switches = E::key_switches + detail::pending_relin<E> + static_cast<int>(Degree) - 1;
+  static constexpr bool elementwise = false, static_counts = E::static_counts;
+  E child;
+  std::array<double, Degree + 1> coefficients{};  // c_0 .. c_Degree
+};
+
+}  // namespace cerium::expr

@@ -1,0 +1,109 @@
+#pragma once
+// The evaluator sequence behind expr::polynomial (see expr/polynomial.hpp for the depth and scale rules):
+// powers on the scale chain, each computed once, then sum_k c_k x^k with the constants' products sharing one
+// rescale. Written against the eager evaluator, so eval(polynomial(...)) is this sequence word for word.
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/ckks/scale.hpp"
+#include "cerium/core/check.hpp"
+
+namespace cerium::plan {
+
+template <backend::PolyBackend B>
+class PowerBasis {
+ public:
+  PowerBasis(const ckks::BasicEvaluator<B>& evaluator, const ckks::Ciphertext& x) : ev_(evaluator) {
+    top_ = x.level();
+    chain_.assign(static_cast<std::size_t>(top_) + 1, 0.0);
+    chain_[static_cast<std::size_t>(top_)] = x.scale();
+    for (int l = top_; l >= 1; --l) {
+      const double s = chain_[static_cast<std::size_t>(l)];
+      chain_[static_cast<std::size_t>(l) - 1] = s * s / ev_.level_prime_product(l);
+    }
+    powers_.resize(2);
+    powers_[1] = x.clone();
+  }
+
+  // x^k, computed once: x^a x^(k-a) with a the largest power of two below k.
+  const ckks::Ciphertext& power(std::size_t k) {
+    if (k >= powers_.size()) powers_.resize(k + 1);
+    if (!powers_[k]) {
+      const std::size_t a = std::bit_floor(k - 1);
+      const ckks::Ciphertext& pa = power(a);
+      const ckks::Ciphertext& pb = power(k - a);
+      powers_[k] = multiply_on_chain(pa, pb);
+    }
+    return *powers_[k];
+  }
+
+  // sum_k c_k x^k at the deepest power's level; the constant products share one rescale.
+  ckks::Ciphertext evaluate(std::span<const double> c) {
+    require(c.size() >= 2, "polynomial: {} coefficients; give at least c_0 and c_1", c.size());
+    const std::size_t degree = c.size() - 1;
+    if (powers_.size() < degree + 1) powers_.resize(degree + 1);  // no resize while references are held
+    for (std::size_t k = 2; k <= degree; ++k) power(k);
+    const int level = top_ - static_cast<int>(std::bit_width(degree - 1));
+    ckks::Ciphertext sum;
+    for (std::size_t k = 1; k <= degree; ++k) {
+      ckks::Ciphertext term = powers_[k]->clone();
+      bring_to(term, level);
+      ev_.multiply_inplace(term, c[k]);
+      if (k == 1) {
+        sum = std::move(term);
+      } else {
+        ev_.add_inplace(sum, term);
+      }
+    }
+    ev_.add_inplace(sum, c[0]);
+    ev_.rescale_inplace(sum);
+    return sum;
+  }
+
+ private:
+  // Onto the chain at `level`: dropping limbs when the scale is already the chain's, else from one level above
+  // with adjust_scale (the level it spends is one the target is below anyway).
+  void bring_to(ckks::Ciphertext& a, int level) const {
+    const double target = chain_.at(static_cast<std::size_t>(level));
+    if (ckks::scales_match(a.scale(), target)) {
+      ev_.level_down_inplace(a, level);
+      return;
+    }
+    require<LevelError>(a.level() > level,
+                        "polynomial: a power at level {} has scale {} off the chain's {}; start from a ciphertext "
+                        "whose scale is the chain's at its level",
+                        level, ckks::format_scale(a.scale()), ckks::format_scale(target));
+    ev_.level_down_inplace(a, level + 1);
+    ev_.adjust_scale_inplace(a, target);
+  }
+
+  ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+    const int level = std::min(a.level(), b.level());
+    ckks::Ciphertext x = a.clone();
+    bring_to(x, level);
+    if (&a == &b) {
+      ev_.multiply_inplace(x, x);
+    } else {
+      ckks::Ciphertext y = b.clone();
+      bring_to(y, level);
+      ev_.multiply_inplace(x, y);
+    }
+    ev_.rescale_inplace(x);  // Delta_l^2 / P_l = Delta_(l-1)
+    return x;
+  }
+
+  const ckks::BasicEvaluator<B>& ev_;
+  int top_ = 0;
+  std::vector<double> chain_;
+  std::vector<std::optional<ckks::Ciphertext>> powers_;
+};
+
+}  // namespace cerium::plan
