@@ -10,9 +10,8 @@
 #include "cerium/math/sampler.hpp"
 
 namespace cerium::ckks {
-namespace {
 
-void require_level_input(const Context& context, const ring::RnsPoly& c, int level) {
+void require_key_switch_input(const Context& context, const ring::RnsPoly& c, int level) {
   const auto& expected = context.q_basis(level);
   require<MismatchError>(!c.empty() && c.basis() == *expected && c.form() == ring::PolyForm::ntt,
                          "key switching at level {} needs a polynomial over {} in NTT form; got {}", level,
@@ -21,7 +20,7 @@ void require_level_input(const Context& context, const ring::RnsPoly& c, int lev
                                    : fmt::format("{} in {} form", ring::describe(c.basis()), ring::to_string(c.form())));
 }
 
-void require_apply_inputs(const Context& context, const DecomposedPoly& decomposed, const SwitchingKey& key,
+void require_key_switch_apply_inputs(const Context& context, const DecomposedPoly& decomposed, const SwitchingKey& key,
                           const ring::Automorphism* automorphism) {
   const int level = decomposed.level;
   const std::size_t digits = context.digit_count(level);  // LevelError for a level that does not exist
@@ -48,6 +47,8 @@ void require_apply_inputs(const Context& context, const DecomposedPoly& decompos
   }
 }
 
+namespace {
+
 // acc[k] += x[source(k)] * y[k] for both key halves; source is the automorphism's permutation or the identity.
 void accumulate(std::span<const std::uint32_t> x, const std::uint32_t* permutation, std::span<const std::uint32_t> b,
                 std::span<const std::uint32_t> a, std::vector<math::WideAccumulator>& acc0,
@@ -70,7 +71,7 @@ void accumulate(std::span<const std::uint32_t> x, const std::uint32_t* permutati
 }  // namespace
 
 DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly& c, int level) {
-  require_level_input(context, c, level);
+  require_key_switch_input(context, c, level);
   DecomposedPoly out{level, {}};
   const std::size_t digits = context.digit_count(level);
   out.digits.reserve(digits);
@@ -80,7 +81,7 @@ DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly&
 
 std::array<ring::RnsPoly, 2> key_switch_apply(const Context& context, const DecomposedPoly& decomposed,
                                               const SwitchingKey& key, const ring::Automorphism* automorphism) {
-  require_apply_inputs(context, decomposed, key, automorphism);
+  require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   const int level = decomposed.level;
   const std::size_t n = context.ring_degree();
   const std::size_t digits = decomposed.digits.size();

@@ -37,6 +37,13 @@ struct DecomposedPoly {
 
 DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly& c, int level);
 
+// The checks every backend runs before the two steps (MismatchError / LevelError naming what differs): c over
+// Q_level in NTT form; a decomposition with the level's digit count over Q_l u P, a key of these parameters with
+// enough digits, and an automorphism of the ring's degree.
+void require_key_switch_input(const Context& context, const ring::RnsPoly& c, int level);
+void require_key_switch_apply_inputs(const Context& context, const DecomposedPoly& decomposed, const SwitchingKey& key,
+                                     const ring::Automorphism* automorphism);
+
 // Inner product with the key and ModDown; automorphism (optional) is applied to the digits as they are read.
 std::array<ring::RnsPoly, 2> key_switch_apply(const Context& context, const DecomposedPoly& decomposed,
                                               const SwitchingKey& key,

@@ -109,12 +109,7 @@ std::vector<ring::RnsPoly> batch_of(const CudaBackend::State& s, const ring::Rns
 
 ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const {
   require_context(*this, context, "ModUp");
-  const auto& expected = context.q_basis(level);
-  require<MismatchError>(!y.empty() && y.basis() == *expected && y.form() == ring::PolyForm::ntt,
-                         "key switching at level {} needs a polynomial over {} in NTT form; got {}", level,
-                         ring::describe(*expected),
-                         y.empty() ? std::string("an empty polynomial")
-                                   : fmt::format("{} in {} form", ring::describe(y.basis()), ring::to_string(y.form())));
+  ckks::require_key_switch_input(context, y, level);
   State& s = *state_;
   const u32* in = device_words(y, s.device, "the polynomial to key-switch");
   // One inverse NTT of every limb serves all digits.
@@ -139,25 +134,14 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& 
                                                            const ckks::SwitchingKey& key,
                                                            const ring::Automorphism* automorphism) const {
   require_context(*this, context, "key switching");
+  ckks::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   State& s = *state_;
   const int level = decomposed.level;
   const std::size_t digits = context.digit_count(level);
-  require<MismatchError>(decomposed.digits.size() == digits, "a decomposition at level {} has {} digits; this one has {}",
-                         level, digits, decomposed.digits.size());
   const auto& qp = context.qp_basis(level);
-  require<MismatchError>(key.context() != nullptr, "key switching with an empty switching key");
-  require<MismatchError>(key.context()->parameters() == context.parameters(),
-                         "the switching key belongs to other parameters ({}) than the context ({})",
-                         key.context()->parameters().describe(), context.parameters().describe());
-  require<MismatchError>(key.digit_count() >= digits, "the switching key has {} digits; level {} needs {}",
-                         key.digit_count(), level, digits);
   std::vector<const u32*> digit_words, key_b, key_a;
   for (std::size_t d = 0; d < digits; ++d) {
-    const auto& digit = decomposed.digits[d];
-    require<MismatchError>(!digit.empty() && digit.basis() == *qp && digit.form() == ring::PolyForm::ntt,
-                           "digit {} of the decomposition must be over {} (level {}) in NTT form", d,
-                           ring::describe(*qp), level);
-    digit_words.push_back(device_words(digit, s.device, "a ModUp digit"));
+    digit_words.push_back(device_words(decomposed.digits[d], s.device, "a ModUp digit"));
     key_b.push_back(device_words(key.b(d), s.device, "the switching key"));
     const ring::RnsPoly* a = key.stored_a(d);
     require<UnsupportedError>(a != nullptr, "the CUDA backend needs switching keys uploaded expanded "

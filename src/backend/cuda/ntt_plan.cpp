@@ -128,28 +128,26 @@ void NttPlan::inverse(DeviceBuffer& data, std::size_t limbs) const {
   inverse(data.data(), 0, limbs, data.stream());
 }
 
-void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
-                      const Stream& stream) const {
-  if (limbs == 0) return;
+detail::NttLaunch NttPlan::batch_launch(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
+                                        bool forward, const Stream& stream) const {
   check_map(map, limbs);
   require(device_data != nullptr, "NTT of {} limbs on a null device pointer", limbs);
-  auto launch = make_launch(device_data, forward_twiddles_, constants_, map.first_table, limbs, n_, log_n_, stream);
+  auto launch = make_launch(device_data, forward ? forward_twiddles_ : inverse_twiddles_, constants_, map.first_table,
+                            limbs, n_, log_n_, stream);
   launch.period = map.period;
   launch.split = map.split;
   launch.shift = map.shift;
-  detail::launch_ntt_forward(launch);
+  return launch;
+}
+
+void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
+                      const Stream& stream) const {
+  if (limbs != 0) detail::launch_ntt_forward(batch_launch(device_data, map, limbs, true, stream));
 }
 
 void NttPlan::inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
                       const Stream& stream) const {
-  if (limbs == 0) return;
-  check_map(map, limbs);
-  require(device_data != nullptr, "inverse NTT of {} limbs on a null device pointer", limbs);
-  auto launch = make_launch(device_data, inverse_twiddles_, constants_, map.first_table, limbs, n_, log_n_, stream);
-  launch.period = map.period;
-  launch.split = map.split;
-  launch.shift = map.shift;
-  detail::launch_ntt_inverse(launch);
+  if (limbs != 0) detail::launch_ntt_inverse(batch_launch(device_data, map, limbs, false, stream));
 }
 
 }  // namespace cerium::cuda

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/ntt_launch.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/math/ntt.hpp"
 
@@ -51,6 +52,8 @@ class NttPlan {
  private:
   void check_range(std::size_t first_table, std::size_t limbs) const;
   void check_map(const NttTableMap& map, std::size_t limbs) const;
+  detail::NttLaunch batch_launch(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, bool forward,
+                                 const Stream& stream) const;
 
   std::size_t n_ = 0;
   int log_n_ = 0;
