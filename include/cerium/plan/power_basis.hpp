@@ -33,7 +33,8 @@ class PowerBasis {
     powers_[1] = x.clone();
   }
 
-  // x^k, computed once: x^a x^(k-a) with a the largest power of two below k.
+  // x^k, computed once: x^a x^(k-a) with a the largest power of two below k. Call evaluate first, or ask for
+  // the powers in increasing order up to a fixed degree (the powers are stored in a vector that may grow).
   const ckks::Ciphertext& power(std::size_t k) {
     if (k >= powers_.size()) powers_.resize(k + 1);
     if (!powers_[k]) {
@@ -51,7 +52,7 @@ class PowerBasis {
     const std::size_t degree = c.size() - 1;
     if (powers_.size() < degree + 1) powers_.resize(degree + 1);  // no resize while references are held
     for (std::size_t k = 2; k <= degree; ++k) power(k);
-    const int level = top_ - static_cast<int>(std::bit_width(degree - 1));
+    const int level = sum_level(degree);
     ckks::Ciphertext sum;
     for (std::size_t k = 1; k <= degree; ++k) {
       ckks::Ciphertext term = powers_[k]->clone();
@@ -68,7 +69,9 @@ class PowerBasis {
     return sum;
   }
 
- private:
+  // The level of the deepest power of a polynomial of this degree: where its terms are summed.
+  int sum_level(std::size_t degree) const { return top_ - static_cast<int>(std::bit_width(degree - 1)); }
+
   // Onto the chain at `level`: dropping limbs when the scale is already the chain's, else from one level above
   // with adjust_scale (the level it spends is one the target is below anyway).
   void bring_to(ckks::Ciphertext& a, int level) const {
@@ -85,6 +88,8 @@ class PowerBasis {
     ev_.adjust_scale_inplace(a, target);
   }
 
+
+ private:
   ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     const int level = std::min(a.level(), b.level());
     ckks::Ciphertext x = a.clone();

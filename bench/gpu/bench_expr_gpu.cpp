@@ -1,0 +1,147 @@
+// The eDSL on the CUDA backend: fused eval against eager evaluator calls for the workloads of
+// bench/expr_workloads.hpp (16-diagonal BSGS linear transform, sum of 8 ciphertext products, degree-15
+// polynomial) at N = 2^16, 40 limbs (19 two-prime levels of 28 bits over 2 base primes), dnum 3.
+//
+// Each call is timed with CUDA events after 3 warm-up calls, median of 20, issued from the host (what a program
+// sees). Kernel launches are counted by capturing one call into a CUDA graph and counting its kernel nodes
+// (-1 where the capture fails). Counters: N, limbs, launches and us of both forms, speedup = eager / fused,
+// bits (precision of the fused result against the exact one; bits_eager likewise).
+#include <benchmark/benchmark.h>
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda/timer.hpp"
+#include "cerium/backend/cuda_evaluator.hpp"
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "expr_workloads.hpp"
+#include "gpu_bench_support.hpp"
+
+namespace {
+
+using namespace cerium;
+using namespace cerium::ckks;
+
+struct Setup {
+  ContextPtr context = Context::create(CkksConfig{.log_n = 16, .levels = 19, .level_width = 2,
+                                                  .level_prime_bits = 28, .base_primes = 2, .base_prime_bits = 31,
+                                                  .dnum = 3});
+  KeyGenerator keygen{context};
+  Encoder encoder{context};
+  Encryptor encryptor{keygen.secret_key()};
+  Decryptor decryptor{keygen.secret_key()};
+  CudaEvaluator evaluator{context, backend::CudaBackend(context)};
+  std::unique_ptr<cerium_bench::ExprWorkloads<backend::CudaBackend>> work;
+
+  Setup() {
+    evaluator.set_relinearization_key(
+        std::make_shared<const RelinearizationKey>(keygen.relinearization_key(KeyStorage::seeded)));
+    evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(
+        keygen.galois_keys(cerium_bench::expr_rotation_steps(), false, KeyStorage::seeded)));
+    work = std::make_unique<cerium_bench::ExprWorkloads<backend::CudaBackend>>(evaluator, encoder, encryptor, 11);
+  }
+};
+
+Setup& setup() {
+  static Setup s;
+  return s;
+}
+
+// Median seconds of one call, CUDA events on the backend's work stream, after warm-up.
+double time_call(const std::function<void()>& call) {
+  const auto& stream = cuda::work_stream();
+  cuda::EventTimer timer(stream);
+  for (int i = 0; i < 3; ++i) call();
+  stream.synchronize();
+  std::vector<double> seconds;
+  for (int i = 0; i < 20; ++i) {
+    timer.start();
+    call();
+    timer.stop();
+    seconds.push_back(timer.elapsed_ms() / 1e3);
+  }
+  return cerium_bench::median(seconds);
+}
+
+// Kernel nodes of one call captured as a CUDA graph; -1 where the call cannot be captured.
+double count_launches(const std::function<void()>& call) {
+  const auto& stream = cuda::work_stream();
+  stream.synchronize();
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamBeginCapture(cerium_bench::native(stream), cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
+  bool captured = true;
+  try {
+    call();
+  } catch (const std::exception&) {
+    captured = false;
+  }
+  if (cudaStreamEndCapture(cerium_bench::native(stream), &graph) != cudaSuccess || !captured || graph == nullptr) {
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // clear the capture's error
+    return -1;
+  }
+  std::size_t count = 0;
+  cudaGraphGetNodes(graph, nullptr, &count);
+  std::vector<cudaGraphNode_t> nodes(count);
+  cudaGraphGetNodes(graph, nodes.data(), &count);
+  double kernels = 0;
+  for (const auto node : nodes) {
+    cudaGraphNodeType type{};
+    cudaGraphNodeGetType(node, &type);
+    if (type == cudaGraphNodeTypeKernel) ++kernels;
+  }
+  cudaGraphDestroy(graph);
+  return kernels;
+}
+
+template <class Expression, class Eager>
+void run(benchmark::State& state, const Expression& e, Eager eager, const std::vector<double>& want) {
+  Setup& s = setup();
+  const auto fused_call = [&] { benchmark::DoNotOptimize(eval(e, EvalContext{s.evaluator})); };
+  const auto eager_call = [&] { benchmark::DoNotOptimize(eager()); };
+  for (auto _ : state) {
+    const double fused = time_call(fused_call);
+    const double eager_seconds = time_call(eager_call);
+    state.SetIterationTime(fused);
+    state.counters["us_fused"] = fused * 1e6;
+    state.counters["us_eager"] = eager_seconds * 1e6;
+    state.counters["speedup"] = eager_seconds / fused;
+  }
+  state.counters["N"] = static_cast<double>(s.context->ring_degree());
+  state.counters["limbs"] = static_cast<double>(s.context->parameters().limbs_at(s.context->max_level()));
+  const auto bits = [&](const Ciphertext& ct) {
+    return cerium_bench::precision_bits(s.encoder.decode(s.decryptor.decrypt(s.evaluator.download(ct))), want);
+  };
+  state.counters["bits"] = bits(eval(e, EvalContext{s.evaluator}));
+  state.counters["bits_eager"] = bits(eager());
+  // Last: a capture that fails leaves the stream to recover.
+  state.counters["launches_fused"] = count_launches(fused_call);
+  state.counters["launches_eager"] = count_launches(eager_call);
+  state.SetLabel(cerium_bench::device_label());
+}
+
+void BM_expr_bsgs16_gpu(benchmark::State& state) {
+  const auto& w = *setup().work;
+  run(state, w.bsgs_expression(), [&] { return w.bsgs_eager(); }, w.bsgs_want());
+}
+void BM_expr_products8_gpu(benchmark::State& state) {
+  const auto& w = *setup().work;
+  run(state, w.products8_expression(), [&] { return w.products8_eager(); }, w.products8_want());
+}
+void BM_expr_poly15_gpu(benchmark::State& state) {
+  const auto& w = *setup().work;
+  run(state, w.poly15_expression(), [&] { return w.poly15_eager(); }, w.poly15_want());
+}
+
+}  // namespace
+
+BENCHMARK(BM_expr_bsgs16_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_expr_products8_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_expr_poly15_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);

@@ -1,0 +1,166 @@
+// The eDSL on the CUDA backend: eval(expression) on a CudaEvaluator (inputs uploaded with evaluator.upload)
+// gives exactly the words of eval on the CPU Evaluator, for every fusion rule: hoisted rotations, fused sums of
+// plaintext products (the BSGS inner sums), fused sums of ciphertext products with one relinearization, the
+// power-basis polynomial, runtime sums, integer and complex constants; fused and unfused plans alike. Also the
+// backend's multiply_accumulate_many alone, over more terms than one launch takes.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/backend/cuda_evaluator.hpp"
+#include "cerium/expr/expr.hpp"
+#include "cerium/plan/eval.hpp"
+#include "cerium/plan/explain.hpp"
+#include "gpu_test_support.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+
+namespace {
+
+using namespace evaluator_test;
+using cerium::backend::CudaBackend;
+using cerium::plan::PlanOptions;
+
+struct ExprGpuFixture {
+  Fixture cpu;
+  CudaEvaluator gpu;
+  std::mt19937_64 rng;
+
+  // N = 2^12, 5 two-prime levels (a degree-15 polynomial needs 5), dnum 2.
+  ExprGpuFixture()
+      : cpu(toy(12, 5, 2, 2), KeyRequest{.relinearization = true, .rotations = {1, 2, 3, 4, 8, 12}}),
+        gpu(cpu.context, CudaBackend(cpu.context)),
+        rng(cerium_test::make_rng(501)) {
+    gpu.set_relinearization_key(cpu.evaluator.relinearization_key());
+    gpu.set_galois_keys(cpu.evaluator.galois_keys());
+  }
+
+  Values values(double bound = 1.0) {
+    Values v = random_real(rng, cpu.max_slots());
+    for (auto& x : v) x *= bound;
+    return v;
+  }
+};
+
+ExprGpuFixture& fixture() {
+  static ExprGpuFixture f;
+  return f;
+}
+
+// The same ciphertext on the host (for the CPU evaluator) and on the device.
+struct Pair {
+  std::shared_ptr<const Ciphertext> host, device;
+};
+struct PlainPair {
+  std::shared_ptr<const Plaintext> host, device;
+};
+
+Pair cipher(ExprGpuFixture& f, double bound = 1.0) {
+  auto host = std::make_shared<const Ciphertext>(f.cpu.encrypt(f.values(bound)));
+  return {host, std::make_shared<const Ciphertext>(f.gpu.upload(*host))};
+}
+PlainPair plain(ExprGpuFixture& f) {
+  auto host = std::make_shared<const Plaintext>(f.cpu.encoder.encode(f.values()));
+  return {host, std::make_shared<const Plaintext>(f.gpu.upload(*host))};
+}
+
+// build(pick) makes the expression from host or device leaves; both evals must give the same words, fused and
+// not fused.
+template <class Build>
+void check_same(ExprGpuFixture& f, Build build) {
+  for (const bool fuse : {true, false}) {
+    INFO("fuse_sums " << fuse);
+    const PlanOptions options{.fuse_sums = fuse};
+    const Ciphertext want = eval(build(false), EvalContext{f.cpu.evaluator}, options);
+    const Ciphertext got = f.gpu.download(eval(build(true), EvalContext{f.gpu}, options));
+    CHECK(got.level() == want.level());
+    CHECK(got.scale() == want.scale());
+    CHECK(same_words(got, want));
+  }
+}
+
+template <class P>
+auto leaf(const P& p, bool device) {
+  return cerium::lift(device ? p.device : p.host);
+}
+
+}  // namespace
+
+TEST_CASE("GPU eDSL: multiply_accumulate_many equals the CPU over 40 terms", "[gpu][expr]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto& f = fixture();
+  std::vector<Pair> a, b;
+  for (int i = 0; i < 40; ++i) {
+    a.push_back(cipher(f));
+    b.push_back(cipher(f));
+  }
+  for (const bool accumulate : {false, true}) {
+    cerium::ring::RnsPoly want = a[0].host->part(0).clone();
+    cerium::ring::RnsPoly got = f.gpu.backend().clone(a[0].device->part(0));
+    std::vector<const cerium::ring::RnsPoly*> ha, hb, da, db;
+    for (std::size_t i = 1; i < a.size(); ++i) {
+      ha.push_back(&a[i].host->part(1));
+      hb.push_back(&b[i].host->part(0));
+      da.push_back(&a[i].device->part(1));
+      db.push_back(&b[i].device->part(0));
+    }
+    f.cpu.evaluator.backend().multiply_accumulate_many(want, ha, hb, accumulate);
+    f.gpu.backend().multiply_accumulate_many(got, da, db, accumulate);
+    CHECK(f.gpu.backend().download(got) == want);
+  }
+}
+
+TEST_CASE("GPU eDSL: BSGS linear transform (hoisting, fused plaintext-product sums)", "[gpu][expr]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto& f = fixture();
+  const Pair x = cipher(f);
+  std::vector<PlainPair> diagonals;
+  for (int i = 0; i < 16; ++i) diagonals.push_back(plain(f));
+  check_same(f, [&](bool device) {
+    auto lx = leaf(x, device);
+    using Inner = decltype(rotate(lx, 0) * leaf(diagonals[0], device));
+    using Giant = decltype(rotate(cerium::sum(std::vector<Inner>{rotate(lx, 0) * leaf(diagonals[0], device)}), 0));
+    std::vector<Giant> giants;
+    for (int j = 0; j < 4; ++j) {
+      std::vector<Inner> inner;
+      for (int i = 0; i < 4; ++i) inner.push_back(rotate(lx, i) * leaf(diagonals[static_cast<std::size_t>(4 * j + i)], device));
+      giants.push_back(rotate(cerium::sum(std::move(inner)), 4 * j));
+    }
+    return rescale(cerium::sum(std::move(giants)));
+  });
+}
+
+TEST_CASE("GPU eDSL: sums of ciphertext products share one relinearization", "[gpu][expr]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto& f = fixture();
+  std::vector<Pair> a, b;
+  for (int i = 0; i < 8; ++i) {
+    a.push_back(cipher(f));
+    b.push_back(cipher(f));
+  }
+  check_same(f, [&](bool device) {
+    std::vector<decltype(leaf(a[0], device) * leaf(b[0], device))> terms;
+    for (std::size_t i = 0; i < a.size(); ++i) terms.push_back(leaf(a[i], device) * leaf(b[i], device));
+    return rescale(cerium::sum(std::move(terms)));
+  });
+  const PlainPair p = plain(f);
+  check_same(f, [&](bool device) {  // tensors and a plaintext product in one fused sum, then a constant
+    return leaf(a[0], device) * leaf(b[0], device) + leaf(a[1], device) * leaf(p, device) +
+           leaf(a[2], device) * leaf(b[2], device) - 0.5;
+  });
+}
+
+TEST_CASE("GPU eDSL: degree-15 polynomial, constants, runtime rotations", "[gpu][expr]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto& f = fixture();
+  const Pair x = cipher(f, 0.9);
+  std::array<double, 16> c{};
+  for (std::size_t k = 0; k < c.size(); ++k) c[k] = (k % 2 == 0 ? 1.0 : -1.0) / static_cast<double>(k + 1);
+  check_same(f, [&](bool device) { return cerium::polynomial(leaf(x, device), c); });
+  check_same(f, [&](bool device) {
+    return rescale(leaf(x, device) * cerium::integer(3) * 0.25) + cerium::integer(1) +
+           sum_rotations(leaf(x, device), std::vector<std::int64_t>{1, 2, 3});
+  });
+}
