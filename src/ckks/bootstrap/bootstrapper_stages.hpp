@@ -2,6 +2,7 @@
 // Member definitions of BasicBootstrapper: the pipeline and its linear stages (scale-down, encapsulation and
 // ModRaise, SubSum, CoeffToSlot, SlotToCoeff). Included by bootstrapper.cpp, which instantiates them.
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <map>
@@ -103,17 +104,30 @@ Ciphertext BasicBootstrapper<B>::apply_transform(const Transform& t, const Ciphe
   for (std::size_t i = 0; i < t.plan.babies.size(); ++i) by_baby[t.plan.babies[i]] = &rotated[i];
 
   Ciphertext sum;
-  Plaintext scratch;
+  const B& backend = evaluator_.backend();
+  const auto& basis = context_->q_basis(t.level);
   for (const auto& [giant, babies] : t.plan.giants) {
-    Ciphertext inner;
-    for (const auto baby : babies) {
-      Ciphertext term = evaluator_.multiply(*by_baby.at(baby), diagonal_plaintext(t, giant, baby, scratch));
-      if (inner.empty()) {
-        inner = std::move(term);
-      } else {
-        evaluator_.add_inplace(inner, term);
-      }
+    // The inner sum sum_b rot_b(ct) * diag_(g, b) as one fused pass per part (the backend's linear combination):
+    // the words of the eager multiply-and-add sequence, each rotation and diagonal read once.
+    std::vector<Plaintext> scratch(babies.size());
+    std::array<std::vector<const ring::RnsPoly*>, 2> left;
+    std::vector<const ring::RnsPoly*> right;
+    double plaintext_scale = 0;
+    for (std::size_t i = 0; i < babies.size(); ++i) {
+      const Ciphertext& rotated_ct = *by_baby.at(babies[i]);
+      const Plaintext& diagonal = diagonal_plaintext(t, giant, babies[i], scratch[i]);
+      left[0].push_back(&rotated_ct.part(0));
+      left[1].push_back(&rotated_ct.part(1));
+      right.push_back(&diagonal.poly());
+      plaintext_scale = diagonal.scale();
     }
+    std::vector<ring::RnsPoly> parts;
+    for (std::size_t p = 0; p < 2; ++p) {
+      parts.push_back(backend.allocate(basis, ring::PolyOptions{.form = ring::PolyForm::ntt,
+                                                                .init = BufferInit::uninitialized}));
+      backend.multiply_accumulate_many(parts.back(), left[p], right, false);
+    }
+    Ciphertext inner(context_, std::move(parts), t.level, ct.scale() * plaintext_scale, ct.slots());
     if (giant != 0) inner = evaluator_.rotate(inner, giant);
     if (sum.empty()) {
       sum = std::move(inner);
