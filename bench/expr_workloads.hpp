@@ -41,6 +41,19 @@ inline std::array<double, kDegree + 1> poly15_coefficients() {
   return c;
 }
 
+// What the hand-written eager code does, counted by hand (plan_stats counts the planned forms): elementwise
+// backend passes (one kernel launch each on the GPU, key switches' internals not counted), key switches, ModUps.
+struct EagerCounts {
+  int passes = 0, key_switches = 0, mod_ups = 0;
+};
+// 16 multiplies and 15 adds of 2 parts, 1 rescale; 6 rotations, each its own ModUp.
+inline constexpr EagerCounts kBsgsEager{16 * 2 + 15 * 2 + 1, 6, 6};
+// 8 tensors, 8 relinearizations (2 adds each), 7 adds of 2 parts, 1 rescale.
+inline constexpr EagerCounts kProducts8Eager{8 + 8 * 2 + 7 * 2 + 1, 8, 8};
+// 14 powers (tensor, 2 adds, rescale), 15 constant products (2 passes) each rescaled (1), 14 adds
+// of 2 parts, the constant term.
+inline constexpr EagerCounts kPoly15Eager{14 * 4 + 15 * 3 + 14 * 2 + 1, 14, 14};
+
 template <cerium::backend::PolyBackend B>
 struct ExprWorkloads {
   using Evaluator = cerium::ckks::BasicEvaluator<B>;

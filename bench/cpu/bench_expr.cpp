@@ -4,7 +4,7 @@
 //
 // variant 0 = eager (hand-written evaluator calls), 1 = eval with PlanOptions{.fuse_sums = false} (hoisting and
 // lazy relinearization only), 2 = eval fused. Counters: N, limbs, passes (elementwise backend calls of the plan,
-// one kernel launch each on the GPU; -1 for the hand-written eager code, see bench/RESULTS.md for its count),
+// one kernel launch each on the GPU; counted by hand for the eager code, bench/expr_workloads.hpp),
 // key_switches and mod_ups of the plan, bits (precision against the exact result).
 
 #include <benchmark/benchmark.h>
@@ -51,7 +51,8 @@ Setup& setup() {
 }
 
 template <class Expression, class Eager>
-void run(benchmark::State& state, const Expression& e, Eager eager, const std::vector<double>& want) {
+void run(benchmark::State& state, const Expression& e, Eager eager, cerium_bench::EagerCounts counts,
+         const std::vector<double>& want) {
   Setup& s = setup();
   const int variant = static_cast<int>(state.range(0));
   const auto once = [&] {
@@ -66,23 +67,23 @@ void run(benchmark::State& state, const Expression& e, Eager eager, const std::v
   const auto stats = plan::plan_stats(e, plan::PlanOptions{.fuse_sums = variant == 2});
   state.counters["N"] = static_cast<double>(s.context->ring_degree());
   state.counters["limbs"] = static_cast<double>(s.context->parameters().limbs_at(s.context->max_level()));
-  state.counters["passes"] = variant == 0 ? -1.0 : stats.elementwise_passes;
-  state.counters["key_switches"] = stats.key_switches;
-  state.counters["mod_ups"] = stats.mod_ups;
+  state.counters["passes"] = variant == 0 ? counts.passes : stats.elementwise_passes;
+  state.counters["key_switches"] = variant == 0 ? counts.key_switches : stats.key_switches;
+  state.counters["mod_ups"] = variant == 0 ? counts.mod_ups : stats.mod_ups;
   state.counters["bits"] = cerium_bench::precision_bits(s.encoder.decode(s.decryptor.decrypt(result)), want);
 }
 
 void BM_expr_bsgs16_cpu(benchmark::State& state) {
   const auto& w = *setup().work;
-  run(state, w.bsgs_expression(), [&] { return w.bsgs_eager(); }, w.bsgs_want());
+  run(state, w.bsgs_expression(), [&] { return w.bsgs_eager(); }, cerium_bench::kBsgsEager, w.bsgs_want());
 }
 void BM_expr_products8_cpu(benchmark::State& state) {
   const auto& w = *setup().work;
-  run(state, w.products8_expression(), [&] { return w.products8_eager(); }, w.products8_want());
+  run(state, w.products8_expression(), [&] { return w.products8_eager(); }, cerium_bench::kProducts8Eager, w.products8_want());
 }
 void BM_expr_poly15_cpu(benchmark::State& state) {
   const auto& w = *setup().work;
-  run(state, w.poly15_expression(), [&] { return w.poly15_eager(); }, w.poly15_want());
+  run(state, w.poly15_expression(), [&] { return w.poly15_eager(); }, cerium_bench::kPoly15Eager, w.poly15_want());
 }
 
 void variants(benchmark::internal::Benchmark* b) {
