@@ -6,8 +6,10 @@
 #include <bit>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "cerium/ckks/bootstrap/bootstrapper.hpp"
 #include "cerium/core/check.hpp"
@@ -74,6 +76,12 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
     }
   }
   rotation_steps_.assign(steps.begin(), steps.end());
+  // The monomials that split and join the real and imaginary halves, encoded once (an NTT of every limb each).
+  Plaintext scratch;
+  (void)monomial_i(true, levels_.after_coeff_to_slot, scratch);
+  minus_i_ = std::move(scratch);
+  (void)monomial_i(false, levels_.after_eval_mod, scratch);
+  plus_i_ = std::move(scratch);
   (void)q0;
 }
 
@@ -136,8 +144,22 @@ Plaintext BasicBootstrapper<B>::constant(std::complex<double> value, const Encod
 }
 
 template <backend::PolyBackend B>
-Plaintext BasicBootstrapper<B>::constant(double value, const EncodeOptions& options) const {
-  return evaluator_.upload(encoder_.encode_constant(value, options));
+void BasicBootstrapper<B>::multiply_by_constant(Ciphertext& ct, double value, double scale) const {
+  std::vector<std::uint32_t> residues(ct.part(0).limb_count());
+  round_to_residues(value * scale, *context_->q_basis(ct.level()), residues);
+  const B& backend = evaluator_.backend();
+  for (auto& part : ct.parts()) backend.multiply_scalar(part, residues);
+  ct.set_scale(ct.scale() * scale);
+  ct.set_c1_seed(std::nullopt);
+}
+
+template <backend::PolyBackend B>
+const Plaintext& BasicBootstrapper<B>::monomial_i(bool negative, int level, Plaintext& scratch) const {
+  const Plaintext& made = negative ? minus_i_ : plus_i_;
+  if (!made.empty() && made.level() == level) return made;
+  scratch = constant(std::complex<double>(0.0, negative ? -1.0 : 1.0),
+                     EncodeOptions{.level = level, .scale = 1.0, .slots = slots_});
+  return scratch;
 }
 
 template <backend::PolyBackend B>

@@ -38,8 +38,7 @@ Ciphertext BasicBootstrapper<B>::scale_down(const Ciphertext& input) const {
   // 1 encoded so that the rescale by P_1 lands on raise_scale_: the message keeps its value, its integer
   // representation shrinks to about q0 / 2^ratio.
   const double scale = raise_scale_ * evaluator_.level_prime_product(1) / ct.scale();
-  const Plaintext one = constant(1.0, EncodeOptions{.level = 1, .scale = scale, .slots = slots_});
-  evaluator_.multiply_inplace(ct, one);
+  multiply_by_constant(ct, 1.0, scale);
   evaluator_.rescale_inplace(ct);
   return ct;
 }
@@ -147,9 +146,8 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
   // two real halves.
   const Ciphertext conjugated = evaluator_.conjugate(ct);
   Ciphertext imaginary = evaluator_.sub(ct, conjugated);
-  const Plaintext minus_i = constant(std::complex<double>(0.0, -1.0),
-                                     EncodeOptions{.level = imaginary.level(), .scale = 1.0, .slots = slots_});
-  evaluator_.multiply_inplace(imaginary, minus_i);  // the monomial -X^(N/2): exact, scale unchanged
+  Plaintext scratch;
+  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), scratch));  // the monomial -X^(N/2): exact, scale unchanged
   evaluator_.add_inplace(ct, conjugated);
   return {std::move(ct), std::move(imaginary)};
 }
@@ -157,9 +155,8 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const {
   Ciphertext ct = imaginary_half.clone();
-  const Plaintext i =
-      constant(std::complex<double>(0.0, 1.0), EncodeOptions{.level = ct.level(), .scale = 1.0, .slots = slots_});
-  evaluator_.multiply_inplace(ct, i);  // the monomial X^(N/2)
+  Plaintext scratch;
+  evaluator_.multiply_inplace(ct, monomial_i(false, ct.level(), scratch));  // the monomial X^(N/2)
   evaluator_.add_inplace(ct, real_half);
   for (const auto& t : slot_to_coeff_) ct = apply_transform(*t, ct);
   return ct;

@@ -74,9 +74,7 @@ Ciphertext BasicBootstrapper<B>::chebyshev_leaves(const std::vector<double>& c,
   for (std::size_t i = 1; i < c.size(); ++i) {
     if (c[i] == 0) continue;
     Ciphertext term = evaluator_.level_down(powers[i], level);
-    const Plaintext factor =
-        constant(c[i], EncodeOptions{.level = level, .scale = product_scale / term.scale(), .slots = slots_});
-    evaluator_.multiply_inplace(term, factor);
+    multiply_by_constant(term, c[i], product_scale / term.scale());
     term.set_scale(product_scale);  // equal to the product of the two scales up to rounding of doubles
     if (sum.empty()) {
       sum = std::move(term);
@@ -86,9 +84,7 @@ Ciphertext BasicBootstrapper<B>::chebyshev_leaves(const std::vector<double>& c,
   }
   if (sum.empty()) {  // a constant polynomial: 0 T_1 + c_0
     sum = evaluator_.level_down(powers[1], level);
-    const Plaintext zero =
-        constant(0.0, EncodeOptions{.level = level, .scale = product_scale / sum.scale(), .slots = slots_});
-    evaluator_.multiply_inplace(sum, zero);
+    multiply_by_constant(sum, 0.0, product_scale / sum.scale());
     sum.set_scale(product_scale);
   }
   evaluator_.rescale_inplace(sum);

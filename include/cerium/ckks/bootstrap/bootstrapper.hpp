@@ -97,7 +97,12 @@ class BasicBootstrapper {
   Ciphertext key_switch(const Ciphertext& input, const SwitchingKey& key) const;
   // A constant plaintext where the evaluator computes.
   Plaintext constant(std::complex<double> value, const EncodeOptions& options) const;
-  Plaintext constant(double value, const EncodeOptions& options) const;
+  // ct times the real constant `value` encoded at `scale`: the words of multiplying by encode_constant(value,
+  // {.scale = scale}) (whose NTT form is one residue per prime), as a per-limb scalar product on the backend, with
+  // no plaintext encoded or moved.
+  void multiply_by_constant(Ciphertext& ct, double value, double scale) const;
+  // The monomial X^(N/2) (i in every slot) or its negative at a level: made once for the levels the stages use.
+  const Plaintext& monomial_i(bool negative, int level, Plaintext& scratch) const;
   // EvalMod helpers on the scale chain.
   void bring_to(Ciphertext& a, int level) const;
   Ciphertext multiply_on_chain(const Ciphertext& a, const Ciphertext& b) const;
@@ -120,6 +125,7 @@ class BasicBootstrapper {
   std::shared_ptr<const BootstrapKeys> keys_;
   // The encapsulation keys where the backend computes (the same objects as keys_'s on the CPU).
   std::shared_ptr<const SwitchingKey> to_sparse_, from_sparse_;
+  Plaintext minus_i_, plus_i_;  // at levels_.after_coeff_to_slot and levels_.after_eval_mod
 };
 
 using Bootstrapper = BasicBootstrapper<backend::CpuBackend>;
