@@ -1,7 +1,8 @@
 // The eDSL on the CUDA backend: eval(expression) on a CudaEvaluator (inputs uploaded with evaluator.upload)
 // gives exactly the words of eval on the CPU Evaluator, for every fusion rule: hoisted rotations, fused sums of
 // plaintext products (the BSGS inner sums), fused sums of ciphertext products with one relinearization, the
-// power-basis polynomial, runtime sums, integer and complex constants; fused and unfused plans alike. Also the
+// power-basis polynomial, common subexpressions, runtime sums, integer and complex constants; fused and unfused
+// plans alike. Also the
 // backend's multiply_accumulate_many alone, over more terms than one launch takes.
 
 #include <array>
@@ -149,6 +150,10 @@ TEST_CASE("GPU eDSL: sums of ciphertext products share one relinearization", "[g
   check_same(f, [&](bool device) {  // tensors and a plaintext product in one fused sum, then a constant
     return leaf(a[0], device) * leaf(b[0], device) + leaf(a[1], device) * leaf(p, device) +
            leaf(a[2], device) * leaf(b[2], device) - 0.5;
+  });
+  check_same(f, [&](bool device) {  // a common subexpression, evaluated once
+    auto product = leaf(a[3], device) * leaf(b[3], device);
+    return rotate(product, 1) + product;
   });
 }
 

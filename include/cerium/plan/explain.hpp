@@ -31,10 +31,10 @@ std::string explain(const E& e, PlanOptions options = {}) {
   out += fmt::format("result: {}\n", result.name);
   out += fmt::format(
       "totals: {} key switches, {} ModUps ({} rotations reused a shared ModUp), {} relinearizations, "
-      "{} tensor products, {} rescales, {} fused sums, {} elementwise passes (kernel launches outside key "
+      "{} tensor products, {} rescales, {} fused sums, {} reused subexpressions, {} elementwise passes (kernel launches outside key "
       "switches)\n",
       s.key_switches, s.mod_ups, s.shared_rotations, s.relinearizations, s.tensor_products, s.rescales, s.fused_sums,
-      s.elementwise_passes);
+      s.shared_subexpressions, s.elementwise_passes);
   out += fmt::format("traits: depth {}, key switches before hoisting {}, ciphertext products {}, elementwise {}{}\n",
                      expr::depth_v<E>, expr::key_switches_v<E>, expr::ct_products_v<E>, expr::elementwise_v<E>,
                      expr::static_counts_v<E> ? "" : " (counts per term: runtime-length sums inside)");

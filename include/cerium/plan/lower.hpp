@@ -3,7 +3,7 @@
 // explain (plan/explain.hpp, which records them), so that what explain says is what eval does.
 //
 // A Machine has a Value type and these members (P: PlainLeaf or ConstLeaf):
-//   Value leaf(const CipherLeaf&); Value copy(const Value&); int parts(const Value&);
+//   Value leaf(const CipherLeaf&); Value copy(const Value&); Value reuse(const Value&); int parts(const Value&);
 //   void add(Value&, const Value&), sub(..), add(Value&, const P&), sub(Value&, const P&), negate(Value&);
 //   Value tensor(const Value&, const Value&); void multiply(Value&, const P&);
 //   void relinearize(Value&), rescale(Value&), level_down(Value&, int), conjugate(Value&);
@@ -26,10 +26,16 @@
 //    (backend multiply_accumulate_many) when levels, slots and scales allow exactly what the eager sequence
 //    would do; otherwise, or with PlanOptions::fuse_sums off, the terms are multiplied and added one by one.
 //    The words are the same either way (exact modular sums).
+//  - Common subexpressions. A non-leaf subexpression that occurs twice or more (same structure, same operands:
+//    plan/fingerprint.hpp) is evaluated once and copied (machine.reuse) where it occurs again; the words are
+//    those of evaluating it each time. Terms of a fused sum are gathered, not cached as a whole (their
+//    operands are).
 //  - Everything else lowers to the eager evaluator's operation, in the tree's order (left operand first).
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -40,6 +46,7 @@
 #include "cerium/expr/node.hpp"
 #include "cerium/expr/polynomial.hpp"
 #include "cerium/expr/runtime_nodes.hpp"
+#include "cerium/plan/fingerprint.hpp"
 #include "cerium/plan/options.hpp"
 #include "cerium/plan/terms.hpp"
 
@@ -79,6 +86,7 @@ class Lowering {
   template <expr::Node E>
   Value lower(const E& e) {
     collect(e);
+    if (options_.share_subexpressions) count_subexpressions(e);
     for (auto& group : groups_) {
       std::vector<Value> rotated = m_.rotate_hoisted(group.leaf, std::span<const std::int64_t>(group.steps));
       for (std::size_t i = 0; i < rotated.size(); ++i)
@@ -129,8 +137,51 @@ class Lowering {
     if (m_.parts(v) == 3) m_.relinearize(v);
   }
 
+  // Fingerprints of the non-leaf subexpressions that occur more than once.
+  template <expr::Node E>
+  void count_subexpressions(const E& e) {
+    std::map<std::string, int> counts;
+    count(e, counts);
+    for (const auto& [print, n] : counts)
+      if (n > 1) repeated_.emplace(print, std::nullopt);
+  }
+  template <expr::Node E>
+  static void count(const E& e, std::map<std::string, int>& counts) {
+    if constexpr (E::op == expr::Op::cipher || !E::cipher) {
+      return;  // leaves cost nothing to evaluate again
+    } else {
+      // A repeat is served whole from the cache: its operands occur once more only through its first copy.
+      if (++counts[fingerprint(e)] > 1) return;
+      if constexpr (E::op == expr::Op::sum) {
+        for (const auto& term : e.terms) count(term, counts);
+      } else if constexpr (requires { e.lhs; }) {
+        count(e.lhs, counts);
+        count(e.rhs, counts);
+      } else if constexpr (requires { e.child; }) {
+        count(e.child, counts);
+      }
+    }
+  }
+
+  // Evaluates e, once for all its occurrences when it repeats.
   template <expr::Node E>
   Value run(const E& e) {
+    if constexpr (E::op != expr::Op::cipher) {
+      if (!repeated_.empty()) {
+        const auto it = repeated_.find(fingerprint(e));
+        if (it != repeated_.end()) {
+          if (it->second) return m_.reuse(*it->second);
+          Value v = run_node(e);
+          it->second = m_.copy(v);
+          return v;
+        }
+      }
+    }
+    return run_node(e);
+  }
+
+  template <expr::Node E>
+  Value run_node(const E& e) {
     using expr::Op;
     if constexpr (E::op == Op::cipher) {
       return m_.leaf(e);
@@ -218,7 +269,25 @@ class Lowering {
     } else if constexpr (detail::flattens<E>()) {
       gather(e.lhs, terms);
       gather(e.rhs, terms);
-    } else if constexpr (detail::product_kind<E>() == 2) {
+    } else if constexpr (detail::product_kind<E>() != 0) {
+      if (!repeated_.empty() && repeated_.contains(fingerprint(e))) {  // shared: evaluated once, added as a value
+        Term<Value> t{Kind::value};
+        t.a = run(e);
+        terms.push_back(std::move(t));
+      } else {
+        gather_product(e, terms);
+      }
+    } else {
+      Term<Value> t{Kind::value};
+      t.a = run(e);
+      terms.push_back(std::move(t));
+    }
+  }
+
+  template <expr::Node E>
+  void gather_product(const E& e, std::vector<Term<Value>>& terms) {
+    using Kind = typename Term<Value>::Kind;
+    if constexpr (detail::product_kind<E>() == 2) {
       Term<Value> t{Kind::cipher_product};
       t.a = run(e.lhs);
       two_parts(t.a);
@@ -234,10 +303,6 @@ class Lowering {
         t.a = run(e.rhs);
         t.plain = &e.lhs;
       }
-      terms.push_back(std::move(t));
-    } else {
-      Term<Value> t{Kind::value};
-      t.a = run(e);
       terms.push_back(std::move(t));
     }
   }
@@ -271,6 +336,7 @@ class Lowering {
   PlanOptions options_;
   std::vector<Group> groups_;
   std::map<Key, Value> hoisted_;
+  std::map<std::string, std::optional<Value>> repeated_;  // fingerprint -> the value, once evaluated
 };
 
 }  // namespace cerium::plan

@@ -1,5 +1,5 @@
 #pragma once
-// What the planner may do. Turning fusion off gives the plain lowering (one evaluator call per node, hoisting and
+// What the planner may do. Turning these off gives the plain lowering (one evaluator call per node, hoisting and
 // lazy relinearization kept): the eager baseline of the benchmarks and of the tests' launch counts.
 
 namespace cerium::plan {
@@ -8,6 +8,8 @@ struct PlanOptions {
   // Sums with two or more products (by plaintexts, or of ciphertexts) are accumulated in one pass per polynomial
   // (backend multiply_accumulate_many) instead of one multiply and one add per term.
   bool fuse_sums = true;
+  // A subexpression written more than once (same operands, same operations) is evaluated once.
+  bool share_subexpressions = true;
 };
 
 }  // namespace cerium::plan

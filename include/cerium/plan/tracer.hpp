@@ -26,7 +26,8 @@ struct PlanStats {
   int relinearizations = 0;
   int tensor_products = 0;
   int rescales = 0;
-  int fused_sums = 0;  // sums whose products were accumulated in one pass per polynomial
+  int fused_sums = 0;
+  int shared_subexpressions = 0;  // occurrences served by a value computed once  // sums whose products were accumulated in one pass per polynomial
   // Elementwise backend calls, one kernel launch each on the CUDA backend (one pass over one polynomial's limbs,
   // or over a ciphertext's for the tensor product and the batched rescale); key switches' internal passes
   // (ModUp, inner product, ModDown) are counted by key_switches instead.
@@ -43,6 +44,11 @@ class Tracer {
 
   Value leaf(const expr::CipherLeaf& x) { return Value{name_of(x.value.get(), "ct"), 2, x.value->slots()}; }
   Value copy(const Value& v) { return v; }
+  Value reuse(const Value& v) {
+    ++stats_.shared_subexpressions;
+    lines_.push_back(fmt::format("{} reused  [common subexpression, evaluated once]", v.name));
+    return v;
+  }
   int parts(const Value& v) { return v.parts; }
 
   void add(Value& a, const Value& b) { binary(a, "+", b.name, std::max(a.parts, b.parts), std::max(a.parts, b.parts)); }

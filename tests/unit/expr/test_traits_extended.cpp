@@ -45,7 +45,8 @@ TEST_CASE("plan totals of a polynomial, a runtime product sum and a BSGS transfo
   CHECK(poly.key_switches == 14);
   CHECK(poly.rescales == 15);
 
-  std::vector<decltype(x * x)> products(8, x * x);
+  std::vector<decltype(x * x)> products;  // distinct operands (a repeated x * x would be evaluated once)
+  for (int i = 0; i < 8; ++i) products.push_back(lift(f.encrypt(v)) * lift(f.encrypt(v)));
   const auto fused = cerium::plan::plan_stats(rescale(sum(products)));
   const auto unfused = cerium::plan::plan_stats(rescale(sum(products)), {.fuse_sums = false});
   CHECK(fused.relinearizations == 1);
@@ -57,12 +58,12 @@ TEST_CASE("plan totals of a polynomial, a runtime product sum and a BSGS transfo
   CHECK(fused.elementwise_passes == 1 + 3 + 2 + 1);
   CHECK(unfused.elementwise_passes == 8 + 7 * 3 + 2 + 1);
 
-  auto w = lift(f.encoder.encode(v));
+  const auto w = lift(f.encoder.encode(v));  // each diagonal lifted on its own: distinct operands
   using Inner = decltype(rotate(x, 0) * w);
   std::vector<decltype(rotate(sum(std::vector<Inner>{rotate(x, 0) * w}), 0))> giants;
   for (int j = 0; j < 4; ++j) {
     std::vector<Inner> inner;
-    for (int i = 0; i < 4; ++i) inner.push_back(rotate(x, i) * w);
+    for (int i = 0; i < 4; ++i) inner.push_back(rotate(x, i) * lift(f.encoder.encode(v)));
     giants.push_back(rotate(sum(std::move(inner)), 4 * j));
   }
   auto bsgs = rescale(sum(std::move(giants)));
@@ -74,4 +75,15 @@ TEST_CASE("plan totals of a polynomial, a runtime product sum and a BSGS transfo
   CHECK(plan.elementwise_passes == 4 * (2 + 2) + 3 * 2 + 1);
   const auto plain = cerium::plan::plan_stats(bsgs, {.fuse_sums = false});
   CHECK(plain.elementwise_passes == 4 * (4 * 2 + 3 * 2) + 3 * 2 + 1);
+
+  // With one plaintext for every diagonal the four inner sums are one subexpression: evaluated once.
+  std::vector<decltype(rotate(sum(std::vector<Inner>{rotate(x, 0) * w}), 0))> same;
+  for (int j = 0; j < 4; ++j) {
+    std::vector<Inner> inner;
+    for (int i = 0; i < 4; ++i) inner.push_back(rotate(x, i) * w);
+    same.push_back(rotate(sum(std::move(inner)), 4 * j));
+  }
+  const auto shared = cerium::plan::plan_stats(rescale(sum(std::move(same))));
+  CHECK(shared.fused_sums == 1);
+  CHECK(shared.shared_subexpressions == 3);
 }
