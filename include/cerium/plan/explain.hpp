@@ -8,6 +8,7 @@
 
 #include "cerium/expr/node.hpp"
 #include "cerium/expr/traits.hpp"
+#include "cerium/plan/launch_traits.hpp"
 #include "cerium/plan/lower.hpp"
 #include "cerium/plan/options.hpp"
 #include "cerium/plan/tracer.hpp"
@@ -38,6 +39,9 @@ std::string explain(const E& e, PlanOptions options = {}) {
   out += fmt::format("traits: depth {}, key switches before hoisting {}, ciphertext products {}, elementwise {}{}\n",
                      expr::depth_v<E>, expr::key_switches_v<E>, expr::ct_products_v<E>, expr::elementwise_v<E>,
                      expr::static_counts_v<E> ? "" : " (counts per term: runtime-length sums inside)");
+  if constexpr (E::static_counts) {
+    out += fmt::format("traits: elementwise passes {} (distinct operands, fused sums)\n", elementwise_passes_v<E>);
+  }
   return out;
 }
 

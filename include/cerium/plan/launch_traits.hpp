@@ -1,0 +1,130 @@
+#pragma once
+// elementwise_passes_v<E>: at compile time, the elementwise backend calls eval(E) makes (one kernel launch each
+// on the CUDA backend; key switches' internal launches are counted by key_switches_v instead). It follows the
+// lowering's rules (plan/lower.hpp) as the Tracer counts them, with fused sums on and every operand distinct
+// (a repeated subexpression is evaluated once at run time: plan_stats then reports fewer), so that
+// static_assert can bound an expression's launches. Only for expressions with static counts (no runtime sums).
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+
+#include "cerium/expr/node.hpp"
+#include "cerium/expr/polynomial.hpp"
+#include "cerium/plan/lower.hpp"
+
+namespace cerium::plan {
+
+namespace launch_detail {
+
+template <class E>
+inline constexpr int relin_passes = E::parts == 3 ? 2 : 0;  // the switched pair added to (c0, c1)
+
+struct TermShape {
+  int kind = 0;  // 0: a value, 1: times a plaintext, 2: a ciphertext product
+  int parts = 0;
+  int operand_passes = 0;
+};
+
+template <class E>
+constexpr int passes();
+
+template <class E>
+constexpr std::size_t term_count() {
+  if constexpr (detail::flattens<E>()) return term_count<decltype(E::lhs)>() + term_count<decltype(E::rhs)>();
+  else return 1;
+}
+
+template <class E, std::size_t N>
+constexpr void fill(std::array<TermShape, N>& out, std::size_t& i) {
+  if constexpr (detail::flattens<E>()) {
+    fill<decltype(E::lhs)>(out, i);
+    fill<decltype(E::rhs)>(out, i);
+  } else if constexpr (detail::product_kind<E>() == 2) {
+    using L = decltype(E::lhs);
+    using R = decltype(E::rhs);
+    out[i++] = {2, 3, passes<L>() + relin_passes<L> + passes<R>() + relin_passes<R>};
+  } else if constexpr (detail::product_kind<E>() == 1) {
+    using C = std::conditional_t<decltype(E::lhs)::cipher, decltype(E::lhs), decltype(E::rhs)>;
+    out[i++] = {1, C::parts, passes<C>()};
+  } else {
+    out[i++] = {0, E::parts, passes<E>()};
+  }
+}
+
+// A flattened sum: fused (Tracer::fused_sum) with two or more products, else term by term.
+template <class E>
+constexpr int sum_passes() {
+  std::array<TermShape, term_count<E>()> terms{};
+  std::size_t i = 0;
+  fill<E>(terms, i);
+  int total = 0, products = 0, parts = 0;
+  for (const auto& t : terms) {
+    total += t.operand_passes;
+    if (t.kind != 0) {
+      ++products;
+      parts = std::max(parts, t.parts);
+    }
+  }
+  if (products >= 2) {
+    const TermShape* head = nullptr;
+    for (const auto& t : terms) {
+      if (t.kind == 0) total += std::max(parts, t.parts);
+      else if (head == nullptr) head = &t;
+    }
+    return total + (head->kind == 2 ? 1 : parts) + parts;
+  }
+  int acc = 0;
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    const auto& t = terms[k];
+    total += t.kind == 2 ? 1 : t.kind == 1 ? t.parts : 0;  // the product itself
+    if (k > 0) total += std::max(acc, t.parts);
+    acc = std::max(acc, t.parts);
+  }
+  return total;
+}
+
+template <class E>
+constexpr int passes() {
+  using expr::Op;
+  if constexpr (E::op == Op::cipher) {
+    return 0;
+  } else if constexpr (detail::flattens<E>()) {
+    return sum_passes<E>();
+  } else if constexpr (E::op == Op::add || E::op == Op::sub) {
+    using L = decltype(E::lhs);
+    using R = decltype(E::rhs);
+    if constexpr (!L::cipher) return passes<R>() + (E::op == Op::sub ? R::parts : 0) + 1;
+    else if constexpr (!R::cipher) return passes<L>() + 1;
+    else return passes<L>() + passes<R>() + std::max(L::parts, R::parts);
+  } else if constexpr (E::op == Op::negate) {
+    return passes<decltype(E::child)>() + E::parts;
+  } else if constexpr (E::op == Op::multiply) {
+    using L = decltype(E::lhs);
+    using R = decltype(E::rhs);
+    if constexpr (L::cipher && R::cipher) return passes<L>() + relin_passes<L> + passes<R>() + relin_passes<R> + 1;
+    else if constexpr (L::cipher) return passes<L>() + L::parts;
+    else return passes<R>() + R::parts;
+  } else if constexpr (E::op == Op::polynomial) {
+    using C = decltype(E::child);
+    constexpr int d = static_cast<int>(std::tuple_size_v<decltype(E::coefficients)>) - 1;
+    return passes<C>() + relin_passes<C> + 4 * (d - 1) + 2 * d + 2 * (d - 1) + 2;
+  } else {
+    using C = decltype(E::child);
+    if constexpr (E::op == Op::rotate && std::is_same_v<C, expr::CipherLeaf>) return 0;  // hoisted: a copy
+    int own = 0;
+    if constexpr (E::op == Op::rescale) own = 1;
+    if constexpr (E::op == Op::sum_rotations) own = 2 * (static_cast<int>(std::tuple_size_v<decltype(E::steps)>) - 1);
+    return passes<C>() + relin_passes<C> + own;
+  }
+}
+
+}  // namespace launch_detail
+
+template <expr::Node E>
+  requires(E::static_counts)
+inline constexpr int elementwise_passes_v = launch_detail::passes<E>() + launch_detail::relin_passes<E>;
+
+}  // namespace cerium::plan

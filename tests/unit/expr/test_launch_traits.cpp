@@ -1,0 +1,46 @@
+// plan::elementwise_passes_v<E> (compile time) against hand counts and against the planner's own count
+// (plan_stats(e).elementwise_passes) for expressions with distinct operands: elementwise chains, fused sums of
+// plaintext and ciphertext products, sum_rotations, polynomials, conjugation and level_down.
+
+#include <array>
+
+#include "cerium/plan/launch_traits.hpp"
+#include "expr_test_support.hpp"
+#include "support/catch.hpp"
+
+using namespace expr_test;
+using cerium::plan::elementwise_passes_v;
+using cerium::plan::plan_stats;
+
+TEST_CASE("compile-time elementwise passes match hand counts and the plan", "[expr][traits]") {
+  Fixture& f = fixture();
+  std::mt19937_64 rng(3);
+  const Values v = random_real(rng, f.max_slots());
+  auto x = lift(f.encrypt(v)), y = lift(f.encrypt(v)), z = lift(f.encrypt(v)), u = lift(f.encrypt(v));
+  auto w = lift(f.encoder.encode(v)), w2 = lift(f.encoder.encode(v));
+
+  // x + y (2), negate (2), the fused sum's head multiply (2) and pass (2), + constant (1).
+  auto chain = -(x + y) * w + z * w2 + 0.25;
+  static_assert(elementwise_passes_v<decltype(chain)> == 9);
+  CHECK(plan_stats(chain).elementwise_passes == 9);
+
+  // Fused tensor sum (head 1 + 3 passes), a tensor (1), a 3-part sub (3), relinearize (2), rescale (1).
+  auto products = rescale(x * y + z * u - x * u);
+  static_assert(elementwise_passes_v<decltype(products)> == 11);
+  CHECK(plan_stats(products).elementwise_passes == 11);
+
+  // x * w (2), rescale (1), 2 adds of the 3 hoisted rotations (4).
+  auto rotations = sum_rotations(rescale(x * w), 0, 1, 2);
+  static_assert(elementwise_passes_v<decltype(rotations)> == 7);
+  CHECK(plan_stats(rotations).elementwise_passes == 7);
+
+  // Degree 4: 3 powers (tensor, relinearization's 2 adds, rescale), 4 constant products of 2 parts, 3 adds,
+  // the constant term, one rescale.
+  auto poly = polynomial(x, std::array{0.1, 0.2, 0.3, 0.4, 0.5});
+  static_assert(elementwise_passes_v<decltype(poly)> == 3 * 4 + 4 * 2 + 3 * 2 + 1 + 1);
+  CHECK(plan_stats(poly).elementwise_passes == elementwise_passes_v<decltype(poly)>);
+
+  auto moves = conjugate(level_down(x, 1)) + rotate(y, 1) * w;  // key switches and drops: one add, one multiply
+  static_assert(elementwise_passes_v<decltype(moves)> == 2 + 2);
+  CHECK(plan_stats(moves).elementwise_passes == 4);
+}
