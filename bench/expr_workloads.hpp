@@ -7,8 +7,9 @@
 //  - products8: sum of 8 ciphertext products, rescaled. Fused: the tensor products accumulated in one pass per
 //    part, one relinearization. Eager: multiply (relinearize) each, add. Different rounding (lazy
 //    relinearization): compared by precision.
-//  - poly15: a degree-15 polynomial in the power basis (expr::polynomial). Fused: the constants' products share
-//    one rescale. Eager: the same powers, each term rescaled before the sum. Different rounding.
+//  - poly15: a degree-15 polynomial in the power basis (expr::polynomial). Planned: the constants' products share
+//    one rescale, and x^9 .. x^15 share one relinearization (8 key switches instead of 14). Eager: the same
+//    powers, each relinearized, each term rescaled before the sum. Different rounding.
 
 #include <algorithm>
 #include <array>
@@ -50,9 +51,9 @@ struct EagerCounts {
 inline constexpr EagerCounts kBsgsEager{16 * 2 + 15 * 2 + 1, 6, 6};
 // 8 tensors, 8 relinearizations (2 adds each), 7 adds of 2 parts, 1 rescale.
 inline constexpr EagerCounts kProducts8Eager{8 + 8 * 2 + 7 * 2 + 1, 8, 8};
-// 14 powers (tensor, 2 adds, rescale), 15 constant products (2 passes) each rescaled (1), 14 adds
-// of 2 parts, the constant term.
-inline constexpr EagerCounts kPoly15Eager{14 * 4 + 15 * 3 + 14 * 2 + 1, 14, 14};
+// Every power relinearized, every constant product rescaled (expr/polynomial.hpp's count).
+inline constexpr EagerCounts kPoly15Eager{
+    cerium::expr::power_basis::count(kDegree, false, true).elementwise_passes, 14, 14};
 
 template <cerium::backend::PolyBackend B>
 struct ExprWorkloads {

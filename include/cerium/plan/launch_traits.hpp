@@ -109,8 +109,8 @@ constexpr int passes() {
     else return passes<R>() + R::parts;
   } else if constexpr (E::op == Op::polynomial) {
     using C = decltype(E::child);
-    constexpr int d = static_cast<int>(std::tuple_size_v<decltype(E::coefficients)>) - 1;
-    return passes<C>() + relin_passes<C> + 4 * (d - 1) + 2 * d + 2 * (d - 1) + 2;
+    constexpr std::size_t d = std::tuple_size_v<decltype(E::coefficients)> - 1;
+    return passes<C>() + relin_passes<C> + expr::power_basis::count(d, true, false).elementwise_passes;
   } else {
     using C = decltype(E::child);
     if constexpr (E::op == Op::rotate && std::is_same_v<C, expr::CipherLeaf>) return 0;  // hoisted: a copy

@@ -1,7 +1,8 @@
 #pragma once
 // The evaluator sequence behind expr::polynomial (see expr/polynomial.hpp for the depth and scale rules):
 // powers on the scale chain, each computed once, then sum_k c_k x^k with the constants' products sharing one
-// rescale. Written against the eager evaluator, so eval(polynomial(...)) is this sequence word for word.
+// rescale; lazy, the powers no other power is made from stay 3-part and one relinearization serves the sum.
+// Written against the eager evaluator, so eval(polynomial(...)) is this sequence word for word.
 
 #include <algorithm>
 #include <bit>
@@ -15,13 +16,16 @@
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
+#include "cerium/expr/polynomial.hpp"
 
 namespace cerium::plan {
 
 template <backend::PolyBackend B>
 class PowerBasis {
  public:
-  PowerBasis(const ckks::BasicEvaluator<B>& evaluator, const ckks::Ciphertext& x) : ev_(evaluator) {
+  // lazy: see above; otherwise every power is relinearized (the eager form).
+  PowerBasis(const ckks::BasicEvaluator<B>& evaluator, const ckks::Ciphertext& x, bool lazy = false)
+      : ev_(evaluator), lazy_(lazy) {
     top_ = x.level();
     chain_.assign(static_cast<std::size_t>(top_) + 1, 0.0);
     chain_[static_cast<std::size_t>(top_)] = x.scale();
@@ -41,7 +45,8 @@ class PowerBasis {
       const std::size_t a = std::bit_floor(k - 1);
       const ckks::Ciphertext& pa = power(a);
       const ckks::Ciphertext& pb = power(k - a);
-      powers_[k] = multiply_on_chain(pa, pb);
+      const bool relinearize = !lazy_ || expr::power_basis::is_factor(k, degree_);
+      powers_[k] = multiply_on_chain(pa, pb, relinearize);
     }
     return *powers_[k];
   }
@@ -50,6 +55,7 @@ class PowerBasis {
   ckks::Ciphertext evaluate(std::span<const double> c) {
     require(c.size() >= 2, "polynomial: {} coefficients; give at least c_0 and c_1", c.size());
     const std::size_t degree = c.size() - 1;
+    degree_ = degree;
     if (powers_.size() < degree + 1) powers_.resize(degree + 1);  // no resize while references are held
     for (std::size_t k = 2; k <= degree; ++k) power(k);
     const int level = sum_level(degree);
@@ -66,6 +72,7 @@ class PowerBasis {
     }
     ev_.add_inplace(sum, c[0]);
     ev_.rescale_inplace(sum);
+    ev_.relinearize_inplace(sum);  // the lazy powers' s^2 parts, at the lower level (nothing when 2 parts)
     return sum;
   }
 
@@ -90,22 +97,25 @@ class PowerBasis {
 
 
  private:
-  ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+  ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b, bool relinearize) const {
     const int level = std::min(a.level(), b.level());
     ckks::Ciphertext x = a.clone();
     bring_to(x, level);
     if (&a == &b) {
-      ev_.multiply_inplace(x, x);
+      ev_.multiply_no_relin_inplace(x, x);
     } else {
       ckks::Ciphertext y = b.clone();
       bring_to(y, level);
-      ev_.multiply_inplace(x, y);
+      ev_.multiply_no_relin_inplace(x, y);
     }
+    if (relinearize) ev_.relinearize_inplace(x);
     ev_.rescale_inplace(x);  // Delta_l^2 / P_l = Delta_(l-1)
     return x;
   }
 
   const ckks::BasicEvaluator<B>& ev_;
+  bool lazy_ = false;
+  std::size_t degree_ = 0;  // of the polynomial being evaluated: which powers are factors of others
   int top_ = 0;
   std::vector<double> chain_;
   std::vector<std::optional<ckks::Ciphertext>> powers_;

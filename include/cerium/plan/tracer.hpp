@@ -15,6 +15,7 @@
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/expr/node.hpp"
+#include "cerium/expr/polynomial.hpp"
 #include "cerium/plan/terms.hpp"
 
 namespace cerium::plan {
@@ -26,8 +27,8 @@ struct PlanStats {
   int relinearizations = 0;
   int tensor_products = 0;
   int rescales = 0;
-  int fused_sums = 0;
-  int shared_subexpressions = 0;  // occurrences served by a value computed once  // sums whose products were accumulated in one pass per polynomial
+  int fused_sums = 0;             // sums whose products were accumulated in one pass per polynomial
+  int shared_subexpressions = 0;  // occurrences served by a value computed once
   // Elementwise backend calls, one kernel launch each on the CUDA backend (one pass over one polynomial's limbs,
   // or over a ciphertext's for the tensor product and the batched rescale); key switches' internal passes
   // (ModUp, inner product, ModDown) are counted by key_switches instead.
@@ -155,25 +156,25 @@ class Tracer {
     return true;
   }
 
-  // expr::polynomial (plan/power_basis.hpp): powers 2..d each one product (tensor, relinearize, rescale), then
-  // the constants' products summed before one rescale.
+  // expr::polynomial (plan/power_basis.hpp): powers 2..d each one tensor product and rescale, relinearized when
+  // another power is made from it; the others stay 3-part, and one relinearization serves the sum.
   Value polynomial(const Value& x, std::span<const double> coefficients) {
-    const int degree = static_cast<int>(coefficients.size()) - 1;
-    for (int k = 2; k <= degree; ++k) {
-      ++stats_.tensor_products;
-      ++stats_.relinearizations;
-      ++stats_.key_switches;
-      ++stats_.mod_ups;
-      ++stats_.rescales;
-      stats_.elementwise_passes += 1 + 2 + 1;  // tensor, the relinearization's two adds, rescale
-      const int a = 1 << (std::bit_width(static_cast<unsigned>(k - 1)) - 1);
-      lines_.push_back(fmt::format("{}^{} = rescale(relinearize({}^{} (x) {}^{}))", x.name, k, x.name, a, x.name,
-                                   k - a));
+    const std::size_t degree = coefficients.size() - 1;
+    const auto shape = expr::power_basis::count(degree, true, false);
+    stats_.tensor_products += shape.tensor_products;
+    stats_.relinearizations += shape.relinearizations;
+    stats_.key_switches += shape.relinearizations;
+    stats_.mod_ups += shape.relinearizations;
+    stats_.rescales += shape.rescales;
+    stats_.elementwise_passes += shape.elementwise_passes;
+    for (std::size_t k = 2; k <= degree; ++k) {
+      const std::size_t a = std::bit_floor(k - 1);
+      lines_.push_back(fmt::format("{}^{} = rescale({}^{} (x) {}^{}){}", x.name, k, x.name, a, x.name, k - a,
+                                   expr::power_basis::is_factor(k, degree) ? " relinearized" : "  [3 parts]"));
     }
-    ++stats_.rescales;
-    stats_.elementwise_passes += 2 * degree + 2 * (degree - 1) + 1 + 1;  // c_k x^k, sums, + c_0, one rescale
-    return emit(fmt::format("rescale(sum_k c_k {}^k + c_0), degree {}  [constants' products share one rescale]",
-                            x.name, degree),
+    return emit(fmt::format("relinearize(rescale(sum_k c_k {}^k + c_0)), degree {}  [constants' products share one "
+                            "rescale; {} relinearizations in all]",
+                            x.name, degree, shape.relinearizations),
                 Value{"", 2, x.slots});
   }
 
