@@ -2,9 +2,16 @@
 # Installs the Debian 12 packages Cerium builds with, when they are missing. Nothing else is downloaded.
 # The CUDA Toolkit is not a Debian package: when /usr/local/cuda exists it is used, otherwise Cerium builds
 # its CPU backend only.
+#
+# Usage: setup-debian.sh [--sanitizers]
+#   --sanitizers  also clang 14 and its runtimes (libFuzzer, ASan, UBSan, TSan live in libclang-rt-14-dev, which
+#                 clang-14 only recommends), for scripts/sanitize.sh and scripts/fuzz.sh
 set -euo pipefail
 
 packages=(build-essential cmake catch2 libfmt-dev libbenchmark-dev libgmp-dev)
+if [[ ${1:-} == --sanitizers ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,139 @@
+// One context with its keys, encoder, encryptor, evaluator and decryptor shared by several threads at once: the
+// thread-safety that context.hpp, encryptor.hpp, decryptor.hpp and evaluator.hpp promise. Each thread encrypts,
+// multiplies and relinearizes, rotates and decrypts its own values while the others do the same, fills the
+// context's automorphism cache, generates a Galois key with a progress callback and logs through the shared sink.
+// Threads only record what they computed; the checks run after they join (Catch2 assertions are not
+// thread-safe). CI runs this file under ThreadSanitizer
+// too (scripts/sanitize.sh).
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cerium/core/log.hpp"
+#include "evaluator_test_support.hpp"
+#include "support/catch.hpp"
+
+using namespace evaluator_test;
+
+namespace {
+
+constexpr int thread_count = 4;
+constexpr int rounds = 2;
+
+struct Round {
+  Values x, y;
+  std::int64_t steps = 0;
+  double product_bits = 0;  // rotate(rescale(x * y), steps) against the plaintext computation
+  double public_bits = 0;   // decrypt_public(encrypt(x)) against x
+};
+
+struct ThreadResult {
+  std::vector<Round> rounds;
+  std::int64_t key_step = 0;
+  GaloisKeys key;  // galois_keys({key_step}) made in the thread
+  std::vector<const ring::Automorphism*> automorphisms;  // indexed like `elements` below
+  std::exception_ptr error;
+};
+
+// Odd Galois elements that no key uses, so the threads race to build them in the context's cache.
+std::vector<std::uint32_t> cold_elements(std::size_t n) {
+  std::vector<std::uint32_t> elements;
+  for (std::uint32_t g = 2 * static_cast<std::uint32_t>(n) - 3; elements.size() < 12; g -= 2) elements.push_back(g);
+  return elements;
+}
+
+void run_thread(const Fixture& f, const std::vector<std::uint32_t>& elements, int index, ThreadResult& out,
+                std::atomic<int>& progress_events) {
+  try {
+    // Keys depend on the generator's seed and the key's identity only, so this one must equal the evaluator's.
+    out.key = f.keygen.galois_keys({out.key_step}, false, KeyStorage::seeded,
+                                   [&progress_events](const ProgressEvent&) { progress_events.fetch_add(1); });
+    // Each thread walks the cache in its own order.
+    out.automorphisms.resize(elements.size());
+    for (std::size_t i = 0; i < elements.size(); ++i) {
+      const std::size_t k = (i + static_cast<std::size_t>(index) * 5) % elements.size();
+      out.automorphisms[k] = &f.context->automorphism(elements[k]);
+    }
+    const NoiseFlooding flooding{.noise_bound = fresh_noise_bound_public_key(*f.context),
+                                 .statistical_security = 10,
+                                 .query_budget = 1};  // every call past the first logs a warning
+    for (Round& r : out.rounds) {
+      const Ciphertext a = f.encrypt(r.x);
+      const Ciphertext b = f.encrypt(r.y);
+      const Ciphertext product = f.evaluator.rescale(f.evaluator.multiply(a, b));
+      const Ciphertext rotated_product = f.evaluator.rotate(product, r.steps);
+      r.product_bits = precision_bits(f.decrypt(rotated_product),
+                                      rotated(zip(r.x, r.y, [](Complex u, Complex v) { return u * v; }), r.steps));
+      r.public_bits = precision_bits(f.encoder.decode(f.decryptor.decrypt_public(a, flooding)), r.x);
+    }
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("one context and its keys serve several threads at once", "[ckks][threads]") {
+  auto rng = cerium_test::make_rng(701);
+  const CkksConfig config = toy(11, 3, 2, 2);
+  const std::vector<std::int64_t> steps = {1, 2, 3, -1, 7, -5, 100, 513};
+  Fixture f(config, {.relinearization = true, .rotations = steps});
+  const std::vector<std::uint32_t> elements = cold_elements(f.context->ring_degree());
+
+  std::vector<ThreadResult> results(thread_count);
+  for (int t = 0; t < thread_count; ++t) {
+    results[t].key_step = steps[static_cast<std::size_t>(t)];
+    for (int k = 0; k < rounds; ++k) {
+      results[t].rounds.push_back(Round{.x = random_complex(rng, f.max_slots()),
+                                        .y = random_complex(rng, f.max_slots()),
+                                        .steps = steps[static_cast<std::size_t>(t * rounds + k) % steps.size()]});
+    }
+  }
+
+  std::atomic<int> warnings{0}, progress_events{0};
+  const LogLevel old_level = log_level();
+  set_log_level(LogLevel::warn);
+  LogSink old_sink = set_log_sink([&warnings](LogLevel level, std::string_view) {
+    if (level == LogLevel::warn) warnings.fetch_add(1);
+  });
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < thread_count; ++t) {
+      threads.emplace_back(run_thread, std::cref(f), std::cref(elements), t, std::ref(results[t]),
+                           std::ref(progress_events));
+    }
+  }
+  set_log_sink(std::move(old_sink));
+  set_log_level(old_level);
+
+  // 56-bit scale, N = 2^11: the evaluator tests' bound for one multiplication or rotation, less 2 bits for both.
+  const double bound = config.level_prime_bits * config.level_width - config.log_n - 11.0;
+  for (int t = 0; t < thread_count; ++t) {
+    const ThreadResult& r = results[t];
+    if (r.error) std::rethrow_exception(r.error);
+    for (const Round& round : r.rounds) {
+      INFO("thread " << t << ", rotation by " << round.steps << ": " << round.product_bits << " bits (bound " << bound
+                     << "), public decryption " << round.public_bits << " bits");
+      CHECK(round.product_bits >= bound);
+      CHECK(round.public_bits >= 20);
+    }
+    // The cache built each element once: every thread got the same tables.
+    CHECK(r.automorphisms == results[0].automorphisms);
+    const std::uint32_t element = ring::rotation_galois_element(r.key_step, f.context->ring_degree());
+    const SwitchingKey& mine = r.key.at(element);
+    const SwitchingKey& shared = f.evaluator.galois_keys()->at(element);
+    REQUIRE(mine.digit_count() == shared.digit_count());
+    for (std::size_t d = 0; d < mine.digit_count(); ++d) {
+      CHECK(mine.b(d) == shared.b(d));
+      CHECK(mine.a(d) == shared.a(d));
+    }
+  }
+  CHECK(progress_events.load() == 2 * thread_count);  // one at the start and one per key
+  CHECK(f.encryptor.encryptions() == 2u * thread_count * rounds);
+  CHECK(f.decryptor.public_decryptions() == std::uint64_t{thread_count} * rounds);
+  CHECK(warnings.load() == thread_count * rounds - 1);  // past a budget of 1
+}
