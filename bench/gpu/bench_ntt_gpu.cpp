@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -66,8 +67,6 @@ struct Fixture {
       else plan->inverse(pool.data() + r * slice, 0, limbs, stream);
     });
   }
-
-  void replay() { graph->replay(); }
 };
 
 // Google Benchmark calls a function several times per configuration: keep the last fixture. The holder is
@@ -90,19 +89,9 @@ void BM_ntt_gpu(benchmark::State& state, bool forward) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto limbs = static_cast<std::size_t>(state.range(1));
   Fixture& f = fixture(n, limbs, forward);
-  EventTimer timer(f.stream);
-  double total_seconds = 0.0;
-  std::int64_t transforms = 0;
-  for (auto _ : state) {
-    timer.start();
-    f.replay();
-    timer.stop();
-    const double seconds = timer.elapsed_ms() / 1e3 / static_cast<double>(f.reps);
-    state.SetIterationTime(seconds);
-    total_seconds += seconds;
-    ++transforms;
-  }
-  const double seconds = total_seconds / static_cast<double>(std::max<std::int64_t>(transforms, 1));
+  const std::vector<double> per_transform = cerium_bench::time_replays(state, *f.graph);
+  const double seconds = std::accumulate(per_transform.begin(), per_transform.end(), 0.0) /
+                         static_cast<double>(std::max<std::size_t>(per_transform.size(), 1));
   const double bytes = 2.0 * static_cast<double>(limbs * n) * 4.0;
   const double copy = copy_bandwidth();
   state.counters["N"] = static_cast<double>(n);

@@ -32,7 +32,6 @@
 namespace {
 
 using cerium::cuda::DeviceBuffer;
-using cerium::cuda::EventTimer;
 using cerium::cuda::Stream;
 using cerium_bench::native;
 using u32 = std::uint32_t;
@@ -168,8 +167,6 @@ struct Fixture {
     graph = std::make_unique<cerium_bench::CapturedGraph>(
         stream, reps, [&](std::size_t r) { c.launch(pool.data() + r * slice, stream); });
   }
-
-  void replay() { graph->replay(); }
 };
 
 Fixture& fixture(Op op) {
@@ -188,17 +185,7 @@ void BM_primitive(benchmark::State& state, Op op) {
     return;
   }
   Fixture& f = fixture(op);
-  EventTimer timer(f.stream);
-  std::vector<double> per_call;
-  for (auto _ : state) {
-    timer.start();
-    f.replay();
-    timer.stop();
-    const double seconds = timer.elapsed_ms() / 1e3 / static_cast<double>(f.reps);
-    state.SetIterationTime(seconds);
-    per_call.push_back(seconds);
-  }
-  const double seconds = cerium_bench::median(per_call);
+  const double seconds = cerium_bench::median(cerium_bench::time_replays(state, *f.graph));
   const double bytes = static_cast<double>(f.c.traffic_limbs * kN) * 4.0;
   const double copy = cerium_bench::copy_bandwidth();
   state.counters["N"] = static_cast<double>(kN);

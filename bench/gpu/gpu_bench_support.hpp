@@ -1,7 +1,9 @@
 #pragma once
-// What every GPU benchmark shares: the device's label, the median, and the copy bandwidth measured in the same
-// process, which turns a kernel's minimum traffic into its floor (floor_ratio = time / (bytes / copy bandwidth)).
+// What every GPU benchmark shares: the device's label, the median, the copy bandwidth measured in the same
+// process, which turns a kernel's minimum traffic into its floor (floor_ratio = time / (bytes / copy bandwidth)),
+// and the timed replay of a captured graph.
 
+#include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -81,7 +83,8 @@ inline cerium::cuda::DeviceBuffer random_pool(std::size_t slice, std::size_t rep
 class CapturedGraph {
  public:
   template <class Enqueue>
-  CapturedGraph(const cerium::cuda::Stream& stream, std::size_t reps, Enqueue&& enqueue) : stream_(stream) {
+  CapturedGraph(const cerium::cuda::Stream& stream, std::size_t reps, Enqueue&& enqueue)
+      : stream_(stream), reps_(reps) {
     cudaGraph_t captured = nullptr;
     CERIUM_CUDA_CHECK(cudaStreamBeginCapture(native(stream_), cudaStreamCaptureModeThreadLocal));
     for (std::size_t r = 0; r < reps; ++r) enqueue(r);
@@ -98,10 +101,29 @@ class CapturedGraph {
   CapturedGraph& operator=(const CapturedGraph&) = delete;
 
   void replay() { CERIUM_CUDA_CHECK(cudaGraphLaunch(graph_, native(stream_))); }
+  const cerium::cuda::Stream& stream() const { return stream_; }
+  std::size_t reps() const { return reps_; }  // calls per replay
 
  private:
   cerium::cuda::Stream stream_;
+  std::size_t reps_ = 0;
   cudaGraphExec_t graph_ = nullptr;
 };
+
+// The benchmark loop: each iteration replays the graph once between CUDA events and reports the time of one
+// call (manual time). Returns the seconds per call of every iteration, for the caller's statistic.
+inline std::vector<double> time_replays(benchmark::State& state, CapturedGraph& graph) {
+  cerium::cuda::EventTimer timer(graph.stream());
+  std::vector<double> per_call;
+  for (auto _ : state) {
+    timer.start();
+    graph.replay();
+    timer.stop();
+    const double seconds = timer.elapsed_ms() / 1e3 / static_cast<double>(graph.reps());
+    state.SetIterationTime(seconds);
+    per_call.push_back(seconds);
+  }
+  return per_call;
+}
 
 }  // namespace cerium_bench
