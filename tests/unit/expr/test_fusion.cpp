@@ -187,6 +187,15 @@ TEST_CASE("runtime rotation steps, integer and complex constants", "[expr][eval]
   ev.add_inplace(want2, 2.0);
   CHECK(same_words(got2, want2));
   check_values(f, got2, map(in.v[0], [&](Complex a) { return 3.0 * a * c + 2.0; }), bound() - 2);
+
+  // Terms at different levels (a rescaled one and runtime rotations): the evaluator's alignment, as the GPU test
+  // runs it.
+  auto mixed = rescale(x * integer(3) * 0.25) + integer(1) + sum_rotations(x, std::vector<std::int64_t>{1, 3});
+  const Ciphertext got3 = eval(mixed, EvalContext{f.evaluator});
+  const Values r1 = rotated(in.v[0], 1), r3 = rotated(in.v[0], 3);
+  Values want3(in.v[0].size());
+  for (std::size_t i = 0; i < want3.size(); ++i) want3[i] = 0.75 * in.v[0][i] + 1.0 + r1[i] + r3[i];
+  check_values(f, got3, want3, bound() - 2);
 }
 
 TEST_CASE("polynomial in the power basis: the eager sequence, the stated depth and precision", "[expr][poly]") {
