@@ -25,11 +25,13 @@ if [[ ${#harnesses[@]} -eq 0 ]]; then
     name=$(basename "$source" .cpp)
     harnesses+=("${name#fuzz_}")
   done
-  targets=(all)  # one make goal: Makefiles build several --target goals one after the other
+  targets=(all)  # one goal: Makefiles build several --target goals one after the other
 fi
 
 mkdir -p "$fuzz_build"
-cmake -S "$repo_root/tests/fuzz" -B "$fuzz_build" -DCMAKE_CXX_COMPILER="$clang" \
+generator="Unix Makefiles"
+command -v ninja >/dev/null 2>&1 && [[ ! -f $fuzz_build/Makefile ]] && generator=Ninja
+cmake -S "$repo_root/tests/fuzz" -B "$fuzz_build" -G "$generator" -DCMAKE_CXX_COMPILER="$clang" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCERIUM_BUILD_FUZZERS=ON >"$fuzz_build/configure.log" 2>&1 ||
   { cat "$fuzz_build/configure.log"; exit 1; }
 cmake --build "$fuzz_build" -j "$fuzz_jobs" --target "${targets[@]}"

@@ -20,13 +20,20 @@ stages=("$@")
 "$repo_root/scripts/setup-debian.sh" --sanitizers
 export CERIUM_CLANG=${CERIUM_CLANG:-$(command -v clang++-14 || echo clang++)}
 
+# Ninja builds several targets at once (Makefiles build --target goals one after the other); an existing
+# Makefile build directory keeps its generator.
+generator_for() {
+  if command -v ninja >/dev/null 2>&1 && [[ ! -f $1/Makefile ]]; then echo Ninja; else echo "Unix Makefiles"; fi
+}
+
 # sanitized_build SOURCE_DIR BUILD_DIR FLAGS TARGET...: configures with clang and FLAGS on every compile and
 # link (-O1, debug information, assertions on), then builds only the targets.
 sanitized_build() {
   local source=$1 dir=$2 flags=$3
   shift 3
   mkdir -p "$dir"
-  cmake -S "$source" -B "$dir" -DCMAKE_CXX_COMPILER="$CERIUM_CLANG" -DCMAKE_BUILD_TYPE=Debug \
+  cmake -S "$source" -B "$dir" -G "$(generator_for "$dir")" -DCMAKE_CXX_COMPILER="$CERIUM_CLANG" \
+    -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS="-O1 -fno-omit-frame-pointer $flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCERIUM_CUDA=OFF \
     -DCERIUM_BUILD_BENCH=OFF -DCERIUM_BUILD_EXAMPLES=OFF >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }

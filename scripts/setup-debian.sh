@@ -5,12 +5,12 @@
 #
 # Usage: setup-debian.sh [--sanitizers]
 #   --sanitizers  also clang 14 and its runtimes (libFuzzer, ASan, UBSan, TSan live in libclang-rt-14-dev, which
-#                 clang-14 only recommends), for scripts/sanitize.sh and scripts/fuzz.sh
+#                 clang-14 only recommends) and Ninja, for scripts/sanitize.sh and scripts/fuzz.sh
 set -euo pipefail
 
 packages=(build-essential cmake catch2 libfmt-dev libbenchmark-dev libgmp-dev)
 if [[ ${1:-} == --sanitizers ]]; then
-  packages+=(clang-14 libclang-rt-14-dev)
+  packages+=(clang-14 libclang-rt-14-dev ninja-build)
 fi
 missing=()
 for p in "${packages[@]}"; do
