@@ -2,10 +2,11 @@
 // polynomial<Degree>(x, coefficients): p(x) = sum_k c_k x^k in the power basis, with its depth fixed at compile
 // time: ceil(log2(Degree)) levels for the powers (x^k = x^a x^(k-a), a the largest power of two below k, each
 // power computed once) and one for the constants, whose products share one rescale. Degree - 1 ciphertext
-// products, each rescaled; a power is relinearized only when another power is made from it (x^2 .. x^8 of a
-// degree-15 polynomial): the others (x^9 .. x^15) stay 3-part through the constants' products and the sum, and
-// one relinearization after the final rescale serves them all (lazy relinearization: different rounding from
-// relinearizing each, within the bound tests/unit/expr/test_fusion.cpp states).
+// products. A power another power is made from (x^2 .. x^8 of a degree-15 polynomial) is relinearized and
+// rescaled; the others (x^9 .. x^15) are never formed alone: their terms are 3-part tensors x^a (x) rescale(c_k
+// x^b) at the sum's level, and one relinearization, before the sum's rescale, serves them all (lazy
+// relinearization: different rounding from relinearizing each, within the bound tests/unit/expr/test_fusion.cpp
+// states; no 3-part ciphertext is rescaled, whose s^2 rounding would cost about log2(sqrt(N)) bits).
 //
 // Scales: the powers are kept on the scale chain that x starts (Delta_(l-1) = Delta_l^2 / P_l, as bootstrapping
 // does), so that a product of two powers lands on the chain; every power is brought to the deepest power's level
@@ -39,45 +40,52 @@ struct Shape {
   int tensor_products = 0, relinearizations = 0, rescales = 0, elementwise_passes = 0;
 };
 
-// What evaluating a degree-d polynomial of a 2-part x costs. lazy: powers no other power is made from stay 3-part
-// (one relinearization at the end); rescale_each_term: every constant product rescaled before the sum (the eager
-// form the benchmarks compare with) instead of one rescale of the sum. Elementwise passes as the planner counts
-// them: a tensor product 1, a relinearization 2 (its adds), a rescale 1, per part a constant product 1 and an add
-// 1, adjust_scale (bringing a power onto the chain one level down) parts + 1.
+// What evaluating a degree-d polynomial of a 2-part x costs. lazy: powers no other power is made from enter the
+// sum as 3-part tensors (plan/power_basis.hpp), one relinearization for the sum; rescale_each_term: every
+// constant product rescaled before the sum (the eager form the benchmarks compare with) instead of one rescale
+// of the sum. Elementwise passes as the planner counts them: a tensor product 1, a relinearization 2 (its adds),
+// a rescale 1, per part a constant product 1 and an add 1, adjust_scale (bringing a power onto the chain one
+// level down) parts + 1.
 constexpr Shape count(std::size_t degree, bool lazy, bool rescale_each_term) {
   Shape s;
-  const auto parts = [&](std::size_t k) { return lazy && k > 1 && !is_factor(k, degree) ? 3 : 2; };
+  const int top_depth = depth(degree);
+  const auto tensor_term = [&](std::size_t k) { return lazy && k > 1 && !is_factor(k, degree); };
   for (std::size_t k = 2; k <= degree; ++k) {
     const std::size_t a = factor(k), b = k - a;
-    if (a != b && depth(b) < depth(a)) s.elementwise_passes += 2 + 1;  // x^b brought down onto x^a's level
     s.tensor_products += 1;
     s.rescales += 1;
-    s.elementwise_passes += 1 + 1;
-    if (parts(k) == 2) {
-      s.relinearizations += 1;
-      s.elementwise_passes += 2;
+    if (tensor_term(k)) {  // x^b onto the level above the sum's, times c_k, rescaled; then the tensor
+      if (depth(b) < top_depth - 1) s.elementwise_passes += 2 + 1;
+      s.elementwise_passes += 2 + 1 + 1;
+      continue;
     }
+    if (a != b && depth(b) < depth(a)) s.elementwise_passes += 2 + 1;  // x^b brought down onto x^a's level
+    s.elementwise_passes += 1 + 1;
+    s.relinearizations += 1;
+    s.elementwise_passes += 2;
   }
   int acc = 0;
   for (std::size_t k = 1; k <= degree; ++k) {
-    const int p = parts(k);
-    if (depth(k) < depth(degree)) s.elementwise_passes += p + 1;  // adjust_scale onto the sum's level
-    s.elementwise_passes += p;                                   // times c_k
-    if (rescale_each_term) {
-      s.rescales += 1;
-      s.elementwise_passes += 1;
+    const int p = tensor_term(k) ? 3 : 2;
+    if (p == 2) {
+      if (depth(k) < top_depth) s.elementwise_passes += p + 1;  // adjust_scale onto the sum's level
+      s.elementwise_passes += p;                                // times c_k
+      if (rescale_each_term) {
+        s.rescales += 1;
+        s.elementwise_passes += 1;
+      }
     }
     if (k > 1) s.elementwise_passes += std::max(acc, p);
     acc = std::max(acc, p);
   }
   s.elementwise_passes += 1;  // + c_0
-  if (!rescale_each_term) {
-    s.rescales += 1;
-    s.elementwise_passes += 1;
-  }
   if (acc == 3) {
     s.relinearizations += 1;
     s.elementwise_passes += 2;
+  }
+  if (!rescale_each_term) {
+    s.rescales += 1;
+    s.elementwise_passes += 1;
   }
   return s;
 }

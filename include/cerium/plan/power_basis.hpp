@@ -1,8 +1,14 @@
 #pragma once
 // The evaluator sequence behind expr::polynomial (see expr/polynomial.hpp for the depth and scale rules):
 // powers on the scale chain, each computed once, then sum_k c_k x^k with the constants' products sharing one
-// rescale; lazy, the powers no other power is made from stay 3-part and one relinearization serves the sum.
-// Written against the eager evaluator, so eval(polynomial(...)) is this sequence word for word.
+// rescale. Written against the eager evaluator, so eval(polynomial(...)) is this sequence word for word.
+//
+// Lazy (the planner's form): a power no other power is made from, x^k = x^a x^b, is never relinearized nor
+// rescaled on its own. Its term is the 3-part tensor x^a (x) rescale(c_k x^b) at the sum's level, with c_k
+// encoded at the scale that lands the tensor on the sum's scale; the sum is relinearized once, then rescaled.
+// Why this shape: rescaling a 3-part ciphertext rounds its s^2 part too, and that rounding decrypts multiplied
+// by s^2, about sqrt(N) times a 2-part rescale's error (8 bits at N = 2^16). Here no 3-part ciphertext is ever
+// rescaled, and the one key switch is divided by the final rescale like every other error.
 
 #include <algorithm>
 #include <bit>
@@ -17,6 +23,7 @@
 #include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/expr/polynomial.hpp"
+#include "cerium/plan/scaled_constant.hpp"
 
 namespace cerium::plan {
 
@@ -45,8 +52,7 @@ class PowerBasis {
       const std::size_t a = std::bit_floor(k - 1);
       const ckks::Ciphertext& pa = power(a);
       const ckks::Ciphertext& pb = power(k - a);
-      const bool relinearize = !lazy_ || expr::power_basis::is_factor(k, degree_);
-      powers_[k] = multiply_on_chain(pa, pb, relinearize);
+      powers_[k] = multiply_on_chain(pa, pb);
     }
     return *powers_[k];
   }
@@ -57,13 +63,19 @@ class PowerBasis {
     const std::size_t degree = c.size() - 1;
     degree_ = degree;
     if (powers_.size() < degree + 1) powers_.resize(degree + 1);  // no resize while references are held
-    for (std::size_t k = 2; k <= degree; ++k) power(k);
+    for (std::size_t k = 2; k <= degree; ++k)
+      if (!lazy_term(k)) power(k);
     const int level = sum_level(degree);
     ckks::Ciphertext sum;
     for (std::size_t k = 1; k <= degree; ++k) {
-      ckks::Ciphertext term = powers_[k]->clone();
-      bring_to(term, level);
-      ev_.multiply_inplace(term, c[k]);
+      ckks::Ciphertext term;
+      if (lazy_term(k)) {
+        term = tensor_term(k, c[k], level);
+      } else {
+        term = powers_[k]->clone();
+        bring_to(term, level);
+        ev_.multiply_inplace(term, c[k]);
+      }
       if (k == 1) {
         sum = std::move(term);
       } else {
@@ -71,8 +83,8 @@ class PowerBasis {
       }
     }
     ev_.add_inplace(sum, c[0]);
+    ev_.relinearize_inplace(sum);  // the lazy terms' s^2 parts, before the rescale (nothing when 2 parts)
     ev_.rescale_inplace(sum);
-    ev_.relinearize_inplace(sum);  // the lazy powers' s^2 parts, at the lower level (nothing when 2 parts)
     return sum;
   }
 
@@ -97,7 +109,27 @@ class PowerBasis {
 
 
  private:
-  ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b, bool relinearize) const {
+  // Whether x^k enters the sum as a 3-part tensor term (lazy, and no other power is made from it).
+  bool lazy_term(std::size_t k) const { return lazy_ && k > 1 && !expr::power_basis::is_factor(k, degree_); }
+
+  // c x^k = x^a (x) rescale(c x^b) at `level`, on the scale the 2-part terms c_j x^j have there (chain P_level):
+  // x^b is brought one level above, times c encoded at the scale that makes the tensor land there, rescaled;
+  // x^a drops limbs (exact) to meet it.
+  ckks::Ciphertext tensor_term(std::size_t k, double c, int level) {
+    const std::size_t a = expr::power_basis::factor(k);
+    ckks::Ciphertext y = power(k - a).clone();
+    bring_to(y, level + 1);
+    ckks::Ciphertext x = power(a).clone();
+    ev_.level_down_inplace(x, level);
+    const double target = chain_.at(static_cast<std::size_t>(level)) * ev_.level_prime_product(level);
+    const double encoding = target * ev_.level_prime_product(level + 1) / (x.scale() * y.scale());
+    multiply_constant_at_scale(ev_, y, c, encoding);
+    ev_.rescale_inplace(y);
+    ev_.multiply_no_relin_inplace(x, y);
+    return x;
+  }
+
+  ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     const int level = std::min(a.level(), b.level());
     ckks::Ciphertext x = a.clone();
     bring_to(x, level);
@@ -108,7 +140,7 @@ class PowerBasis {
       bring_to(y, level);
       ev_.multiply_no_relin_inplace(x, y);
     }
-    if (relinearize) ev_.relinearize_inplace(x);
+    ev_.relinearize_inplace(x);
     ev_.rescale_inplace(x);  // Delta_l^2 / P_l = Delta_(l-1)
     return x;
   }

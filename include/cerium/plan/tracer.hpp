@@ -156,8 +156,9 @@ class Tracer {
     return true;
   }
 
-  // expr::polynomial (plan/power_basis.hpp): powers 2..d each one tensor product and rescale, relinearized when
-  // another power is made from it; the others stay 3-part, and one relinearization serves the sum.
+  // expr::polynomial (plan/power_basis.hpp): the powers others are made from, each one tensor product,
+  // relinearization and rescale; the others enter the sum as 3-part tensors with their constant folded into a
+  // factor, and one relinearization before the sum's rescale serves them.
   Value polynomial(const Value& x, std::span<const double> coefficients) {
     const std::size_t degree = coefficients.size() - 1;
     const auto shape = expr::power_basis::count(degree, true, false);
@@ -169,10 +170,15 @@ class Tracer {
     stats_.elementwise_passes += shape.elementwise_passes;
     for (std::size_t k = 2; k <= degree; ++k) {
       const std::size_t a = std::bit_floor(k - 1);
-      lines_.push_back(fmt::format("{}^{} = rescale({}^{} (x) {}^{}){}", x.name, k, x.name, a, x.name, k - a,
-                                   expr::power_basis::is_factor(k, degree) ? " relinearized" : "  [3 parts]"));
+      if (expr::power_basis::is_factor(k, degree)) {
+        lines_.push_back(fmt::format("{}^{} = rescale(relinearize({}^{} (x) {}^{}))", x.name, k, x.name, a, x.name,
+                                     k - a));
+      } else {
+        lines_.push_back(fmt::format("c_{} {}^{} = {}^{} (x) rescale(c_{} {}^{})  [3 parts]", k, x.name, k, x.name,
+                                     a, k, x.name, k - a));
+      }
     }
-    return emit(fmt::format("relinearize(rescale(sum_k c_k {}^k + c_0)), degree {}  [constants' products share one "
+    return emit(fmt::format("rescale(relinearize(sum_k c_k {}^k + c_0)), degree {}  [constants' products share one "
                             "rescale; {} relinearizations in all]",
                             x.name, degree, shape.relinearizations),
                 Value{"", 2, x.slots});

@@ -205,23 +205,31 @@ TEST_CASE("polynomial in the power basis: the eager sequence, the stated depth a
   const Ciphertext ct = f.encrypt(v);
   const Evaluator& ev = f.evaluator;
 
-  // Degree 2 by hand: x^2 on the chain (3 parts: no power is made from it), x brought onto the chain's scale at
-  // level 2, constants, one rescale, one relinearization.
+  // Degree 2 by hand: x^2 is made into nothing else, so its term is the 3-part tensor x (x) rescale(c_2 x) at
+  // level 2, c_2 encoded so that the tensor lands on the 2-part term's scale; x brought onto the chain's scale at
+  // level 2, times c_1; the sum plus c_0, one relinearization, then one rescale.
   const std::array<double, 3> c2{0.25, -0.5, 0.75};
   const Ciphertext got2 = eval(polynomial(lift(ct), c2), EvalContext{f.evaluator});
-  Ciphertext sq = ev.rescale(ev.multiply_no_relin(ct, ct));
+  const int top = ct.level();
+  const double chain1 = ct.scale() * ct.scale() / ev.level_prime_product(top);
   Ciphertext lin = ct.clone();
-  ev.adjust_scale_inplace(lin, sq.scale());
+  ev.adjust_scale_inplace(lin, chain1);
   ev.multiply_inplace(lin, c2[1]);
-  ev.multiply_inplace(sq, c2[2]);
+  Ciphertext y = ct.clone();
+  const double encoding = chain1 * ev.level_prime_product(top - 1) * ev.level_prime_product(top) /
+                          (ct.scale() * ct.scale());
+  cerium::plan::multiply_constant_at_scale(ev, y, c2[2], encoding);
+  ev.rescale_inplace(y);
+  Ciphertext sq = ev.level_down(ct, top - 1);
+  ev.multiply_no_relin_inplace(sq, y);
   ev.add_inplace(lin, sq);
   ev.add_inplace(lin, c2[0]);
-  ev.rescale_inplace(lin);
   ev.relinearize_inplace(lin);
+  ev.rescale_inplace(lin);
   CHECK(same_words(got2, lin));
 
   // Degree 4: depth 3 (powers 2, then constants), 3 products; x^2 relinearized (x^3 and x^4 are made from it),
-  // x^3 and x^4 share the final relinearization.
+  // the tensor terms of x^3 and x^4 share the final relinearization.
   const std::array<double, 5> c4{0.1, -0.3, 0.5, 0.25, -0.125};
   auto p = polynomial(lift(ct), c4);
   static_assert(cerium::expr::depth_v<decltype(p)> == 3);
@@ -241,8 +249,9 @@ TEST_CASE("polynomial in the power basis: the eager sequence, the stated depth a
     want[i] = acc;
   }
   // Stated bound: 4 levels of products of values below 1 lose a few bits against one product's bound; the lazy
-  // relinearization (x^3, x^4 rescaled and summed at 3 parts) stays within it, as does the eager form that
-  // relinearizes every power, and the two differ in their last bits only (rounding changed, words differ).
+  // relinearization (x^3, x^4 summed as 3-part tensors, relinearized once before the rescale) stays within it,
+  // as does the eager form that relinearizes every power, and the two differ in their last bits only (rounding
+  // changed, words differ). test_polynomial_precision.cpp compares the two at degree 15.
   check_values(f, got4, want, bound() - 6);
   const Ciphertext eager4 = cerium::plan::PowerBasis<cerium::backend::CpuBackend>(ev, ct).evaluate(c4);
   check_values(f, eager4, want, bound() - 6);

@@ -1,0 +1,50 @@
+#pragma once
+// A ciphertext times a real constant encoded at a scale the caller chooses, where the evaluator's constant product
+// always encodes at P_l (the primes the next rescale divides by). The polynomial's lazy terms need it: c_k x^b is
+// encoded so that x^a (x) rescale(c_k x^b) lands exactly on the scale of the sum it joins (plan/power_basis.hpp).
+// The words are those of the evaluator's real-constant product with that encoding: one per-limb scalar product.
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/ckks/scale.hpp"
+#include "cerium/core/check.hpp"
+
+namespace cerium::plan {
+
+// log2 of Q_level: the room a scale must fit in.
+inline double log2_modulus(const ckks::Context& context, int level) {
+  const auto& basis = *context.q_basis(level);
+  double bits = 0;
+  for (std::size_t i = 0; i < basis.size(); ++i) bits += std::log2(static_cast<double>(basis.prime(i)));
+  return bits;
+}
+
+// a *= round(constant * encoding_scale) per limb; a's scale becomes a.scale() * encoding_scale. The same checks as
+// the evaluator's product: a level to rescale afterwards, and the evaluator's headroom above the new scale.
+template <backend::PolyBackend B>
+void multiply_constant_at_scale(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, double constant,
+                                double encoding_scale) {
+  require(std::isfinite(constant) && std::isfinite(encoding_scale) && encoding_scale > 0,
+          "multiply by a constant: constant {} at scale {} is not finite and positive-scaled", constant,
+          encoding_scale);
+  require<LevelError>(a.level() >= 1, "multiply by a constant: level 0 leaves no rescale for the constant's scale");
+  const double scale = a.scale() * encoding_scale;
+  require<LevelError>(std::log2(scale) + ev.options().scale_headroom_bits <= log2_modulus(*ev.context(), a.level()),
+                      "multiply by a constant: scale {} leaves fewer than {} bits of Q at level {}",
+                      ckks::format_scale(scale), ev.options().scale_headroom_bits, a.level());
+  const auto& basis = *ev.context()->q_basis(a.level());
+  std::vector<std::uint32_t> residues(basis.size());
+  ckks::round_to_residues(constant * encoding_scale, basis, residues);
+  for (auto& part : a.parts()) ev.backend().multiply_scalar(part, residues);
+  a.set_scale(scale);
+  a.set_c1_seed(std::nullopt);
+}
+
+}  // namespace cerium::plan
