@@ -39,7 +39,11 @@ template <ConversionEpilogue Epilogue>
 __device__ __forceinline__ void finish_target(const ConversionLaunch& args, const ConversionTarget& t,
                                               const math::WideAccumulator& acc, std::size_t l, std::size_t n,
                                               std::size_t k) {
-  const u32 v = l <= kChunk ? math::barrett_reduce(acc.lo, t.modulus) : acc.reduce(t.modulus);
+  // hi 2^64 + lo = hi 2^64 + a 2^32 + b is congruent to hi [2^64]_p + a [2^32]_p + b < 2^6 2^31 + 2^63 + 2^32 (hi
+  // stays below 2^6 for the at most 96 sources), so one Barrett step instead of WideAccumulator::reduce's three.
+  const u64 folded = static_cast<u64>(static_cast<u32>(acc.hi)) * t.modulus.two64_mod +
+                     static_cast<u64>(static_cast<u32>(acc.lo >> 32)) * t.two32_mod + static_cast<u32>(acc.lo);
+  const u32 v = math::barrett_reduce(l <= kChunk ? acc.lo : folded, t.modulus);
   const u32 p = t.modulus.value;
   u32 result = v;
   if constexpr (Epilogue == ConversionEpilogue::mod_down) {
@@ -98,8 +102,101 @@ __global__ void __launch_bounds__(kThreads) conversion_kernel(ConversionLaunch a
   if (j < last) finish_target<Epilogue>(args, args.targets[j], accumulate(column, rows + (j - first) * l, l), l, n, k);
 }
 
+// The register-blocked form for up to 32 sources (every ModUp digit and ModDown of the parameter sets in use):
+// each thread keeps its y_i in registers (MaxSources of them, the unused ones zero) and the block's targets'
+// rows of [Q_i]_{p_j} sit in shared memory, padded to MaxSources, so that one 16-byte broadcast load feeds four
+// products of each of two independent accumulation chains. The loops are unrolled at compile time: per product
+// one multiply-add into a 64-bit partial sum, per four products one 128-bit add. Exactly the same sums as the
+// staged form, hence the same words.
+constexpr int kRegisterTargets = 16;  // targets per block (grid.y splits the rest)
+
+template <int MaxSources, ConversionEpilogue Epilogue>
+__global__ void __launch_bounds__(kThreads) register_conversion_kernel(ConversionLaunch args) {
+  static_assert(MaxSources % kChunk == 0);
+  __shared__ __align__(16) u32 rows[kRegisterTargets * MaxSources];
+  const unsigned l = static_cast<unsigned>(args.source_count);
+  const unsigned first = blockIdx.y * kRegisterTargets;
+  const unsigned remaining = static_cast<unsigned>(args.target_count) - first;
+  const unsigned count = remaining < kRegisterTargets ? remaining : kRegisterTargets;
+  for (unsigned w = threadIdx.x; w < count * MaxSources; w += kThreads) {
+    const unsigned j = w / MaxSources, i = w % MaxSources;
+    rows[w] = i < l ? args.q_hat_mod[(first + j) * l + i] : 0u;
+  }
+  __syncthreads();
+  const std::size_t n = std::size_t{1} << args.log_degree;
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (k >= n) return;
+  const bool copy = args.copy_sources && blockIdx.y == 0;
+  u32 y[MaxSources];
+#pragma unroll
+  for (int i = 0; i < MaxSources; ++i) {
+    y[i] = 0;
+    if (i < static_cast<int>(l)) {
+      const ConversionSource s = args.sources[i];
+      u32 x = args.in[s.in_limb * n + k];
+      if (copy && s.copy_to != ~0u) args.out[s.copy_to * n + k] = x;
+      if constexpr (Epilogue != ConversionEpilogue::store) x = math::add_mod(x, s.shift, s.modulus);
+      y[i] = math::mul_shoup(x, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
+    }
+  }
+  const auto chunk_sum = [&](const uint4 r, int c) {
+    u64 sum = static_cast<u64>(y[4 * c]) * r.x;
+    sum += static_cast<u64>(y[4 * c + 1]) * r.y;
+    sum += static_cast<u64>(y[4 * c + 2]) * r.z;
+    sum += static_cast<u64>(y[4 * c + 3]) * r.w;
+    return sum;
+  };
+  unsigned j = 0;
+  for (; j + 1 < count; j += 2) {
+    const uint4* row0 = reinterpret_cast<const uint4*>(rows + j * MaxSources);
+    const uint4* row1 = row0 + MaxSources / 4;
+    math::WideAccumulator acc0, acc1;
+#pragma unroll
+    for (int c = 0; c < MaxSources / 4; ++c) {
+      acc0.add(chunk_sum(row0[c], c));
+      acc1.add(chunk_sum(row1[c], c));
+    }
+    finish_target<Epilogue>(args, args.targets[first + j], acc0, l, n, k);
+    finish_target<Epilogue>(args, args.targets[first + j + 1], acc1, l, n, k);
+  }
+  if (j < count) {
+    const uint4* row = reinterpret_cast<const uint4*>(rows + j * MaxSources);
+    math::WideAccumulator acc;
+#pragma unroll
+    for (int c = 0; c < MaxSources / 4; ++c) acc.add(chunk_sum(row[c], c));
+    finish_target<Epilogue>(args, args.targets[first + j], acc, l, n, k);
+  }
+}
+
+template <int MaxSources, ConversionEpilogue Epilogue>
+void launch_registers(const ConversionLaunch& args) {
+  const std::size_t n = std::size_t{1} << args.log_degree;
+  const std::size_t target_blocks =
+      args.target_count == 0 ? 1 : (args.target_count + kRegisterTargets - 1) / kRegisterTargets;
+  const dim3 grid(static_cast<unsigned>((n + kThreads - 1) / kThreads), static_cast<unsigned>(target_blocks));
+  register_conversion_kernel<MaxSources, Epilogue><<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
+
+// The smallest multiple of 4 that holds the sources: at most 3 padded products per target.
+template <ConversionEpilogue Epilogue>
+bool launch_in_registers(const ConversionLaunch& args) {
+  switch ((args.source_count + 3) / 4) {
+    case 1: launch_registers<4, Epilogue>(args); return true;
+    case 2: launch_registers<8, Epilogue>(args); return true;
+    case 3: launch_registers<12, Epilogue>(args); return true;
+    case 4: launch_registers<16, Epilogue>(args); return true;
+    case 5: launch_registers<20, Epilogue>(args); return true;
+    case 6: launch_registers<24, Epilogue>(args); return true;
+    case 7: launch_registers<28, Epilogue>(args); return true;
+    case 8: launch_registers<32, Epilogue>(args); return true;
+    default: return false;
+  }
+}
+
 template <ConversionEpilogue Epilogue>
 void launch(const ConversionLaunch& args) {
+  if (launch_in_registers<Epilogue>(args)) return;
   const std::size_t n = std::size_t{1} << args.log_degree;
   const std::size_t target_blocks = args.target_count == 0 ? 1 : (args.target_count + kTargetsPerBlock - 1) / kTargetsPerBlock;
   const dim3 grid(static_cast<unsigned>((n + kThreads - 1) / kThreads), static_cast<unsigned>(target_blocks));

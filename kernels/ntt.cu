@@ -54,6 +54,7 @@ struct KernelArgs {
   std::size_t period;      // limbs per polynomial of the batch
   std::size_t split;       // local limbs below split use table local, the others table local + shift
   std::size_t shift;
+  NttFinish finish;  // used by the kernels instantiated with Finish
 };
 
 // The table of a limb of the batch (see NttLaunch).
@@ -276,11 +277,19 @@ __device__ __forceinline__ void butterflies(u32 (&x)[kValues], const uint2* twid
 template <class T, int I>
 using GroupAt = Group<T::kLog, 3 * I, (T::kStages - 3 * I < 3 ? T::kStages - 3 * I : 3)>;
 
+// Where the last pass of a finishing forward transform reads and writes (NttFinish) for one limb.
+struct FinishLimb {
+  const u32* minuend;
+  const u32* addend;  // null: none
+  u32* out;
+  uint2 scale;
+};
+
 // One group's turn: words come from global memory (first group) or shared memory, leave to shared memory or
-// global memory (last group), the forward's last pass reducing them fully first.
-template <class T, bool Forward, bool Final, int I, bool First, bool Last>
+// global memory (last group), the forward's last pass reducing them fully first (and finishing, with Finish).
+template <class T, bool Forward, bool Final, bool Finish, int I, bool First, bool Last>
 __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, u32* limb, const uint2* twiddles,
-                                          u32 root, const NttLimbConstants& c) {
+                                          u32 root, const NttLimbConstants& c, const FinishLimb& f) {
   using G = GroupAt<T, I>;
   if constexpr (First) {
     load_global<G, T>(x, limb);
@@ -294,13 +303,27 @@ __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, u32* lim
 #pragma unroll
       for (int i = 0; i < kValues; ++i) x[i] = math::csub(x[i], c.modulus);
     }
-    store_global<G, T>(x, limb);
+    if constexpr (Forward && Final && Finish) {
+      const u32 q = c.modulus;
+      u32 m[kValues];
+      load_global<G, T>(m, f.minuend);
+#pragma unroll
+      for (int i = 0; i < kValues; ++i) x[i] = math::mul_shoup(math::sub_mod(m[i], x[i], q), f.scale.x, f.scale.y, q);
+      if (f.addend != nullptr) {
+        load_global<G, T>(m, f.addend);
+#pragma unroll
+        for (int i = 0; i < kValues; ++i) x[i] = math::add_mod(x[i], m[i], q);
+      }
+      store_global<G, T>(x, f.out);
+    } else {
+      store_global<G, T>(x, limb);
+    }
   } else {
     store_shared<G>(x, tile);
   }
 }
 
-template <class T, bool Forward, bool Final, int... Is>
+template <class T, bool Forward, bool Final, bool Finish, int... Is>
 __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std::integer_sequence<int, Is...>) {
   constexpr int count = sizeof...(Is);
   const std::size_t limb_index = blockIdx.y;
@@ -310,43 +333,60 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
   const uint2* twiddles = args.twiddles + table * n;
   const NttLimbConstants c = args.constants[table];
   const u32 root = T::root();
+  FinishLimb f{};
+  if constexpr (Finish) {
+    const std::size_t global = args.first_limb + limb_index;
+    const std::size_t b = global / args.period, l = global % args.period;
+    f.minuend = args.finish.minuend + b * args.finish.minuend_stride + l * n;
+    f.addend = args.finish.addend ? args.finish.addend + b * args.finish.addend_stride + l * n : nullptr;
+    f.out = args.finish.out + b * args.finish.out_stride + l * n;
+    f.scale = reinterpret_cast<const uint2*>(args.finish.scale)[l];
+  }
   u32 x[kValues];
   // Forward: groups 0, 1, ...; inverse: the same groups from the last one down.
-  (run_group<T, Forward, Final, (Forward ? Is : count - 1 - Is), Is == 0, Is == count - 1>(x, tile, limb, twiddles,
-                                                                                          root, c),
+  (run_group<T, Forward, Final, Finish, (Forward ? Is : count - 1 - Is), Is == 0, Is == count - 1>(
+       x, tile, limb, twiddles, root, c, f),
    ...);
 }
 
 // One pass of the transform over a tile T; Final: the transform's last pass (the forward reduces fully, the
-// inverse folds N^{-1}).
-template <class T, bool Forward, bool Final>
+// inverse folds N^{-1}); Finish: the forward's last pass applies KernelArgs::finish instead of storing.
+template <class T, bool Forward, bool Final, bool Finish>
 __global__ void __launch_bounds__(1 << (T::kLog - kLogValues)) ntt_tile_kernel(KernelArgs args) {
   __shared__ __align__(16) u32 tile[1 << T::kLog];
-  run_tile<T, Forward, Final>(tile, args, std::make_integer_sequence<int, (T::kStages + 2) / 3>{});
+  run_tile<T, Forward, Final, Finish>(tile, args, std::make_integer_sequence<int, (T::kStages + 2) / 3>{});
 }
 
-template <class T, bool Forward, bool Final>
+template <class T, bool Forward, bool Final, bool Finish = false>
 void launch_tile(const KernelArgs& args, std::size_t limbs, cudaStream_t stream) {
   const dim3 grid(1u << (T::kLogN - T::kLog), static_cast<unsigned>(limbs));
-  ntt_tile_kernel<T, Forward, Final><<<grid, 1u << (T::kLog - kLogValues), 0, stream>>>(args);
+  ntt_tile_kernel<T, Forward, Final, Finish><<<grid, 1u << (T::kLog - kLogValues), 0, stream>>>(args);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
 
-template <int LogN, bool Forward>
-void launch_degree(const KernelArgs& args, std::size_t limbs, cudaStream_t stream) {
+template <int LogN, bool Forward, bool Finish>
+void launch_passes(const KernelArgs& args, std::size_t limbs, cudaStream_t stream) {
   if constexpr (LogN <= kMaxSingleLog) {
-    launch_tile<Tile<LogN, LogN, LogN, false>, Forward, true>(args, limbs, stream);
+    launch_tile<Tile<LogN, LogN, LogN, false>, Forward, true, Finish>(args, limbs, stream);
   } else {
     using Columns = Tile<LogN, kRowLog, LogN - kRowLog, true>;
     using Rows = Tile<LogN, kRowLog, kRowLog, false>;
     if constexpr (Forward) {
       launch_tile<Columns, true, false>(args, limbs, stream);
-      launch_tile<Rows, true, true>(args, limbs, stream);
+      launch_tile<Rows, true, true, Finish>(args, limbs, stream);
     } else {
       launch_tile<Rows, false, false>(args, limbs, stream);
       launch_tile<Columns, false, true>(args, limbs, stream);
     }
   }
+}
+
+template <int LogN, bool Forward>
+void launch_degree(const KernelArgs& args, std::size_t limbs, cudaStream_t stream) {
+  if constexpr (Forward) {
+    if (args.finish.out != nullptr) return launch_passes<LogN, true, true>(args, limbs, stream);
+  }
+  launch_passes<LogN, Forward, false>(args, limbs, stream);
 }
 
 template <bool Forward>
@@ -358,8 +398,9 @@ void launch(const NttLaunch& launch) {
   for (std::size_t first = 0; first < launch.limbs; first += max_limbs_per_launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
     const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
-    const KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles),
-                          launch.constants, first, period, launch.split, launch.shift};
+    KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles),
+                    launch.constants, first, period, launch.split, launch.shift, NttFinish{}};
+    if (Forward && launch.finish != nullptr) args.finish = *launch.finish;
     switch (launch.log_degree) {
       case 10: launch_degree<10, Forward>(args, limbs, stream); break;
       case 11: launch_degree<11, Forward>(args, limbs, stream); break;

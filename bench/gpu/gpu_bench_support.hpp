@@ -4,12 +4,14 @@
 // and the timed replay of a captured graph.
 
 #include <benchmark/benchmark.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,21 @@ inline double copy_bandwidth() {
     return 2.0 * static_cast<double>(source.bytes()) / median(seconds);
   }();
   return bandwidth;
+}
+
+// With CERIUM_BENCH_PROFILE=1 in the environment, one more call between cudaProfilerStart and Stop: a profiler
+// started with --profile-from-start off (scripts/gpu-profile.sh) then sees exactly one warm call per benchmark.
+template <class Call>
+void profile_once(const cerium::cuda::Stream& stream, Call&& call) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("CERIUM_BENCH_PROFILE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  if (!enabled) return;
+  CERIUM_CUDA_CHECK(cudaProfilerStart());
+  call();
+  stream.synchronize();
+  CERIUM_CUDA_CHECK(cudaProfilerStop());
 }
 
 // `reps` copies of one random slice of `slice` words, below 2^29 (below every prime used, never zeros), so that

@@ -43,6 +43,7 @@ HostTables conversion_tables(const ring::RnsBasis& from, const ring::RnsBasis& t
   for (std::size_t j = 0; j < to.size(); ++j) {
     detail::ConversionTarget target;
     target.modulus = to.modulus(j);
+    target.two32_mod = static_cast<u32>((std::uint64_t{1} << 32) % to.prime(j));
     target.out_limb = static_cast<u32>(j);
     t.targets.push_back(target);
     const auto row = from.q_hat_mod(to.modulus(j));

@@ -313,10 +313,21 @@ void CudaBackend::rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPol
     for (std::size_t b = 0; b < count; ++b) {
       plan.corrections(coefficients + b * dropped * s.n, corrections + b * kept * s.n, s.stream);
     }
-    s.ntt_forward(corrections, rescaler.kept().primes(), count);
-    const cuda::ElementwisePlan& finish = s.elementwise_plan(rescaler.kept());
-    for (std::size_t b = 0; b < count; ++b) {
-      finish.subtract_and_scale(p[b], p[b], corrections + b * kept * s.n, plan.p_inverse(), kept, s.stream);
+    // The corrections' forward transform writes (x - t) P^{-1} over x in its last pass.
+    // One launch when the parts are evenly spaced in memory (a ciphertext's parts usually are: one allocation).
+    bool evenly_spaced = count < 2 || p[1] > p[0];
+    for (std::size_t b = 2; evenly_spaced && b < count; ++b) evenly_spaced = p[b] - p[b - 1] == p[1] - p[0];
+    const auto scale = static_cast<const u32*>(plan.p_inverse().device_data());
+    if (evenly_spaced) {
+      const std::size_t stride = count < 2 ? 0 : static_cast<std::size_t>(p[1] - p[0]);
+      const cuda::detail::NttFinish finish{
+          .minuend = p[0], .minuend_stride = stride, .out = p[0], .out_stride = stride, .scale = scale};
+      s.ntt_forward(corrections, rescaler.kept().primes(), count, &finish);
+    } else {
+      for (std::size_t b = 0; b < count; ++b) {
+        const cuda::detail::NttFinish finish{.minuend = p[b], .out = p[b], .scale = scale};
+        s.ntt_forward(corrections + b * kept * s.n, rescaler.kept().primes(), 1, &finish);
+      }
     }
   }
   for (auto& x : parts) x.drop_to(rescaler.kept_ptr());

@@ -119,45 +119,60 @@ const cuda::NttPlan& CudaBackend::State::foreign_ntt_plan(std::span<const std::u
 }
 
 template <bool Forward>
-void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
+void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
+                                   const cuda::detail::NttFinish* finish) {
   if (primes.empty() || batch == 0) return;
   const std::size_t period = primes.size();
-  const auto run = [&](const cuda::NttPlan& plan, std::uint32_t* at, const cuda::NttTableMap& map, std::size_t limbs) {
+  const auto run = [&](const cuda::NttPlan& plan, std::uint32_t* at, const cuda::NttTableMap& map, std::size_t limbs,
+                       const cuda::detail::NttFinish* f) {
     if constexpr (Forward) {
-      plan.forward(at, map, limbs, stream);
+      plan.forward(at, map, limbs, stream, f);
     } else {
       plan.inverse(at, map, limbs, stream);
     }
   };
   const auto found = runs(primes);
   if (!found) {
-    run(foreign_ntt_plan(primes), data, {.period = period}, batch * period);
+    run(foreign_ntt_plan(primes), data, {.period = period}, batch * period, finish);
     return;
   }
   const auto& r = *found;
   // One or two runs of tables (Q_l, P, Q_l u P): every polynomial of the batch in one launch per pass.
   if (r.size() == 1) {
-    run(*ntt, data, {.first_table = r[0].first_table, .period = period}, batch * period);
+    run(*ntt, data, {.first_table = r[0].first_table, .period = period}, batch * period, finish);
     return;
   }
   if (r.size() == 2 && r[1].first_table > r[0].first_table + r[0].count) {
     run(*ntt, data,
         {.first_table = r[0].first_table, .period = period, .split = r[0].count,
          .shift = r[1].first_table - r[0].first_table - r[0].count},
-        batch * period);
+        batch * period, finish);
     return;
   }
   for (std::size_t b = 0; b < batch; ++b) {
-    for (const TableRun& t : r) run(*ntt, data + (b * period + t.first_limb) * n, {.first_table = t.first_table}, t.count);
+    for (const TableRun& t : r) {
+      cuda::detail::NttFinish part{};
+      if (finish != nullptr) {  // the run's limbs of polynomial b, as a batch of one
+        const std::size_t offset = t.first_limb * n;
+        part = *finish;
+        part.minuend += b * finish->minuend_stride + offset;
+        if (part.addend != nullptr) part.addend += b * finish->addend_stride + offset;
+        part.out += b * finish->out_stride + offset;
+        part.scale += 2 * t.first_limb;
+      }
+      run(*ntt, data + (b * period + t.first_limb) * n, {.first_table = t.first_table}, t.count,
+          finish != nullptr ? &part : nullptr);
+    }
   }
 }
 
-void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
-  transform<true>(data, primes, batch);
+void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
+                                     const cuda::detail::NttFinish* finish) {
+  transform<true>(data, primes, batch, finish);
 }
 
 void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
-  transform<false>(data, primes, batch);
+  transform<false>(data, primes, batch, nullptr);
 }
 
 }  // namespace cerium::backend

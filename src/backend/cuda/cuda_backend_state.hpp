@@ -66,7 +66,9 @@ struct CudaBackend::State {
   const cuda::DeviceBuffer& moduli_table(const ring::RnsBasis& basis);
 
   // NTT in place, on the work stream, of `batch` consecutive polynomials at data whose primes are `primes`.
-  void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1);
+  // With `finish`, the forward's last pass finishes a rescale or ModDown instead (cuda::detail::NttFinish).
+  void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1,
+                   const cuda::detail::NttFinish* finish = nullptr);
   void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1);
 
  private:
@@ -74,7 +76,8 @@ struct CudaBackend::State {
   std::optional<std::vector<TableRun>> runs(std::span<const std::uint32_t> primes) const;
   const cuda::NttPlan& foreign_ntt_plan(std::span<const std::uint32_t> primes);
   template <bool Forward>
-  void transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch);
+  void transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
+                 const cuda::detail::NttFinish* finish);
 };
 
 }  // namespace cerium::backend

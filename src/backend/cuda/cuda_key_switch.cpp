@@ -75,25 +75,25 @@ void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u3
   const auto kept_at = positions(mod_down.kept(), mod_down.full());
   const std::size_t dropped = dropped_at.size();
   const std::size_t kept = kept_at.size();
-  const bool in_place_prefix = is_run(kept_at) && kept_at[0] == 0;
   const cuda::ModDownCorrectionPlan& plan = s.mod_down_ntt_plan(mod_down);
-  const cuda::ElementwisePlan& finish = s.elementwise_plan(mod_down.kept());
   DeviceWords scratch(s.device, batch * (dropped + kept) * n, BufferInit::uninitialized);
   u32* coefficients = scratch.data();
   u32* corrections = scratch.data() + batch * dropped * n;
   for (std::size_t b = 0; b < batch; ++b) gather(coefficients + b * dropped * n, in + b * in_stride, dropped_at, n, s.stream);
   s.ntt_inverse(coefficients, mod_down.dropped().primes(), batch);
   for (std::size_t b = 0; b < batch; ++b) plan.apply(coefficients + b * dropped * n, corrections + b * kept * n, s.stream);
-  s.ntt_forward(corrections, mod_down.kept().primes(), batch);
-  for (std::size_t b = 0; b < batch; ++b) {
-    const u32* x = in + b * in_stride;
-    u32* o = out + b * out_stride;
-    if (!in_place_prefix) {
-      gather(o, x, kept_at, n, s.stream);
-      x = o;
-    }
-    finish.subtract_and_scale(o, x, corrections + b * kept * n, plan.p_inverse(), kept, s.stream);
+  // The corrections' forward transform finishes the ModDown in its last pass: out = (x - t) P^{-1}, so t never
+  // goes back to global memory. The kept limbs of x must be consecutive in full (they are for Q_l in Q_l u P).
+  const u32* x = in + (kept_at.empty() ? 0 : kept_at[0]) * n;
+  std::size_t x_stride = in_stride;
+  if (!is_run(kept_at)) {
+    for (std::size_t b = 0; b < batch; ++b) gather(out + b * out_stride, in + b * in_stride, kept_at, n, s.stream);
+    x = out;
+    x_stride = out_stride;
   }
+  const cuda::detail::NttFinish finish{.minuend = x, .minuend_stride = x_stride, .out = out, .out_stride = out_stride,
+                                       .scale = static_cast<const u32*>(plan.p_inverse().device_data())};
+  s.ntt_forward(corrections, mod_down.kept().primes(), batch, &finish);
 }
 
 // count polynomials over basis in one allocation, consecutive (words apart as a batch of the NTT expects).

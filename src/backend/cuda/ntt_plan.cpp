@@ -140,9 +140,16 @@ detail::NttLaunch NttPlan::batch_launch(std::uint32_t* device_data, const NttTab
   return launch;
 }
 
-void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
-                      const Stream& stream) const {
-  if (limbs != 0) detail::launch_ntt_forward(batch_launch(device_data, map, limbs, true, stream));
+void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream,
+                      const detail::NttFinish* finish) const {
+  if (limbs == 0) return;
+  auto launch = batch_launch(device_data, map, limbs, true, stream);
+  if (finish != nullptr) {
+    require(finish->minuend != nullptr && finish->out != nullptr && finish->scale != nullptr,
+            "an NTT finish needs its minuend, output and scale on the device");
+    launch.finish = finish;
+  }
+  detail::launch_ntt_forward(launch);
 }
 
 void NttPlan::inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,

@@ -46,7 +46,10 @@ class NttPlan {
   void forward(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs, const Stream& stream) const;
   void inverse(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs, const Stream& stream) const;
   // The same over a batch: limbs is a whole number of periods; the tables follow `map`.
-  void forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream) const;
+  // With `finish`, the last pass writes (finish->minuend - NTT) s (+ addend) to finish->out instead (see
+  // detail::NttFinish; its scale table holds map.period pairs) and device_data keeps its input.
+  void forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream,
+               const detail::NttFinish* finish = nullptr) const;
   void inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream) const;
 
  private:

@@ -22,6 +22,21 @@ struct NttLimbConstants {
 };
 static_assert(sizeof(NttLimbConstants) == 32);
 
+// What the forward transform's last pass can do instead of storing the transform T: finish a rescale or a ModDown,
+// out = (minuend - T) s (+ addend), so that T never goes to global memory and back. Limb l of polynomial b of the
+// batch reads minuend + b minuend_stride + l N (and the addend likewise) and writes out + b out_stride + l N; s is
+// the pair (value, Shoup quotient) at scale[2 l], scale[2 l + 1]. out may be the minuend (each word is read
+// before it is written, by the same thread); the transformed data is left as it was.
+struct NttFinish {
+  const std::uint32_t* minuend = nullptr;
+  std::size_t minuend_stride = 0;
+  const std::uint32_t* addend = nullptr;  // optional
+  std::size_t addend_stride = 0;
+  std::uint32_t* out = nullptr;
+  std::size_t out_stride = 0;
+  const std::uint32_t* scale = nullptr;   // period pairs on the device
+};
+
 // Limb i of the batch is local limb l = i mod period of its polynomial and uses table l (l < split) or l + shift
 // (counted from `twiddles` / `constants`): one launch transforms several polynomials at once, over a basis
 // whose primes are two runs of the table set (a level's Q_l u P within the tables of Q_top u P).
@@ -35,6 +50,7 @@ struct NttLaunch {
   std::size_t split = ~std::size_t{0};
   std::size_t shift = 0;
   void* stream = nullptr;                      // cudaStream_t
+  const NttFinish* finish = nullptr;           // forward only: the last pass's epilogue (see NttFinish)
 };
 
 // Forward (Cooley-Tukey) and inverse (Gentleman-Sande, N^{-1} folded in) over all limbs, one launch per pass.

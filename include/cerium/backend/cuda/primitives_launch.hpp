@@ -131,7 +131,7 @@ struct ConversionTarget {
   std::uint32_t shift = 0;         // ModDown: h_j = [(P - 1) / 2]_{p_j} (0 for floor)
   std::uint32_t p_inv = 0;         // ModDown: [P^{-1}]_{p_j} and its Shoup quotient
   std::uint32_t p_inv_shoup = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t two32_mod = 0;     // 2^32 mod p_j: reduces the 128-bit sum with one Barrett step
 };
 static_assert(sizeof(ConversionTarget) == 48);
 
