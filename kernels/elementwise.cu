@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "cerium/backend/cuda/check.hpp"
+#include "cerium/backend/cuda/linear_combination_launch.hpp"
 #include "cerium/backend/cuda/primitives_launch.hpp"
 
 namespace cerium::cuda::detail {
@@ -109,7 +110,51 @@ __global__ void __launch_bounds__(kThreads) linear_combination_kernel(LinearComb
   reinterpret_cast<uint4*>(args.out)[v] = acc;
 }
 
+// The same with products by per-limb constants after the polynomial products: acc = barrett(c s + acc), the
+// CPU's linear_combination word for word.
+__global__ void __launch_bounds__(kThreads) mixed_combination_kernel(MixedCombinationLaunch args,
+                                                                     std::size_t vectors, int log_vectors_per_limb) {
+  const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (v >= vectors) return;
+  const std::size_t limb = v >> log_vectors_per_limb;
+  const math::Modulus m = args.moduli[limb];
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  if (args.accumulate) acc = reinterpret_cast<const uint4*>(args.out)[v];
+  const auto step = [&](u32 x, u32 y, u32 o) {
+    return math::barrett_reduce(static_cast<math::u64>(x) * y + o, m);
+  };
+  for (u32 t = 0; t < args.products; ++t) {
+    const uint4 a = reinterpret_cast<const uint4*>(args.a[t])[v];
+    const uint4 b = reinterpret_cast<const uint4*>(args.b[t])[v];
+    acc = make_uint4(step(a.x, b.x, acc.x), step(a.y, b.y, acc.y), step(a.z, b.z, acc.z), step(a.w, b.w, acc.w));
+  }
+  for (u32 u = 0; u < args.scaled; ++u) {
+    const u32 s = args.scalars[u * args.limbs + limb];
+    const uint4 c = reinterpret_cast<const uint4*>(args.c[u])[v];
+    acc = make_uint4(step(c.x, s, acc.x), step(c.y, s, acc.y), step(c.z, s, acc.z), step(c.w, s, acc.w));
+  }
+  if (args.subtrahend != nullptr) {  // the rescale folded in: (sum - t) P^{-1}, the kept limbs written once
+    const uint4 t = reinterpret_cast<const uint4*>(args.subtrahend)[v];
+    const ShoupPair p = args.finish_scale[limb];
+    const u32 q = m.value;
+    const auto finish = [&](u32 x, u32 y) { return math::mul_shoup(math::sub_mod(x, y, q), p.value, p.quotient, q); };
+    acc = make_uint4(finish(acc.x, t.x), finish(acc.y, t.y), finish(acc.z, t.z), finish(acc.w, t.w));
+  }
+  reinterpret_cast<uint4*>(args.out)[v] = acc;
+}
+
 }  // namespace elementwise_kernels
+
+void launch_mixed_combination(const MixedCombinationLaunch& args) {
+  using namespace elementwise_kernels;
+  if (args.limbs == 0) return;
+  const int log_vectors_per_limb = args.log_degree - 2;
+  const std::size_t vectors = args.limbs << log_vectors_per_limb;
+  const auto blocks = static_cast<unsigned>((vectors + kThreads - 1) / kThreads);
+  mixed_combination_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, vectors,
+                                                                                           log_vectors_per_limb);
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_linear_combination(const LinearCombinationLaunch& args) {
   using namespace elementwise_kernels;

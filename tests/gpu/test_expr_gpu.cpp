@@ -1,9 +1,10 @@
 // The eDSL on the CUDA backend: eval(expression) on a CudaEvaluator (inputs uploaded with evaluator.upload)
 // gives exactly the words of eval on the CPU Evaluator, for every fusion rule: hoisted rotations, fused sums of
 // plaintext products (the BSGS inner sums), fused sums of ciphertext products with one relinearization, the
-// power-basis polynomial, common subexpressions, runtime sums, integer and complex constants; fused and unfused
-// plans alike. Also the
-// backend's multiply_accumulate_many alone, over more terms than one launch takes.
+// power-basis polynomial, common subexpressions, runtime sums, integer and complex constants, constant products
+// and sums split through -, rescale folded into the fused pass; fused and unfused plans alike. Also the
+// backend's multiply_accumulate_many, linear_combination and linear_combination_rescaled alone, the first two
+// over more terms than one launch takes.
 
 #include <array>
 #include <cstdint>
@@ -168,4 +169,111 @@ TEST_CASE("GPU eDSL: degree-15 polynomial, constants, runtime rotations", "[gpu]
     return rescale(leaf(x, device) * cerium::integer(3) * 0.25) + cerium::integer(1) +
            sum_rotations(leaf(x, device), std::vector<std::int64_t>{1, 2, 3});
   });
+}
+
+TEST_CASE("GPU eDSL: linear_combination with constant terms equals the CPU over more terms than a launch takes",
+          "[gpu][expr]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto& f = fixture();
+  std::vector<Pair> a;
+  for (int i = 0; i < 40; ++i) a.push_back(cipher(f));
+  const auto& basis = a[0].host->part(0).basis();
+  const std::size_t limbs = basis.size();
+  // 35 polynomial products (two launches' worth) and 39 constant terms (several launches at any limb count).
+  std::vector<const cerium::ring::RnsPoly*> ha, hb, hc, da, db, dc;
+  std::vector<std::uint32_t> scalars;
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    if (i < 36) {
+      ha.push_back(&a[i].host->part(1));
+      hb.push_back(&a[i - 1].host->part(0));
+      da.push_back(&a[i].device->part(1));
+      db.push_back(&a[i - 1].device->part(0));
+    }
+    hc.push_back(&a[i].host->part(0));
+    dc.push_back(&a[i].device->part(0));
+    for (std::size_t l = 0; l < limbs; ++l) scalars.push_back(static_cast<std::uint32_t>(f.rng() % basis.prime(l)));
+  }
+  for (const bool accumulate : {false, true}) {
+    cerium::ring::RnsPoly want = a[0].host->part(0).clone();
+    cerium::ring::RnsPoly got = f.gpu.backend().clone(a[0].device->part(0));
+    f.cpu.evaluator.backend().linear_combination(want, ha, hb, hc, scalars, accumulate);
+    f.gpu.backend().linear_combination(got, da, db, dc, scalars, accumulate);
+    CHECK(f.gpu.backend().download(got) == want);
+  }
+  // No terms: zero.
+  cerium::ring::RnsPoly zero = f.gpu.backend().clone(a[0].device->part(0));
+  f.gpu.backend().linear_combination(zero, {}, {}, {}, {}, false);
+  CHECK(f.gpu.backend().download(zero) == cerium::ring::RnsPoly(a[0].host->part(0).basis_ptr(),
+                                                                 {.form = cerium::ring::PolyForm::ntt}));
+}
+
+TEST_CASE("GPU eDSL: constant and integer products fused, sums split through -", "[gpu][expr]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto& f = fixture();
+  std::vector<Pair> a;
+  for (int i = 0; i < 4; ++i) a.push_back(cipher(f));
+  const PlainPair p = plain(f), q = plain(f);
+  check_same(f, [&](bool device) {
+    return rescale(leaf(a[0], device) * 0.5 + leaf(a[1], device) * -0.25 - leaf(a[2], device) * 0.125 +
+                   0.75 * leaf(a[3], device));
+  });
+  check_same(f, [&](bool device) {
+    return leaf(a[0], device) * cerium::integer(2) - leaf(a[1], device) * cerium::integer(-3) + leaf(a[2], device) -
+           (leaf(a[3], device) - leaf(a[0], device) * cerium::integer(5));
+  });
+  check_same(f, [&](bool device) {
+    return leaf(a[0], device) * leaf(p, device) - (leaf(a[1], device) * leaf(q, device) - leaf(a[2], device) *
+                                                   leaf(p, device));
+  });
+  check_same(f, [&](bool device) {
+    return rescale(leaf(a[0], device) * leaf(a[1], device) - leaf(a[1], device) * leaf(a[2], device) +
+                   leaf(a[2], device) * leaf(a[3], device));
+  });
+}
+
+TEST_CASE("GPU eDSL: rescale folded into the fused pass equals the CPU", "[gpu][expr]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto& f = fixture();
+  std::vector<Pair> a;
+  std::vector<PlainPair> w;
+  for (int i = 0; i < 5; ++i) {
+    a.push_back(cipher(f));
+    w.push_back(plain(f));
+  }
+  check_same(f, [&](bool device) {  // plaintext products: one folded pass per part
+    std::vector<decltype(leaf(a[0], device) * leaf(w[0], device))> terms;
+    for (std::size_t i = 0; i < a.size(); ++i) terms.push_back(leaf(a[i], device) * leaf(w[i], device));
+    return rescale(cerium::sum(std::move(terms)));
+  });
+  check_same(f, [&](bool device) {  // a subtracted plaintext product: computed alone, no fold
+    return rescale(leaf(a[0], device) * leaf(w[0], device) - leaf(a[1], device) * leaf(w[1], device) +
+                   leaf(a[3], device) * leaf(w[3], device));
+  });
+  // The backend operation alone, at two levels (two dropped primes each), against the CPU's.
+  for (const int level : {f.cpu.context->max_level(), 1}) {
+    const auto& rescaler = f.cpu.context->rescaler(level);
+    std::vector<const cerium::ring::RnsPoly*> ha, hb, hc, da, db, dc;
+    std::vector<Ciphertext> host, device;
+    for (int i = 0; i < 4; ++i) {
+      host.push_back(f.cpu.evaluator.level_down(*a[static_cast<std::size_t>(i)].host, level));
+      device.push_back(f.gpu.upload(host.back()));
+    }
+    std::vector<std::uint32_t> scalars;
+    for (int i = 0; i < 2; ++i) {
+      ha.push_back(&host[i].part(0));
+      hb.push_back(&host[i + 1].part(1));
+      da.push_back(&device[i].part(0));
+      db.push_back(&device[i + 1].part(1));
+      hc.push_back(&host[i + 2].part(1));
+      dc.push_back(&device[i + 2].part(1));
+      for (std::size_t l = 0; l < rescaler.basis().size(); ++l)
+        scalars.push_back(static_cast<std::uint32_t>(f.rng() % rescaler.basis().prime(l)));
+    }
+    cerium::ring::RnsPoly want;
+    f.cpu.evaluator.backend().linear_combination_rescaled(rescaler, want, ha, hb, hc, scalars);
+    cerium::ring::RnsPoly got = f.gpu.backend().allocate(
+        f.cpu.context->q_basis(level - 1), {.form = cerium::ring::PolyForm::ntt});
+    f.gpu.backend().linear_combination_rescaled(rescaler, got, da, db, dc, scalars);
+    CHECK(f.gpu.backend().download(got) == want);
+  }
 }

@@ -66,6 +66,13 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   // the limbs however many terms: the planner's sums of products (plan/lower.hpp). Its words equal the eager
   // multiply + add sequence (every step reduced to the canonical residue, so any exact order agrees).
   b.multiply_accumulate_many(x, factors, factors, accumulate);
+  // The same with products by constants too: x = sum_t a_t b_t + sum_u c_u s_u (+ x), s_u one scalar per limb
+  // (scalars[u * limbs + i], reduced): a sum's polynomial and constant products in one pass (plan/fused_sum.hpp).
+  b.linear_combination(x, factors, factors, factors, per_limb, accumulate);
+  // Rescale folded into it: x (over rescaler.kept()) = rescale of that sum (the factors over rescaler.basis(),
+  // NTT form), the words of linear_combination then rescale; the GPU computes the dropped limbs first and
+  // writes the kept ones once, already divided.
+  b.linear_combination_rescaled(rescaler, x, factors, factors, factors, per_limb);
   // The tensor product of (x, y) and (z, w): x becomes x z; returns {x w + y z, y w} (from x's old value). x may
   // be z itself (squaring).
   { b.tensor(x, y, z, y) } -> std::same_as<std::array<ring::RnsPoly, 2>>;

@@ -91,6 +91,56 @@ struct CpuBackend {
     }
   }
 
+  // out = sum_t a_t b_t + sum_u c_u s_u (+ out), s_u = scalars[u * limbs + i] on limb i: per word one running
+  // residue, each term added with one Barrett reduction, so the words are those of multiply (or multiply_scalar)
+  // then add.
+  void linear_combination(ring::RnsPoly& out, std::span<const ring::RnsPoly* const> a,
+                          std::span<const ring::RnsPoly* const> b, std::span<const ring::RnsPoly* const> c,
+                          std::span<const std::uint32_t> scalars, bool accumulate) const {
+    const std::size_t limbs = out.limb_count();
+    require(a.size() == b.size() && scalars.size() == c.size() * limbs,
+            "linear combination: {} left and {} right factors, {} scalars for {} scaled terms of {} limbs", a.size(),
+            b.size(), scalars.size(), c.size(), limbs);
+    for (const auto* factors : {&a, &b, &c}) {
+      for (const ring::RnsPoly* f : *factors) {
+        require(f != nullptr && f != &out, "linear combination: a factor is null or the output itself");
+        ring::require_compatible(out, *f, "linear combination");
+      }
+    }
+    require<MismatchError>(out.form() == ring::PolyForm::ntt,
+                           "linear combination: operands are in {} form; products are pointwise only in NTT form",
+                           ring::to_string(out.form()));
+    for (std::size_t i = 0; i < limbs; ++i) {
+      const auto& m = out.basis().modulus(i);
+      auto acc = out.limb(i);
+      if (!accumulate) std::fill(acc.begin(), acc.end(), 0u);
+      for (std::size_t t = 0; t < a.size(); ++t) {
+        const auto x = std::as_const(*a[t]).limb(i);
+        const auto y = std::as_const(*b[t]).limb(i);
+        for (std::size_t k = 0; k < acc.size(); ++k)
+          acc[k] = math::barrett_reduce(static_cast<std::uint64_t>(x[k]) * y[k] + acc[k], m);
+      }
+      for (std::size_t u = 0; u < c.size(); ++u) {
+        const auto x = std::as_const(*c[u]).limb(i);
+        const std::uint64_t s = scalars[u * limbs + i];
+        require(s < m.value, "linear combination: scalar {} for limb {} is not reduced modulo {}", s, i, m.value);
+        for (std::size_t k = 0; k < acc.size(); ++k) acc[k] = math::barrett_reduce(x[k] * s + acc[k], m);
+      }
+    }
+  }
+
+  // out = rescale(sum), as loops: the sum over the whole basis, then the rescale (the reference words).
+  void linear_combination_rescaled(const ring::Rescaler& rescaler, ring::RnsPoly& out,
+                                   std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b,
+                                   std::span<const ring::RnsPoly* const> c,
+                                   std::span<const std::uint32_t> scalars) const {
+    require(!a.empty() || !c.empty(), "rescaled linear combination: no terms");
+    ring::RnsPoly sum((a.empty() ? c[0] : a[0])->basis_ptr(), ring::PolyOptions{.form = ring::PolyForm::ntt});
+    linear_combination(sum, a, b, c, scalars, false);
+    rescaler.apply_in_place(sum);
+    out = std::move(sum);
+  }
+
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const {
     ring::RnsPoly d2 = x1.clone();

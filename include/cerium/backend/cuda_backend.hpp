@@ -59,6 +59,13 @@ class CudaBackend {
   void multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const;
   void multiply_accumulate_many(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
                                 std::span<const ring::RnsPoly* const> b, bool accumulate) const;
+  void linear_combination(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
+                          std::span<const ring::RnsPoly* const> b, std::span<const ring::RnsPoly* const> c,
+                          std::span<const std::uint32_t> scalars, bool accumulate) const;  // cuda_expr_ops.cpp
+  void linear_combination_rescaled(const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                   std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b,
+                                   std::span<const ring::RnsPoly* const> c,
+                                   std::span<const std::uint32_t> scalars) const;  // cuda_expr_ops.cpp
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const;
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;

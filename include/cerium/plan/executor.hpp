@@ -60,6 +60,9 @@ class Executor {
   }
 
   bool fused_sum(std::span<Term<Value>> terms, Value& out) { return plan::fused_sum(ev_, terms, out); }
+  bool fused_sum_rescaled(std::span<Term<Value>> terms, Value& out) {
+    return plan::fused_sum_rescaled(ev_, terms, out);
+  }
 
   Value polynomial(const Value& x, std::span<const double> coefficients) {
     return PowerBasis<B>(ev_, x, true).evaluate(coefficients);

@@ -23,9 +23,12 @@ template <class E>
 inline constexpr int relin_passes = E::parts == 3 ? 2 : 0;  // the switched pair added to (c0, c1)
 
 struct TermShape {
-  int kind = 0;  // 0: a value, 1: times a plaintext, 2: a ciphertext product
+  int kind = 0;  // 0: a value, 1: times a plaintext, 2: a ciphertext product, 3: times a constant or integer
   int parts = 0;
   int operand_passes = 0;
+  bool negated = false;
+  constexpr bool fusable() const { return kind == 3 || (kind != 0 && !negated); }  // as plan::fusable
+  constexpr int product_passes() const { return kind == 2 ? 1 : kind == 0 ? 0 : parts; }
 };
 
 template <class E>
@@ -37,53 +40,82 @@ constexpr std::size_t term_count() {
   else return 1;
 }
 
-template <class E, std::size_t N>
+template <class E, bool Negated, std::size_t N>
 constexpr void fill(std::array<TermShape, N>& out, std::size_t& i) {
   if constexpr (detail::flattens<E>()) {
-    fill<decltype(E::lhs)>(out, i);
-    fill<decltype(E::rhs)>(out, i);
+    fill<decltype(E::lhs), Negated>(out, i);
+    fill<decltype(E::rhs), (E::op == expr::Op::sub) != Negated>(out, i);
   } else if constexpr (detail::product_kind<E>() == 2) {
     using L = decltype(E::lhs);
     using R = decltype(E::rhs);
-    out[i++] = {2, 3, passes<L>() + relin_passes<L> + passes<R>() + relin_passes<R>};
-  } else if constexpr (detail::product_kind<E>() == 1) {
+    out[i++] = {2, 3, passes<L>() + relin_passes<L> + passes<R>() + relin_passes<R>, Negated};
+  } else if constexpr (detail::product_kind<E>() == 1 || detail::product_kind<E>() == 3) {
     using C = std::conditional_t<decltype(E::lhs)::cipher, decltype(E::lhs), decltype(E::rhs)>;
-    out[i++] = {1, C::parts, passes<C>()};
+    out[i++] = {detail::product_kind<E>(), C::parts, passes<C>(), Negated};
   } else {
-    out[i++] = {0, E::parts, passes<E>()};
+    out[i++] = {0, E::parts, passes<E>(), Negated};
   }
 }
 
-// A flattened sum: fused (Tracer::fused_sum) with two or more products, else term by term.
+// A flattened sum: fused (Tracer::fused_sum) with two or more products that join the pass, else term by term.
 template <class E>
 constexpr int sum_passes() {
   std::array<TermShape, term_count<E>()> terms{};
   std::size_t i = 0;
-  fill<E>(terms, i);
+  fill<E, false>(terms, i);
   int total = 0, products = 0, parts = 0;
   for (const auto& t : terms) {
     total += t.operand_passes;
-    if (t.kind != 0) {
+    if (t.fusable()) {
       ++products;
       parts = std::max(parts, t.parts);
     }
   }
   if (products >= 2) {
-    const TermShape* head = nullptr;
+    int acc = parts;
+    total += parts;  // one linear combination per part
     for (const auto& t : terms) {
-      if (t.kind == 0) total += std::max(parts, t.parts);
-      else if (head == nullptr) head = &t;
+      if (t.fusable()) continue;
+      total += t.product_passes() + std::max(acc, t.parts);
+      acc = std::max(acc, t.parts);
     }
-    return total + (head->kind == 2 ? 1 : parts) + parts;
+    return total;
   }
   int acc = 0;
   for (std::size_t k = 0; k < terms.size(); ++k) {
     const auto& t = terms[k];
-    total += t.kind == 2 ? 1 : t.kind == 1 ? t.parts : 0;  // the product itself
+    total += t.product_passes();
     if (k > 0) total += std::max(acc, t.parts);
+    else if (t.negated) total += t.parts;
     acc = std::max(acc, t.parts);
   }
   return total;
+}
+
+// rescale(sum) folded into its pass (Tracer::fused_sum_rescaled): every term a 2-part product that joins the
+// pass, two or more of them; -1 when it does not fold, else its passes (the operands', then 2 per part).
+template <class E>
+constexpr int folded_rescale_passes() {
+  std::array<TermShape, term_count<E>()> terms{};
+  std::size_t i = 0;
+  fill<E, false>(terms, i);
+  int total = 0;
+  for (const auto& t : terms) {
+    if (!t.fusable() || t.kind == 2 || t.parts != 2) return -1;
+    total += t.operand_passes;
+  }
+  return terms.size() >= 2 ? total + 2 * 2 : -1;
+}
+
+template <class E>
+constexpr bool folds_rescale() {
+  if constexpr (E::op != expr::Op::rescale) {
+    return false;
+  } else if constexpr (!detail::flattens<decltype(E::child)>()) {
+    return false;
+  } else {
+    return folded_rescale_passes<decltype(E::child)>() >= 0;
+  }
 }
 
 template <class E>
@@ -91,6 +123,8 @@ constexpr int passes() {
   using expr::Op;
   if constexpr (E::op == Op::cipher) {
     return 0;
+  } else if constexpr (folds_rescale<E>()) {
+    return folded_rescale_passes<decltype(E::child)>();
   } else if constexpr (detail::flattens<E>()) {
     return sum_passes<E>();
   } else if constexpr (E::op == Op::add || E::op == Op::sub) {

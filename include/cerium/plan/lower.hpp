@@ -10,6 +10,7 @@
 //   Value rotate(const Value&, std::int64_t);
 //   std::vector<Value> rotate_hoisted(const CipherLeaf& or const Value&, std::span<const std::int64_t>);
 //   bool fused_sum(std::span<Term<Value>>, Value& out)  (false: the operands do not allow it, nothing done);
+//   bool fused_sum_rescaled(std::span<Term<Value>>, Value& out)  (the same, and rescaled);
 //   Value polynomial(const Value& x, std::span<const double> coefficients)  (expr/polynomial.hpp's algorithm).
 // P may also be IntLeaf (multiply: no level).
 //
@@ -20,12 +21,15 @@
 //  - Lazy relinearization. Products of ciphertexts stay 3-part tensors through +, -, negation and plain
 //    products; a consumer that needs 2 parts (rotate, conjugate, another ciphertext product, rescale,
 //    level_down, relinearize, the result) relinearizes once. A sum of products thus costs one key switch.
-//  - Fused sums. A chain of + between ciphertext expressions, or sum(vector), is flattened into its terms
-//    (operands evaluated left to right); when two or more terms are products (ciphertext x plaintext, or
-//    ciphertext x ciphertext tensors), the machine accumulates them in one pass per polynomial
-//    (backend multiply_accumulate_many) when levels, slots and scales allow exactly what the eager sequence
-//    would do; otherwise, or with PlanOptions::fuse_sums off, the terms are multiplied and added one by one.
-//    The words are the same either way (exact modular sums).
+//  - Fused sums. A chain of + and - between ciphertext expressions, or sum(vector), is flattened into its
+//    terms (operands evaluated left to right; the right side of a - negated); when two or more terms are
+//    products (ciphertext x plaintext, ciphertext x ciphertext tensors, ciphertext x real or integer constant,
+//    the constants' products also negated: their sign folds into the scalar), the machine accumulates them in
+//    one pass per polynomial (backend linear_combination) when levels, slots and scales allow exactly what the
+//    eager sequence would do; otherwise, or with PlanOptions::fuse_sums off, the terms are multiplied and added
+//    (or subtracted) one by one. The words are the same either way (exact modular sums).
+//  - Rescale folded into the producer. rescale(a sum) whose products all join one 2-part fused pass runs as one
+//    machine.fused_sum_rescaled: the same words as the fused sum then the rescale (PlanOptions::fold_rescale).
 //  - Common subexpressions. A non-leaf subexpression that occurs twice or more (same structure, same operands:
 //    plan/fingerprint.hpp) is evaluated once and copied (machine.reuse) where it occurs again; the words are
 //    those of evaluating it each time. Terms of a fused sum are gathered, not cached as a whole (their
@@ -57,10 +61,14 @@ namespace detail {
 template <class E>
 constexpr bool flattens() {
   if constexpr (E::op == expr::Op::sum) return true;
-  else if constexpr (E::op == expr::Op::add) return decltype(E::lhs)::cipher && decltype(E::rhs)::cipher;
+  else if constexpr (E::op == expr::Op::add || E::op == expr::Op::sub)
+    return decltype(E::lhs)::cipher && decltype(E::rhs)::cipher;
   else return false;
 }
-// 2: a product of two ciphertext expressions; 1: ciphertext expression times plaintext (either side); 0: other.
+template <class P>
+constexpr bool scalar_leaf = std::is_same_v<P, expr::ConstLeaf> || std::is_same_v<P, expr::IntLeaf>;
+// 2: a product of two ciphertext expressions; 1: ciphertext expression times plaintext (either side); 3: times a
+// constant or integer (either side); 0: other.
 template <class E>
 constexpr int product_kind() {
   if constexpr (E::op != expr::Op::multiply) {
@@ -70,6 +78,7 @@ constexpr int product_kind() {
     using R = decltype(E::rhs);
     if constexpr (L::cipher && R::cipher) return 2;
     else if constexpr (std::is_same_v<L, expr::PlainLeaf> || std::is_same_v<R, expr::PlainLeaf>) return 1;
+    else if constexpr (scalar_leaf<L> || scalar_leaf<R>) return 3;
     else return 0;
   }
 }
@@ -249,6 +258,24 @@ class Lowering {
       Value acc = std::move(rotated[0]);
       for (std::size_t i = 1; i < rotated.size(); ++i) m_.add(acc, rotated[i]);
       return acc;
+    } else if constexpr (E::op == Op::rescale && detail::flattens<std::decay_t<decltype(e.child)>>()) {
+      if (options_.fuse_sums && options_.fold_rescale &&
+          (repeated_.empty() || !repeated_.contains(fingerprint(e.child)))) {
+        std::vector<Term<Value>> terms;
+        gather(e.child, terms);
+        std::size_t products = 0;
+        for (const auto& t : terms) products += fusable(t) ? 1 : 0;
+        Value out;
+        if (products >= 2 && m_.fused_sum_rescaled(std::span<Term<Value>>(terms), out)) return out;
+        Value v = sum_terms(terms);
+        two_parts(v);
+        m_.rescale(v);
+        return v;
+      }
+      Value v = run(e.child);
+      two_parts(v);
+      m_.rescale(v);
+      return v;
     } else {  // conjugate, rescale, relinearize, level_down: 2 parts in
       Value v = run(e.child);
       two_parts(v);
@@ -259,27 +286,30 @@ class Lowering {
     }
   }
 
-  // The terms of a sum, operands evaluated left to right.
+  // The terms of a sum, operands evaluated left to right; negated: the term is subtracted.
   template <expr::Node E>
-  void gather(const E& e, std::vector<Term<Value>>& terms) {
+  void gather(const E& e, std::vector<Term<Value>>& terms, bool negated = false) {
     using expr::Op;
     using Kind = typename Term<Value>::Kind;
     if constexpr (E::op == Op::sum) {
-      for (const auto& term : e.terms) gather(term, terms);
+      for (const auto& term : e.terms) gather(term, terms, negated);
     } else if constexpr (detail::flattens<E>()) {
-      gather(e.lhs, terms);
-      gather(e.rhs, terms);
+      gather(e.lhs, terms, negated);
+      gather(e.rhs, terms, E::op == Op::sub ? !negated : negated);
     } else if constexpr (detail::product_kind<E>() != 0) {
       if (!repeated_.empty() && repeated_.contains(fingerprint(e))) {  // shared: evaluated once, added as a value
         Term<Value> t{Kind::value};
         t.a = run(e);
+        t.negated = negated;
         terms.push_back(std::move(t));
       } else {
         gather_product(e, terms);
+        terms.back().negated = negated;
       }
     } else {
       Term<Value> t{Kind::value};
       t.a = run(e);
+      t.negated = negated;
       terms.push_back(std::move(t));
     }
   }
@@ -304,20 +334,32 @@ class Lowering {
         t.plain = &e.lhs;
       }
       terms.push_back(std::move(t));
+    } else if constexpr (detail::product_kind<E>() == 3) {
+      Term<Value> t{Kind::scalar_product};
+      if constexpr (detail::scalar_leaf<std::decay_t<decltype(e.rhs)>>) {
+        t.a = run(e.lhs);
+        set_scalar(t, e.rhs);
+      } else {
+        t.a = run(e.rhs);
+        set_scalar(t, e.lhs);
+      }
+      terms.push_back(std::move(t));
     }
   }
 
   // One fused pass when the machine can, else multiply and add term by term (the same words).
   Value sum_terms(std::vector<Term<Value>>& terms) {
-    using Kind = typename Term<Value>::Kind;
     std::size_t products = 0;
-    for (const auto& t : terms) products += t.kind != Kind::value ? 1 : 0;
+    for (const auto& t : terms) products += fusable(t) ? 1 : 0;
     Value out;
     if (options_.fuse_sums && products >= 2 && m_.fused_sum(std::span<Term<Value>>(terms), out)) return out;
     for (std::size_t i = 0; i < terms.size(); ++i) {
       Value v = materialize(terms[i]);
       if (i == 0) {
         out = std::move(v);
+        if (terms[i].negated) m_.negate(out);
+      } else if (terms[i].negated) {
+        m_.sub(out, v);
       } else {
         m_.add(out, v);
       }
@@ -325,12 +367,20 @@ class Lowering {
     return out;
   }
 
+  static void set_scalar(Term<Value>& t, const expr::ConstLeaf& c) { t.constant = &c; }
+  static void set_scalar(Term<Value>& t, const expr::IntLeaf& c) { t.integer = &c; }
+
+  // The term's value as the eager sequence computes it (its sign left to the caller).
   Value materialize(Term<Value>& t) {
     using Kind = typename Term<Value>::Kind;
     if (t.kind == Kind::cipher_product) return m_.tensor(t.a, t.b);
     if (t.kind == Kind::plain_product) m_.multiply(t.a, *t.plain);
+    if (t.kind == Kind::scalar_product) {
+      if (t.constant != nullptr) m_.multiply(t.a, *t.constant); else m_.multiply(t.a, *t.integer);
+    }
     return std::move(t.a);
   }
+
 
   M& m_;
   PlanOptions options_;

@@ -10,6 +10,10 @@ struct PlanOptions {
   bool fuse_sums = true;
   // A subexpression written more than once (same operands, same operations) is evaluated once.
   bool share_subexpressions = true;
+  // rescale(sum of products) whose products all join a 2-part fused pass: the rescale is folded into the pass
+  // (backend linear_combination_rescaled: the dropped limbs first, the kept ones written once, already divided).
+  // Needs fuse_sums.
+  bool fold_rescale = true;
 };
 
 }  // namespace cerium::plan

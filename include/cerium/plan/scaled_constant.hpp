@@ -18,12 +18,11 @@
 
 namespace cerium::plan {
 
-// log2 of Q_level: the room a scale must fit in.
-inline double log2_modulus(const ckks::Context& context, int level) {
-  const auto& basis = *context.q_basis(level);
-  double bits = 0;
-  for (std::size_t i = 0; i < basis.size(); ++i) bits += std::log2(static_cast<double>(basis.prime(i)));
-  return bits;
+// The evaluator's rule for a product's scale: the headroom it keeps free in Q_level above the scale.
+template <backend::PolyBackend B>
+bool scale_fits(const ckks::BasicEvaluator<B>& ev, double scale, int level) {
+  return std::isfinite(scale) && scale > 0 &&
+         std::log2(scale) + ev.options().scale_headroom_bits < ev.context()->q_basis(level)->log2_product();
 }
 
 // a *= round(constant * encoding_scale) per limb; a's scale becomes a.scale() * encoding_scale. The same checks as
@@ -36,7 +35,7 @@ void multiply_constant_at_scale(const ckks::BasicEvaluator<B>& ev, ckks::Ciphert
           encoding_scale);
   require<LevelError>(a.level() >= 1, "multiply by a constant: level 0 leaves no rescale for the constant's scale");
   const double scale = a.scale() * encoding_scale;
-  require<LevelError>(std::log2(scale) + ev.options().scale_headroom_bits <= log2_modulus(*ev.context(), a.level()),
+  require<LevelError>(scale_fits(ev, scale, a.level()),
                       "multiply by a constant: scale {} leaves fewer than {} bits of Q at level {}",
                       ckks::format_scale(scale), ev.options().scale_headroom_bits, a.level());
   const auto& basis = *ev.context()->q_basis(a.level());

@@ -1,6 +1,6 @@
 #pragma once
-// The terms of a flattened sum (plan/lower.hpp): a chain of + over ciphertext expressions, or a runtime sum, is
-// cut into its terms so that the products among them can be accumulated in one fused pass per polynomial.
+// The terms of a flattened sum (plan/lower.hpp): a chain of + and - over ciphertext expressions, or a runtime sum,
+// is cut into its terms so that the products among them can be accumulated in one fused pass per polynomial.
 
 #include "cerium/expr/node.hpp"
 
@@ -12,11 +12,23 @@ struct Term {
     value,           // any ciphertext expression, already evaluated into a
     plain_product,   // a * plain (a evaluated, the plaintext leaf by address: it lives in the expression)
     cipher_product,  // a (x) b, both 2-part: a tensor product left at 3 parts
+    scalar_product,  // a * constant or a * integer (the leaf by address): one scalar per limb
   };
   Kind kind = Kind::value;
   Value a{};
   Value b{};
   const expr::PlainLeaf* plain = nullptr;
+  const expr::ConstLeaf* constant = nullptr;  // scalar_product: one of these two
+  const expr::IntLeaf* integer = nullptr;
+  bool negated = false;  // subtracted from the sum (the right side of a -)
 };
+
+// Whether a term joins a fused pass: a product; a subtracted one only by a scalar, whose sign folds into it
+// (the others are computed alone and subtracted).
+template <class Value>
+bool fusable(const Term<Value>& t) {
+  using Kind = typename Term<Value>::Kind;
+  return t.kind == Kind::scalar_product || (t.kind != Kind::value && !t.negated);
+}
 
 }  // namespace cerium::plan

@@ -28,6 +28,7 @@ struct PlanStats {
   int tensor_products = 0;
   int rescales = 0;
   int fused_sums = 0;             // sums whose products were accumulated in one pass per polynomial
+  int folded_rescales = 0;        // rescales folded into their fused sum's pass
   int shared_subexpressions = 0;  // occurrences served by a value computed once
   // Elementwise backend calls, one kernel launch each on the CUDA backend (one pass over one polynomial's limbs,
   // or over a ciphertext's for the tensor product and the batched rescale); key switches' internal passes
@@ -125,34 +126,55 @@ class Tracer {
     return out;
   }
 
-  // Products accumulated in one pass per polynomial: the first product, one multiply_accumulate_many per part,
-  // then the plain terms added (plan/fused_sum.hpp). explain() assumes operands the fusion accepts (one level,
-  // matching scales); eval falls back to term-by-term where they are not.
+  // Products accumulated in one pass per polynomial (backend linear_combination), then the terms that do not
+  // join it computed and added or subtracted (plan/fused_sum.hpp). explain() assumes operands the fusion
+  // accepts (one level, matching scales, real constants); eval falls back to term-by-term where they are not.
   bool fused_sum(std::span<Term<Value>> terms, Value& out) {
     using Kind = Term<Value>::Kind;
     std::string list;
     int parts = 0, products = 0;
-    const Term<Value>* head = nullptr;
     for (const auto& t : terms) {
       std::string item = t.a.name;
       if (t.kind == Kind::plain_product) item += " * " + name_of(t.plain->value.get(), "pt");
       if (t.kind == Kind::cipher_product) item += " (x) " + t.b.name;
-      list += (list.empty() ? "" : " + ") + item;
-      if (t.kind == Kind::value) continue;
+      if (t.kind == Kind::scalar_product)
+        item += " * " + (t.constant != nullptr ? constant(*t.constant) : fmt::format("integer {}", t.integer->value));
+      list += (list.empty() ? "" : t.negated ? " - " : " + ") + item;
+      if (t.kind == Kind::cipher_product) ++stats_.tensor_products;
+      if (!fusable(t)) continue;
       ++products;
-      if (head == nullptr) head = &t;
       parts = std::max(parts, t.kind == Kind::cipher_product ? 3 : t.a.parts);
     }
     ++stats_.fused_sums;
+    stats_.elementwise_passes += parts;  // one linear combination per part
+    int acc = parts;
     for (const auto& t : terms) {
-      if (t.kind == Kind::cipher_product) ++stats_.tensor_products;
-      if (t.kind == Kind::value) stats_.elementwise_passes += std::max(parts, t.a.parts);
+      if (fusable(t)) continue;
+      const int own = t.kind == Kind::cipher_product ? 3 : t.a.parts;
+      stats_.elementwise_passes += t.kind == Kind::cipher_product ? 1 : t.kind == Kind::plain_product ? own : 0;
+      stats_.elementwise_passes += std::max(acc, own);
+      acc = std::max(acc, own);
     }
-    // The head product (a tensor pass, or one multiply per part), then one fused pass per part.
-    stats_.elementwise_passes += (head->kind == Kind::cipher_product ? 1 : parts) + parts;
-    out = emit(fmt::format("fused sum of {} products: {}  [{} parts, one multiply-accumulate pass each]", products,
+    out = emit(fmt::format("fused sum of {} products: {}  [{} parts, one linear-combination pass each]", products,
                            list, parts),
-               Value{"", parts, head->a.slots});
+               Value{"", acc, terms.front().a.slots});
+    return true;
+  }
+
+  // A 2-part fused sum whose terms all join the pass, rescaled in it (plan/fused_sum.hpp): per part one pass
+  // over the dropped limbs, then one over the kept limbs that writes them divided; the rescale's transforms
+  // between them are not counted (as for a rescale alone, whose one pass is its subtract-and-scale).
+  bool fused_sum_rescaled(std::span<Term<Value>> terms, Value& out) {
+    using Kind = Term<Value>::Kind;
+    for (const auto& t : terms)
+      if (!fusable(t) || t.kind == Kind::cipher_product || t.a.parts != 2) return false;
+    Value sum;
+    fused_sum(terms, sum);
+    stats_.elementwise_passes += 2 * 2 - 2;  // fused_sum counted 2 passes
+    ++stats_.rescales;
+    ++stats_.folded_rescales;
+    out = emit(fmt::format("rescale({})  [folded: dropped limbs first, kept limbs written once, divided]", sum.name),
+               sum);
     return true;
   }
 

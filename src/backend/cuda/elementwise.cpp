@@ -4,6 +4,7 @@
 #include <bit>
 #include <vector>
 
+#include "cerium/backend/cuda/linear_combination_launch.hpp"
 #include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/backend/cuda/upload.hpp"
 #include "cerium/core/check.hpp"
@@ -139,6 +140,66 @@ void ElementwisePlan::multiply_accumulate_many(std::uint32_t* out, std::span<con
     args.limbs = limbs;
     args.stream = stream.native_handle();
     detail::launch_linear_combination(args);
+  }
+}
+
+void ElementwisePlan::linear_combination(std::uint32_t* out, std::span<const std::uint32_t* const> a,
+                                         std::span<const std::uint32_t* const> b,
+                                         std::span<const std::uint32_t* const> c,
+                                         std::span<const std::uint32_t> scalars, bool accumulate, std::size_t limbs,
+                                         const Stream& stream, const CombinationRange& range) const {
+  const std::size_t first = range.first_limb;
+  require(limbs > 0 && first + limbs <= limbs_, "a linear combination on limbs [{}, {}) with a plan of {}", first,
+          first + limbs, limbs_);
+  const std::size_t stride = c.empty() ? 0 : scalars.size() / c.size();
+  require(a.size() == b.size() && scalars.size() == c.size() * stride && (c.empty() || stride >= first + limbs),
+          "linear combination: {} left and {} right factors, {} scalars for {} scaled terms over limbs [{}, {})",
+          a.size(), b.size(), scalars.size(), c.size(), first, first + limbs);
+  require(out != nullptr, "linear combination on a null device pointer");
+  for (const auto* factors : {&a, &b, &c})
+    for (const std::uint32_t* f : *factors)
+      require(f != nullptr && f != out, "linear combination: a factor is null or the output itself");
+  const detail::ShoupPair* finish_scale = nullptr;
+  if (range.subtrahend != nullptr) {
+    require(range.scale != nullptr && range.scale->device_data() != nullptr && range.scale->size() >= limbs,
+            "linear combination: the closing step needs {} device scalars", limbs);
+    finish_scale = static_cast<const detail::ShoupPair*>(range.scale->device_data());
+  }
+  const std::size_t offset = first * n_;
+  // Scaled terms per launch: as many as fit the parameters' scalar words at this limb count.
+  const std::size_t per_launch = std::min(detail::mixed_combination_max_scaled,
+                                          detail::mixed_combination_scalar_words / limbs);
+  require(per_launch > 0, "linear combination: {} limbs exceed the launch's scalar words", limbs);
+  std::size_t t = 0, u = 0;
+  bool first_launch = true;
+  while (first_launch || t < a.size() || u < c.size()) {
+    detail::MixedCombinationLaunch args;
+    const std::size_t products = std::min(detail::mixed_combination_max_products, a.size() - t);
+    const std::size_t scaled = std::min(per_launch, c.size() - u);
+    for (std::size_t k = 0; k < products; ++k) {
+      args.a[k] = a[t + k] + offset;
+      args.b[k] = b[t + k] + offset;
+    }
+    for (std::size_t k = 0; k < scaled; ++k) {
+      args.c[k] = c[u + k] + offset;
+      for (std::size_t i = 0; i < limbs; ++i) args.scalars[k * limbs + i] = scalars[(u + k) * stride + first + i];
+    }
+    args.products = static_cast<std::uint32_t>(products);
+    args.scaled = static_cast<std::uint32_t>(scaled);
+    args.accumulate = accumulate || !first_launch;
+    args.out = out;
+    t += products;
+    u += scaled;
+    if (t == a.size() && u == c.size()) {  // the closing step once, after every term
+      args.subtrahend = range.subtrahend;
+      args.finish_scale = finish_scale;
+    }
+    args.moduli = table_data<math::Modulus>(moduli_) + first;
+    args.log_degree = log_n_;
+    args.limbs = limbs;
+    args.stream = stream.native_handle();
+    detail::launch_mixed_combination(args);
+    first_launch = false;
   }
 }
 

@@ -19,15 +19,26 @@ TEST_CASE("compile-time elementwise passes match hand counts and the plan", "[ex
   auto x = lift(f.encrypt(v)), y = lift(f.encrypt(v)), z = lift(f.encrypt(v)), u = lift(f.encrypt(v));
   auto w = lift(f.encoder.encode(v)), w2 = lift(f.encoder.encode(v));
 
-  // x + y (2), negate (2), the fused sum's head multiply (2) and pass (2), + constant (1).
+  // x + y (2), negate (2), the fused sum's pass (2), + constant (1).
   auto chain = -(x + y) * w + z * w2 + 0.25;
-  static_assert(elementwise_passes_v<decltype(chain)> == 9);
-  CHECK(plan_stats(chain).elementwise_passes == 9);
+  static_assert(elementwise_passes_v<decltype(chain)> == 7);
+  CHECK(plan_stats(chain).elementwise_passes == 7);
 
-  // Fused tensor sum (head 1 + 3 passes), a tensor (1), a 3-part sub (3), relinearize (2), rescale (1).
+  // Fused tensor sum (3 passes), the subtracted tensor (1) and its 3-part sub (3), relinearize (2), rescale (1).
   auto products = rescale(x * y + z * u - x * u);
-  static_assert(elementwise_passes_v<decltype(products)> == 11);
-  CHECK(plan_stats(products).elementwise_passes == 11);
+  static_assert(elementwise_passes_v<decltype(products)> == 10);
+  CHECK(plan_stats(products).elementwise_passes == 10);
+
+  // Constant products, one subtracted: one linear combination per part (eager: 3 products and 2 adds of 2 parts).
+  auto constants = x * 0.5 + y * 0.25 - z * 0.125;
+  static_assert(elementwise_passes_v<decltype(constants)> == 2);
+  CHECK(plan_stats(constants).elementwise_passes == 2);
+  CHECK(plan_stats(constants, {.fuse_sums = false}).elementwise_passes == 10);
+
+  // Integer products fused (2), the plain term added (2).
+  auto integers = x * integer(2) - y * integer(3) + z;
+  static_assert(elementwise_passes_v<decltype(integers)> == 4);
+  CHECK(plan_stats(integers).elementwise_passes == 4);
 
   // x * w (2), rescale (1), 2 adds of the 3 hoisted rotations (4).
   auto rotations = sum_rotations(rescale(x * w), 0, 1, 2);

@@ -37,6 +37,14 @@ class DeviceScalars {
   std::vector<std::uint32_t> host_;
 };
 
+// The limbs a linear combination covers, and an optional closing step: out = (sum - subtrahend) scale_i, which
+// folds a rescale into the pass (out and subtrahend start at the first limb covered, the factors at limb 0).
+struct CombinationRange {
+  std::size_t first_limb = 0;
+  const std::uint32_t* subtrahend = nullptr;
+  const DeviceScalars* scale = nullptr;  // device scalars (not by_value), limbs of them
+};
+
 class ElementwisePlan {
  public:
   // Uploads the basis's moduli (the CPU's Barrett constants). N >= 4.
@@ -61,6 +69,14 @@ class ElementwisePlan {
   void multiply_accumulate_many(std::uint32_t* out, std::span<const std::uint32_t* const> a,
                                 std::span<const std::uint32_t* const> b, bool accumulate, std::size_t limbs,
                                 const Stream& stream) const;
+  // out = sum_t a[t] b[t] + sum_u c[u] s_(u,i) (+ out when accumulate) over limbs [first, first + limbs),
+  // scalars[u * stride + i] on limb i (stride = scalars.size() / c.size(), reduced); as few launches as the terms
+  // allow (one for a sum of up to 32 products and 16 constants at 40 limbs); out must not be a factor. With no
+  // terms and no accumulate, out is zeroed.
+  void linear_combination(std::uint32_t* out, std::span<const std::uint32_t* const> a,
+                          std::span<const std::uint32_t* const> b, std::span<const std::uint32_t* const> c,
+                          std::span<const std::uint32_t> scalars, bool accumulate, std::size_t limbs,
+                          const Stream& stream, const CombinationRange& range = {}) const;
   // out = a s_i on limb i.
   void multiply_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
                        const Stream& stream) const;

@@ -1,0 +1,96 @@
+// CudaBackend operations added for the eDSL's planner (plan/fused_sum.hpp): the mixed linear combination of a
+// fused sum, one launch per polynomial (cuda/elementwise.hpp), and the same with its rescale folded in.
+
+#include <span>
+#include <vector>
+
+#include "cerium/backend/cuda_backend.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/core/device_memory.hpp"
+#include "cuda_backend_state.hpp"
+
+namespace cerium::backend {
+namespace {
+
+using math::u32;
+
+// The device words of a polynomial on this backend's device (one shard), or a clear error.
+const u32* device_words(const CudaBackend& backend, const ring::RnsPoly& x, const char* operation) {
+  require<MismatchError>(!x.empty(), "{}: the polynomial is empty", operation);
+  require<UnsupportedError>(x.shards().size() == 1 && x.shards()[0].device() == backend.device(),
+                            "{}: a polynomial is not in this CUDA backend's device memory; upload it first",
+                            operation);
+  return x.shards()[0].data();
+}
+
+}  // namespace
+
+void CudaBackend::linear_combination(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
+                                     std::span<const ring::RnsPoly* const> b,
+                                     std::span<const ring::RnsPoly* const> c, std::span<const u32> scalars,
+                                     bool accumulate) const {
+  constexpr const char* operation = "linear combination";
+  require<MismatchError>(x.form() == ring::PolyForm::ntt,
+                         "{}: the output is in {} form; products are pointwise only in NTT form", operation,
+                         ring::to_string(x.form()));
+  require(a.size() == b.size(), "{}: {} left and {} right factors", operation, a.size(), b.size());
+  const auto pointers = [&](std::span<const ring::RnsPoly* const> factors) {
+    std::vector<const u32*> out;
+    for (const ring::RnsPoly* f : factors) {
+      require(f != nullptr, "{}: a null factor", operation);
+      ring::require_compatible(x, *f, operation);
+      out.push_back(device_words(*this, *f, operation));
+    }
+    return out;
+  };
+  const auto left = pointers(a), right = pointers(b), scaled = pointers(c);
+  auto* out = const_cast<u32*>(device_words(*this, x, operation));
+  state_->elementwise_plan(x.basis())
+      .linear_combination(out, left, right, scaled, scalars, accumulate, x.limb_count(), state_->stream);
+}
+
+// The rescale of the sum without writing the whole sum: the dropped limbs of the sum first (a pass over 1 or 2
+// limbs), to coefficient form, the corrections t_i (RescalePlan's kernel) back to NTT form, then one pass over
+// the kept limbs that writes (sum - t) P^{-1}: the words of the sum then CudaBackend::rescale, with the kept
+// limbs written once instead of written, copied around and read back.
+void CudaBackend::linear_combination_rescaled(const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                              std::span<const ring::RnsPoly* const> a,
+                                              std::span<const ring::RnsPoly* const> b,
+                                              std::span<const ring::RnsPoly* const> c,
+                                              std::span<const u32> scalars) const {
+  constexpr const char* operation = "rescaled linear combination";
+  State& s = *state_;
+  require(a.size() == b.size() && (!a.empty() || !c.empty()), "{}: {} left and {} right factors, {} scaled",
+          operation, a.size(), b.size(), c.size());
+  const ring::RnsPoly& any = *(a.empty() ? c[0] : a[0]);
+  require<MismatchError>(any.basis() == rescaler.basis() && x.basis() == rescaler.kept() &&
+                             x.form() == ring::PolyForm::ntt && any.form() == ring::PolyForm::ntt,
+                         "{}: the factors must be over the rescaler's {} and the output over {}, in NTT form",
+                         operation, ring::describe(rescaler.basis()), ring::describe(rescaler.kept()));
+  const auto pointers = [&](std::span<const ring::RnsPoly* const> factors) {
+    std::vector<const u32*> out;
+    for (const ring::RnsPoly* f : factors) {
+      require(f != nullptr, "{}: a null factor", operation);
+      ring::require_compatible(any, *f, operation);
+      out.push_back(device_words(*this, *f, operation));
+    }
+    return out;
+  };
+  const auto left = pointers(a), right = pointers(b), scaled = pointers(c);
+  auto* out = const_cast<u32*>(device_words(*this, x, operation));
+  const std::size_t kept = rescaler.kept().size(), dropped = rescaler.dropped();
+  DeviceWords scratch(s.device, (dropped + kept) * s.n, BufferInit::uninitialized);
+  u32* coefficients = scratch.data();
+  u32* corrections = scratch.data() + dropped * s.n;
+  const cuda::ElementwisePlan& plan = s.elementwise_plan(any.basis());
+  plan.linear_combination(coefficients, left, right, scaled, scalars, false, dropped, s.stream,
+                          cuda::CombinationRange{.first_limb = kept});
+  s.ntt_inverse(coefficients, any.basis().primes().subspan(kept), 1);
+  const cuda::RescalePlan& rescale = s.rescale_plan(rescaler);
+  rescale.corrections(coefficients, corrections, s.stream);
+  s.ntt_forward(corrections, rescaler.kept().primes(), 1);
+  plan.linear_combination(out, left, right, scaled, scalars, false, kept, s.stream,
+                          cuda::CombinationRange{.subtrahend = corrections, .scale = &rescale.p_inverse()});
+}
+
+}  // namespace cerium::backend
