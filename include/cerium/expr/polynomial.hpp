@@ -45,8 +45,10 @@ struct Shape {
 // constant product rescaled before the sum (the eager form the benchmarks compare with) instead of one rescale
 // of the sum. Elementwise passes as the planner counts them: a tensor product 1, a relinearization 2 (its adds),
 // a rescale 1, per part a constant product 1 and an add 1, adjust_scale (bringing a power onto the chain one
-// level down) parts + 1.
-constexpr Shape count(std::size_t degree, bool lazy, bool rescale_each_term) {
+// level down) parts + 1. fused (lazy only): the terms' constant products and tensors are one linear combination
+// per part (plan/fused_sum.hpp) instead of a product and an add each.
+constexpr Shape count(std::size_t degree, bool lazy, bool rescale_each_term, bool fused = false) {
+  fused = fused && lazy && !rescale_each_term;
   Shape s;
   const int top_depth = depth(degree);
   const auto tensor_term = [&](std::size_t k) { return lazy && k > 1 && !is_factor(k, degree); };
@@ -56,7 +58,7 @@ constexpr Shape count(std::size_t degree, bool lazy, bool rescale_each_term) {
     s.rescales += 1;
     if (tensor_term(k)) {  // x^b onto the level above the sum's, times c_k, rescaled; then the tensor
       if (depth(b) < top_depth - 1) s.elementwise_passes += 2 + 1;
-      s.elementwise_passes += 2 + 1 + 1;
+      s.elementwise_passes += 2 + 1 + (fused ? 0 : 1);  // the tensor itself is in the fused pass
       continue;
     }
     if (a != b && depth(b) < depth(a)) s.elementwise_passes += 2 + 1;  // x^b brought down onto x^a's level
@@ -69,15 +71,16 @@ constexpr Shape count(std::size_t degree, bool lazy, bool rescale_each_term) {
     const int p = tensor_term(k) ? 3 : 2;
     if (p == 2) {
       if (depth(k) < top_depth) s.elementwise_passes += p + 1;  // adjust_scale onto the sum's level
-      s.elementwise_passes += p;                                // times c_k
+      if (!fused) s.elementwise_passes += p;                    // times c_k
       if (rescale_each_term) {
         s.rescales += 1;
         s.elementwise_passes += 1;
       }
     }
-    if (k > 1) s.elementwise_passes += std::max(acc, p);
+    if (k > 1 && !fused) s.elementwise_passes += std::max(acc, p);
     acc = std::max(acc, p);
   }
+  if (fused) s.elementwise_passes += acc;  // one linear combination per part
   s.elementwise_passes += 1;  // + c_0
   if (acc == 3) {
     s.relinearizations += 1;

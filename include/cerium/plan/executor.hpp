@@ -64,8 +64,8 @@ class Executor {
     return plan::fused_sum_rescaled(ev_, terms, out);
   }
 
-  Value polynomial(const Value& x, std::span<const double> coefficients) {
-    return PowerBasis<B>(ev_, x, true).evaluate(coefficients);
+  Value polynomial(const Value& x, std::span<const double> coefficients, bool fuse) {
+    return PowerBasis<B>(ev_, x, true).evaluate(coefficients, fuse);
   }
 
  private:

@@ -144,7 +144,7 @@ constexpr int passes() {
   } else if constexpr (E::op == Op::polynomial) {
     using C = decltype(E::child);
     constexpr std::size_t d = std::tuple_size_v<decltype(E::coefficients)> - 1;
-    return passes<C>() + relin_passes<C> + expr::power_basis::count(d, true, false).elementwise_passes;
+    return passes<C>() + relin_passes<C> + expr::power_basis::count(d, true, false, true).elementwise_passes;
   } else {
     using C = decltype(E::child);
     if constexpr (E::op == Op::rotate && std::is_same_v<C, expr::CipherLeaf>) return 0;  // hoisted: a copy

@@ -11,7 +11,8 @@
 //   std::vector<Value> rotate_hoisted(const CipherLeaf& or const Value&, std::span<const std::int64_t>);
 //   bool fused_sum(std::span<Term<Value>>, Value& out)  (false: the operands do not allow it, nothing done);
 //   bool fused_sum_rescaled(std::span<Term<Value>>, Value& out)  (the same, and rescaled);
-//   Value polynomial(const Value& x, std::span<const double> coefficients)  (expr/polynomial.hpp's algorithm).
+//   Value polynomial(const Value& x, std::span<const double> coefficients, bool fuse)  (expr/polynomial.hpp's
+//   algorithm; fuse: its terms' products in one fused sum).
 // P may also be IntLeaf (multiply: no level).
 //
 // The rules:
@@ -201,7 +202,7 @@ class Lowering {
     } else if constexpr (E::op == Op::polynomial) {
       Value v = run(e.child);
       two_parts(v);
-      return m_.polynomial(v, std::span<const double>(e.coefficients));
+      return m_.polynomial(v, std::span<const double>(e.coefficients), options_.fuse_sums);
     } else if constexpr (E::op == Op::add || E::op == Op::sub) {
       constexpr bool subtract = E::op == Op::sub;
       using L = std::decay_t<decltype(e.lhs)>;

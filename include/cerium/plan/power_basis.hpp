@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cerium/backend/backend.hpp"
@@ -23,7 +25,9 @@
 #include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/expr/polynomial.hpp"
+#include "cerium/plan/fused_sum.hpp"
 #include "cerium/plan/scaled_constant.hpp"
+#include "cerium/plan/terms.hpp"
 
 namespace cerium::plan {
 
@@ -57,8 +61,10 @@ class PowerBasis {
     return *powers_[k];
   }
 
-  // sum_k c_k x^k at the deepest power's level; the constant products share one rescale.
-  ckks::Ciphertext evaluate(std::span<const double> c) {
+  // sum_k c_k x^k at the deepest power's level; the constant products share one rescale. fuse (lazy form
+  // only): the terms' products (c_k by a scalar per limb, the tensor terms' factors) accumulated in one pass per
+  // part (plan/fused_sum.hpp), the same words as multiplying and adding them one by one.
+  ckks::Ciphertext evaluate(std::span<const double> c, bool fuse = false) {
     require(c.size() >= 2, "polynomial: {} coefficients; give at least c_0 and c_1", c.size());
     const std::size_t degree = c.size() - 1;
     degree_ = degree;
@@ -66,20 +72,39 @@ class PowerBasis {
     for (std::size_t k = 2; k <= degree; ++k)
       if (!lazy_term(k)) power(k);
     const int level = sum_level(degree);
-    ckks::Ciphertext sum;
+    using T = Term<ckks::Ciphertext>;
+    std::vector<expr::ConstLeaf> constants(degree + 1);  // the leaves the scalar terms point to
+    std::vector<T> terms;
     for (std::size_t k = 1; k <= degree; ++k) {
-      ckks::Ciphertext term;
+      T t;
       if (lazy_term(k)) {
-        term = tensor_term(k, c[k], level);
+        t.kind = T::Kind::cipher_product;
+        std::tie(t.a, t.b) = tensor_factors(k, c[k], level);
       } else {
-        term = powers_[k]->clone();
-        bring_to(term, level);
-        ev_.multiply_inplace(term, c[k]);
+        t.kind = T::Kind::scalar_product;
+        t.a = powers_[k]->clone();
+        bring_to(t.a, level);
+        constants[k].value = c[k];
+        t.constant = &constants[k];
       }
-      if (k == 1) {
-        sum = std::move(term);
-      } else {
-        ev_.add_inplace(sum, term);
+      terms.push_back(std::move(t));
+    }
+    ckks::Ciphertext sum;
+    if (!fuse || !lazy_ || !fused_sum(ev_, std::span<T>(terms), sum)) {
+      for (std::size_t i = 0; i < terms.size(); ++i) {
+        T& t = terms[i];
+        ckks::Ciphertext term;
+        if (t.kind == T::Kind::cipher_product) {
+          term = ev_.multiply_no_relin(t.a, t.b);
+        } else {
+          term = std::move(t.a);
+          ev_.multiply_inplace(term, t.constant->value.real());
+        }
+        if (i == 0) {
+          sum = std::move(term);
+        } else {
+          ev_.add_inplace(sum, term);
+        }
       }
     }
     ev_.add_inplace(sum, c[0]);
@@ -114,8 +139,8 @@ class PowerBasis {
 
   // c x^k = x^a (x) rescale(c x^b) at `level`, on the scale the 2-part terms c_j x^j have there (chain P_level):
   // x^b is brought one level above, times c encoded at the scale that makes the tensor land there, rescaled;
-  // x^a drops limbs (exact) to meet it.
-  ckks::Ciphertext tensor_term(std::size_t k, double c, int level) {
+  // x^a drops limbs (exact) to meet it. Returns the two factors.
+  std::pair<ckks::Ciphertext, ckks::Ciphertext> tensor_factors(std::size_t k, double c, int level) {
     const std::size_t a = expr::power_basis::factor(k);
     ckks::Ciphertext y = power(k - a).clone();
     bring_to(y, level + 1);
@@ -125,8 +150,7 @@ class PowerBasis {
     const double encoding = target * ev_.level_prime_product(level + 1) / (x.scale() * y.scale());
     multiply_constant_at_scale(ev_, y, c, encoding);
     ev_.rescale_inplace(y);
-    ev_.multiply_no_relin_inplace(x, y);
-    return x;
+    return {std::move(x), std::move(y)};
   }
 
   ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {

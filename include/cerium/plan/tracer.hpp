@@ -181,9 +181,10 @@ class Tracer {
   // expr::polynomial (plan/power_basis.hpp): the powers others are made from, each one tensor product,
   // relinearization and rescale; the others enter the sum as 3-part tensors with their constant folded into a
   // factor, and one relinearization before the sum's rescale serves them.
-  Value polynomial(const Value& x, std::span<const double> coefficients) {
+  Value polynomial(const Value& x, std::span<const double> coefficients, bool fuse) {
     const std::size_t degree = coefficients.size() - 1;
-    const auto shape = expr::power_basis::count(degree, true, false);
+    const auto shape = expr::power_basis::count(degree, true, false, fuse);
+    if (fuse) ++stats_.fused_sums;
     stats_.tensor_products += shape.tensor_products;
     stats_.relinearizations += shape.relinearizations;
     stats_.key_switches += shape.relinearizations;

@@ -49,4 +49,6 @@ TEST_CASE("degree-15 polynomial: the lazy plan is as precise as relinearizing ev
   CHECK(planned_bits >= eager_bits - 1);
   CHECK(eager_bits >= one_product - 6);
   CHECK(cerium::plan::plan_stats(polynomial(lift(ct), c)).key_switches == 8);
+  // The terms' products in one fused pass per part: the words of multiplying and adding them one by one.
+  CHECK(same_words(planned, eval(polynomial(lift(ct), c), EvalContext{f.evaluator}, {.fuse_sums = false})));
 }
