@@ -111,7 +111,9 @@ __global__ void __launch_bounds__(kThreads) linear_combination_kernel(LinearComb
 }
 
 // The same with products by per-limb constants after the polynomial products: acc = barrett(c s + acc), the
-// CPU's linear_combination word for word.
+// CPU's linear_combination word for word. Products and Scaled >= 0 fix the term counts at compile time (the
+// loops unroll, every factor's load is issued before the first product); -1 reads them from the launch.
+template <int Products, int Scaled>
 __global__ void __launch_bounds__(kThreads) mixed_combination_kernel(MixedCombinationLaunch args,
                                                                      std::size_t vectors, int log_vectors_per_limb) {
   const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
@@ -123,13 +125,17 @@ __global__ void __launch_bounds__(kThreads) mixed_combination_kernel(MixedCombin
   const auto step = [&](u32 x, u32 y, u32 o) {
     return math::barrett_reduce(static_cast<math::u64>(x) * y + o, m);
   };
-  for (u32 t = 0; t < args.products; ++t) {
+  const int products = Products >= 0 ? Products : static_cast<int>(args.products);
+  const int scaled = Scaled >= 0 ? Scaled : static_cast<int>(args.scaled);
+#pragma unroll
+  for (int t = 0; t < products; ++t) {
     const uint4 a = reinterpret_cast<const uint4*>(args.a[t])[v];
     const uint4 b = reinterpret_cast<const uint4*>(args.b[t])[v];
     acc = make_uint4(step(a.x, b.x, acc.x), step(a.y, b.y, acc.y), step(a.z, b.z, acc.z), step(a.w, b.w, acc.w));
   }
-  for (u32 u = 0; u < args.scaled; ++u) {
-    const u32 s = args.scalars[u * args.limbs + limb];
+#pragma unroll
+  for (int u = 0; u < scaled; ++u) {
+    const u32 s = args.scalars[static_cast<std::size_t>(u) * args.limbs + limb];
     const uint4 c = reinterpret_cast<const uint4*>(args.c[u])[v];
     acc = make_uint4(step(c.x, s, acc.x), step(c.y, s, acc.y), step(c.z, s, acc.z), step(c.w, s, acc.w));
   }
@@ -145,14 +151,41 @@ __global__ void __launch_bounds__(kThreads) mixed_combination_kernel(MixedCombin
 
 }  // namespace elementwise_kernels
 
+namespace {
+
+template <int Products, int Scaled>
+void launch_mixed(const MixedCombinationLaunch& args, unsigned blocks, std::size_t vectors, int log_vectors_per_limb) {
+  elementwise_kernels::mixed_combination_kernel<Products, Scaled>
+      <<<blocks, elementwise_kernels::kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, vectors,
+                                                                                            log_vectors_per_limb);
+}
+
+// The shapes the planner emits most: a part of a sum of 2, 4 or 8 ciphertext-plaintext products (BSGS inner sums),
+// of 4 to 16 tensor cross terms (sums of 2 to 8 ciphertext products: 2 per product on part 1), or of 2, 4 or 8
+// constant products; one instantiation each, every other shape the generic kernel.
+template <int Products, int Scaled>
+bool try_launch(const MixedCombinationLaunch& args, unsigned blocks, std::size_t vectors, int log_vectors_per_limb) {
+  if (args.products != Products || args.scaled != Scaled) return false;
+  launch_mixed<Products, Scaled>(args, blocks, vectors, log_vectors_per_limb);
+  return true;
+}
+
+}  // namespace
+
 void launch_mixed_combination(const MixedCombinationLaunch& args) {
   using namespace elementwise_kernels;
   if (args.limbs == 0) return;
   const int log_vectors_per_limb = args.log_degree - 2;
   const std::size_t vectors = args.limbs << log_vectors_per_limb;
   const auto blocks = static_cast<unsigned>((vectors + kThreads - 1) / kThreads);
-  mixed_combination_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, vectors,
-                                                                                           log_vectors_per_limb);
+  const bool fixed = try_launch<2, 0>(args, blocks, vectors, log_vectors_per_limb) ||
+                     try_launch<4, 0>(args, blocks, vectors, log_vectors_per_limb) ||
+                     try_launch<8, 0>(args, blocks, vectors, log_vectors_per_limb) ||
+                     try_launch<16, 0>(args, blocks, vectors, log_vectors_per_limb) ||
+                     try_launch<0, 2>(args, blocks, vectors, log_vectors_per_limb) ||
+                     try_launch<0, 4>(args, blocks, vectors, log_vectors_per_limb) ||
+                     try_launch<0, 8>(args, blocks, vectors, log_vectors_per_limb);
+  if (!fixed) launch_mixed<-1, -1>(args, blocks, vectors, log_vectors_per_limb);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
 

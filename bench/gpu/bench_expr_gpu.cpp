@@ -1,6 +1,8 @@
 // The eDSL on the CUDA backend: fused eval against eager evaluator calls for the workloads of
 // bench/expr_workloads.hpp (16-diagonal BSGS linear transform, sum of 8 ciphertext products, degree-15
-// polynomial) at N = 2^16, 40 limbs (19 two-prime levels of 28 bits over 2 base primes), dnum 3.
+// polynomial) at N = 2^16, 40 limbs (19 two-prime levels of 28 bits over 2 base primes), dnum 3; and two rescaled
+// sums of 8 products whose rescale folds into the fused pass (plaintext products against the unfolded plan,
+// constant products against eager calls).
 //
 // Each call is timed with CUDA events after 3 warm-up calls, median of 20, issued from the host (what a program
 // sees). Kernel launches are counted by capturing one call into a CUDA graph and counting its kernel nodes
@@ -140,8 +142,46 @@ void BM_expr_poly15_gpu(benchmark::State& state) {
   run(state, w.poly15_expression(), [&] { return w.poly15_eager(); }, w.poly15_want());
 }
 
+// Rescaled sums of 8 products that fold the rescale into the fused pass: plaintext products (eager: fused
+// without the fold, to isolate it) and real constant products (eager: the evaluator's multiply, add, rescale).
+void BM_expr_plain8_rescaled_gpu(benchmark::State& state) {
+  Setup& s = setup();
+  const auto& w = *s.work;
+  std::vector<decltype(lift(w.a[0]) * lift(w.diagonals[0]))> terms;
+  std::vector<double> want(w.vx.size(), 0.0);
+  for (std::size_t i = 0; i < cerium_bench::kProducts; ++i) {
+    terms.push_back(lift(w.a[i]) * lift(w.diagonals[i]));
+    for (std::size_t k = 0; k < want.size(); ++k) want[k] += w.va[i][k] * w.vd[i][k];
+  }
+  const auto e = rescale(sum(std::move(terms)));
+  run(state, e, [&] { return eval(e, EvalContext{s.evaluator}, plan::PlanOptions{.fold_rescale = false}); }, want);
+}
+void BM_expr_constants8_gpu(benchmark::State& state) {
+  Setup& s = setup();
+  const auto& w = *s.work;
+  std::vector<decltype(lift(w.a[0]) * 0.5)> terms;
+  std::vector<double> want(w.vx.size(), 0.0);
+  const auto coefficient = [](std::size_t i) { return (i % 2 == 0 ? 1.0 : -1.0) / static_cast<double>(i + 2); };
+  for (std::size_t i = 0; i < cerium_bench::kProducts; ++i) {
+    terms.push_back(lift(w.a[i]) * coefficient(i));
+    for (std::size_t k = 0; k < want.size(); ++k) want[k] += coefficient(i) * w.va[i][k];
+  }
+  const auto e = rescale(sum(std::move(terms)));
+  run(state, e,
+      [&] {
+        Ciphertext acc = s.evaluator.multiply(*w.a[0], coefficient(0));
+        for (std::size_t i = 1; i < cerium_bench::kProducts; ++i)
+          s.evaluator.add_inplace(acc, s.evaluator.multiply(*w.a[i], coefficient(i)));
+        s.evaluator.rescale_inplace(acc);
+        return acc;
+      },
+      want);
+}
+
 }  // namespace
 
+BENCHMARK(BM_expr_plain8_rescaled_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_expr_constants8_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_expr_bsgs16_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_expr_products8_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_expr_poly15_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "cerium/backend/cuda_evaluator.hpp"
@@ -199,6 +200,21 @@ TEST_CASE("GPU eDSL: linear_combination with constant terms equals the CPU over 
     f.cpu.evaluator.backend().linear_combination(want, ha, hb, hc, scalars, accumulate);
     f.gpu.backend().linear_combination(got, da, db, dc, scalars, accumulate);
     CHECK(f.gpu.backend().download(got) == want);
+  }
+  // The shapes with their own kernel instantiation (kernels/elementwise.cu), and their neighbours: generic.
+  for (const std::size_t count : {1, 2, 3, 4, 8, 16}) {
+    for (const bool products : {true, false}) {
+      INFO(count << (products ? " products" : " constant terms"));
+      const std::size_t p = products ? count : 0, q = products ? 0 : count;
+      const std::span<const cerium::ring::RnsPoly* const> ha_(ha.data(), p), hb_(hb.data(), p), hc_(hc.data(), q);
+      const std::span<const cerium::ring::RnsPoly* const> da_(da.data(), p), db_(db.data(), p), dc_(dc.data(), q);
+      const std::span<const std::uint32_t> s_(scalars.data(), q * limbs);
+      cerium::ring::RnsPoly want = a[0].host->part(0).clone();
+      cerium::ring::RnsPoly got = f.gpu.backend().clone(a[0].device->part(0));
+      f.cpu.evaluator.backend().linear_combination(want, ha_, hb_, hc_, s_, false);
+      f.gpu.backend().linear_combination(got, da_, db_, dc_, s_, false);
+      CHECK(f.gpu.backend().download(got) == want);
+    }
   }
   // No terms: zero.
   cerium::ring::RnsPoly zero = f.gpu.backend().clone(a[0].device->part(0));
