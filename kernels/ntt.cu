@@ -338,7 +338,12 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
     const std::size_t global = args.first_limb + limb_index;
     const std::size_t b = global / args.period, l = global % args.period;
     f.minuend = args.finish.minuend + b * args.finish.minuend_stride + l * n;
-    f.addend = args.finish.addend ? args.finish.addend + b * args.finish.addend_stride + l * n : nullptr;
+    const NttFinish& a = args.finish;
+    f.addend = nullptr;
+    if (a.addend != nullptr && b >= a.addend_first && b - a.addend_first < a.addend_count) {
+      const auto words = static_cast<std::ptrdiff_t>(b - a.addend_first) * a.addend_stride + static_cast<std::ptrdiff_t>(l * n);
+      f.addend = reinterpret_cast<const u32*>(reinterpret_cast<std::uintptr_t>(a.addend) + words * 4);
+    }
     f.out = args.finish.out + b * args.finish.out_stride + l * n;
     f.scale = reinterpret_cast<const uint2*>(args.finish.scale)[l];
   }

@@ -9,6 +9,7 @@
 # Environment: OUT, CERIUM_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S (default 480: the optional
 # sanitizers are skipped past it, and every step is cut short so that the whole script ends near it),
 # GPU_CHECK_QUICK=1 (only the GPU test suite and the GPU benchmarks: for iterating on kernels),
+# GPU_CHECK_CTEST=0 (skip the CPU suites' ctest run: CI runs them), GPU_CHECK_CPU_BENCH=0 (skip the CPU benchmarks),
 # GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
 # of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
@@ -144,7 +145,7 @@ cpu_bench=$build_dir/bench/cerium_bench_cpu
 
 # --- tests --------------------------------------------------------------------------------------------------
 quick=${GPU_CHECK_QUICK:-0}
-if [[ -f $build_dir/CTestTestfile.cmake ]] && ((!quick)); then
+if [[ -f $build_dir/CTestTestfile.cmake ]] && ((!quick)) && [[ ${GPU_CHECK_CTEST:-1} == 1 ]]; then
   run_step ctest "$test_log" 240 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 300 || true
 fi
 if [[ -x $test_bin ]]; then
@@ -179,7 +180,7 @@ if [[ -x $gpu_bench ]]; then
       --benchmark_out="$out/bench_bootstrap.json" --benchmark_out_format=json || true
   fi
 fi
-if [[ -x $cpu_bench ]] && ((!quick)); then
+if [[ -x $cpu_bench ]] && ((!quick)) && [[ ${GPU_CHECK_CPU_BENCH:-1} == 1 ]]; then
   # CPU reference figures (NTT, basis conversion, CKKS operations at N = 2^14 and 2^16) on this machine's cores.
   run_step bench-cpu "$bench_log" 200 "$cpu_bench" --benchmark_filter="${CPU_BENCH_FILTER:-ntt|BM_}" \
     --benchmark_format=console \

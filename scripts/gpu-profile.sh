@@ -38,3 +38,14 @@ for (i, name), m in kernels.items():
           f"{m.get('launch__grid_size','')[:7]:>7} {m.get('launch__registers_per_thread',''):>4}")
 print(f"sum of kernel durations: {total:.1f} us over {len(kernels)} kernels")
 PY
+
+# PROFILE_DETAIL=<kernel regex>: Nsight Compute's full sections (scheduler, warp states, instruction mix, memory)
+# for the first launch of that kernel in the profiled call, to $OUT/profile_detail.txt.
+if [[ -n ${PROFILE_DETAIL:-} ]]; then
+  CERIUM_BENCH_PROFILE=1 ncu --profile-from-start off --clock-control none --kernel-name "regex:$PROFILE_DETAIL" \
+    --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
+    --section WarpStateStats --section InstructionStats --section Occupancy --section MemoryWorkloadAnalysis \
+    "$build_dir/bench/cerium_bench_gpu" --benchmark_filter="$filter" --benchmark_repetitions=1 \
+    >"$out/profile_detail.txt" 2>&1
+  echo "ncu detail exit: $?"
+fi

@@ -324,10 +324,12 @@ void BasicEvaluator<B>::relinearize_inplace(Ciphertext& a) const {
                            "relinearize: no relinearization key; call set_relinearization_key with "
                            "std::make_shared<RelinearizationKey>(key_generator.relinearization_key())");
   const DecomposedPoly digits = backend_.mod_up(*context_, a.part(2), a.level());
-  auto switched = backend_.key_switch_apply(*context_, digits, relin_key_->key(), nullptr);
-  backend_.add(a.part(0), switched[0]);
-  backend_.add(a.part(1), switched[1]);
+  // (c0, c1) + the key-switched c2, the sums added in the backend's ModDown (one pass fewer on the GPU).
+  auto switched = backend_.key_switch_apply(*context_, digits, relin_key_->key(), nullptr,
+                                            std::array<const ring::RnsPoly*, 2>{&a.part(0), &a.part(1)});
   a.parts().pop_back();
+  a.part(0) = std::move(switched[0]);
+  a.part(1) = std::move(switched[1]);
 }
 
 template <backend::PolyBackend B>

@@ -61,12 +61,12 @@ template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::apply_galois(const Ciphertext& a, const DecomposedPoly& c1_digits,
                                            std::uint32_t galois_element, const SwitchingKey& key) const {
   const ring::Automorphism& automorphism = context_->automorphism(galois_element);
-  auto switched = backend_.key_switch_apply(*context_, c1_digits, key, &automorphism);
-  ring::RnsPoly c0 = backend_.automorphism(automorphism, a.part(0));
-  backend_.add(c0, switched[0]);
+  const ring::RnsPoly c0 = backend_.automorphism(automorphism, a.part(0));
+  auto switched = backend_.key_switch_apply(*context_, c1_digits, key, &automorphism,
+                                            std::array<const ring::RnsPoly*, 2>{&c0, nullptr});
   std::vector<ring::RnsPoly> parts;
   parts.reserve(2);
-  parts.push_back(std::move(c0));
+  parts.push_back(std::move(switched[0]));
   parts.push_back(std::move(switched[1]));
   return Ciphertext(context_, std::move(parts), a.level(), a.scale(), a.slots());
 }

@@ -1,10 +1,12 @@
 // Every evaluator operation on the CUDA backend gives exactly the CPU backend's words, on fresh random inputs, at
 // N = 2^12 .. 2^16, with one- and two-prime levels, several dnum values and at several levels.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cerium/backend/cuda/graph.hpp"
@@ -175,6 +177,19 @@ TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][qui
     for (const ring::Automorphism* automorphism : {static_cast<const ring::Automorphism*>(nullptr), &a}) {
       const auto want = cpu.key_switch_apply(*context, digits, relin->key(), automorphism);
       const auto got = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), automorphism);
+      CHECK(gpu.download(got[0]) == want[0]);
+      CHECK(gpu.download(got[1]) == want[1]);
+    }
+    // Addends folded into ModDown's last pass: on both sums, on the first only, on the second only.
+    ring::RnsPoly other = y.clone();
+    cpu.negate(other);
+    const ring::RnsPoly other_gpu = gpu.upload(other);
+    using Addends = std::array<const ring::RnsPoly*, 2>;
+    for (const auto& [host, device] : {std::pair{Addends{&y, &other}, Addends{&y_gpu, &other_gpu}},
+                                       std::pair{Addends{&other, nullptr}, Addends{&other_gpu, nullptr}},
+                                       std::pair{Addends{nullptr, &y}, Addends{nullptr, &y_gpu}}}) {
+      const auto want = cpu.key_switch_apply(*context, digits, relin->key(), &a, host);
+      const auto got = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), &a, device);
       CHECK(gpu.download(got[0]) == want[0]);
       CHECK(gpu.download(got[1]) == want[1]);
     }

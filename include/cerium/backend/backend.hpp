@@ -42,7 +42,8 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
                                std::shared_ptr<const ckks::RelinearizationKey> relinearization_key,
                                std::shared_ptr<const ckks::GaloisKeys> galois_keys,
                                std::shared_ptr<const ckks::SwitchingKey> switching_key, std::span<ring::RnsPoly> parts,
-                               std::span<const ring::RnsPoly* const> factors, bool accumulate) {
+                               std::span<const ring::RnsPoly* const> factors, bool accumulate,
+                               std::array<const ring::RnsPoly*, 2> addends) {
   // Storage: a polynomial over basis placed as options says, and a deep copy on the same devices.
   { b.allocate(basis, options) } -> std::same_as<ring::RnsPoly>;
   { b.clone(y) } -> std::same_as<ring::RnsPoly>;
@@ -99,6 +100,9 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   // Hybrid key switching.
   { b.mod_up(context, y, level) } -> std::same_as<ckks::DecomposedPoly>;
   { b.key_switch_apply(context, decomposed, key, &automorphism) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+  // The same plus addends[i] on sum i (a null entry adds nothing; addends in NTT form over Q_l): relinearization's
+  // c + (b, a) and a rotation's sigma(c0) + b, which the CUDA backend adds inside ModDown's last pass.
+  { b.key_switch_apply(context, decomposed, key, &automorphism, addends) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
   { b.mod_down(mod_down, y) } -> std::same_as<ring::RnsPoly>;
 };
 

@@ -197,6 +197,15 @@ struct CpuBackend {
                                                 const ring::Automorphism* automorphism) const {
     return ckks::key_switch_apply(context, decomposed, key, automorphism);
   }
+  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
+                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+                                                std::array<const ring::RnsPoly*, 2> addends) const {
+    auto sums = ckks::key_switch_apply(context, decomposed, key, automorphism);
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (addends[i] != nullptr) add(sums[i], *addends[i]);
+    }
+    return sums;
+  }
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const { return mod_down.apply(y); }
 };
 

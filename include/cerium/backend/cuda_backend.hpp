@@ -86,6 +86,10 @@ class CudaBackend {
   std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
                                                 const ckks::SwitchingKey& key,
                                                 const ring::Automorphism* automorphism) const;
+  // The same plus addends[i] on sum i, added in ModDown's last pass (no separate add).
+  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
+                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+                                                std::array<const ring::RnsPoly*, 2> addends) const;
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
 
   // --- Placement of whole objects ---

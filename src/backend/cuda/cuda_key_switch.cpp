@@ -4,6 +4,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "cerium/backend/cuda/check.hpp"
@@ -67,9 +70,10 @@ void gather(u32* dst, const u32* src, const std::vector<std::size_t>& from, std:
 
 // ModDown in NTT form of `batch` polynomials, in[b] = in + b in_stride words (over mod_down.full()) to
 // out[b] = out + b out_stride (over mod_down.kept()); out may be in itself when the kept primes are the first
-// primes of full. The transforms run once over the whole batch.
+// primes of full. The transforms run once over the whole batch. addends[b] (for b < 2; null: none) is added to
+// out[b] in the same pass.
 void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u32* in, u32* out, std::size_t batch,
-                  std::size_t in_stride, std::size_t out_stride) {
+                  std::size_t in_stride, std::size_t out_stride, std::array<const u32*, 2> addends = {}) {
   const std::size_t n = s.n;
   const auto dropped_at = positions(mod_down.dropped(), mod_down.full());
   const auto kept_at = positions(mod_down.kept(), mod_down.full());
@@ -91,8 +95,22 @@ void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u3
     x = out;
     x_stride = out_stride;
   }
-  const cuda::detail::NttFinish finish{.minuend = x, .minuend_stride = x_stride, .out = out, .out_stride = out_stride,
-                                       .scale = static_cast<const u32*>(plan.p_inverse().device_data())};
+  cuda::detail::NttFinish finish{.minuend = x, .minuend_stride = x_stride, .out = out, .out_stride = out_stride,
+                                 .scale = static_cast<const u32*>(plan.p_inverse().device_data())};
+  // The addends as one pointer and a (possibly negative) word stride between the two.
+  if (addends[0] != nullptr) {
+    finish.addend = addends[0];
+    finish.addend_count = 1;
+    if (addends[1] != nullptr && batch > 1) {
+      finish.addend_stride = (static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(addends[1])) -
+                              static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(addends[0]))) / 4;
+      finish.addend_count = 2;
+    }
+  } else if (addends[1] != nullptr && batch > 1) {
+    finish.addend = addends[1];
+    finish.addend_first = 1;
+    finish.addend_count = 1;
+  }
   s.ntt_forward(corrections, mod_down.kept().primes(), batch, &finish);
 }
 
@@ -133,6 +151,14 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& 
                                                            const ckks::DecomposedPoly& decomposed,
                                                            const ckks::SwitchingKey& key,
                                                            const ring::Automorphism* automorphism) const {
+  return key_switch_apply(context, decomposed, key, automorphism, {nullptr, nullptr});
+}
+
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& context,
+                                                           const ckks::DecomposedPoly& decomposed,
+                                                           const ckks::SwitchingKey& key,
+                                                           const ring::Automorphism* automorphism,
+                                                           std::array<const ring::RnsPoly*, 2> addends) const {
   require_context(*this, context, "key switching");
   ckks::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   State& s = *state_;
@@ -155,8 +181,17 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& 
   s.inner_product_plan(level).apply(digit_words, key_b, key_a, out0, out1, s.stream, permutation);
   // ModDown of both sums in place (Q_l is the first part of Q_l u P), their transforms as one batch.
   const ring::ModDown& down = context.mod_down(level);
+  std::array<const u32*, 2> addend_words{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (addends[i] == nullptr) continue;
+    const ring::RnsPoly& a = *addends[i];
+    require<MismatchError>(a.form() == ring::PolyForm::ntt && a.basis() == down.kept(),
+                           "key switching: addend {} must be in NTT form over {}; it is in {} form over {}", i,
+                           ring::describe(down.kept()), ring::to_string(a.form()), ring::describe(a.basis()));
+    addend_words[i] = device_words(a, s.device, "a key-switch addend");
+  }
   const std::size_t stride = static_cast<std::size_t>(out1 - out0);
-  mod_down_ntt(s, down, out0, out0, 2, stride, stride);
+  mod_down_ntt(s, down, out0, out0, 2, stride, stride, addend_words);
   std::array<ring::RnsPoly, 2> sum{std::move(sums[0]), std::move(sums[1])};
   sum[0].drop_to(down.kept_ptr());
   sum[1].drop_to(down.kept_ptr());

@@ -47,11 +47,10 @@ template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::key_switch(const Ciphertext& input, const SwitchingKey& key) const {
   const B& backend = evaluator_.backend();
   const DecomposedPoly digits = backend.mod_up(*context_, input.part(1), input.level());
-  auto switched = backend.key_switch_apply(*context_, digits, key, static_cast<const ring::Automorphism*>(nullptr));
-  ring::RnsPoly c0 = backend.clone(input.part(0));
-  backend.add(c0, switched[0]);
+  auto switched = backend.key_switch_apply(*context_, digits, key, static_cast<const ring::Automorphism*>(nullptr),
+                                           std::array<const ring::RnsPoly*, 2>{&input.part(0), nullptr});
   std::vector<ring::RnsPoly> parts;
-  parts.push_back(std::move(c0));
+  parts.push_back(std::move(switched[0]));
   parts.push_back(std::move(switched[1]));
   return Ciphertext(context_, std::move(parts), input.level(), input.scale(), input.slots());
 }

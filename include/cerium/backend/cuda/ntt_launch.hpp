@@ -24,14 +24,18 @@ static_assert(sizeof(NttLimbConstants) == 32);
 
 // What the forward transform's last pass can do instead of storing the transform T: finish a rescale or a ModDown,
 // out = (minuend - T) s (+ addend), so that T never goes to global memory and back. Limb l of polynomial b of the
-// batch reads minuend + b minuend_stride + l N (and the addend likewise) and writes out + b out_stride + l N; s is
-// the pair (value, Shoup quotient) at scale[2 l], scale[2 l + 1]. out may be the minuend (each word is read
-// before it is written, by the same thread); the transformed data is left as it was.
+// batch reads minuend + b minuend_stride + l N and writes out + b out_stride + l N; s is the pair (value, Shoup
+// quotient) at scale[2 l], scale[2 l + 1]. Polynomials addend_first <= b < addend_first + addend_count also add
+// the words at byte address addend + ((b - addend_first) addend_stride + l N) 4 (the stride in words may be
+// negative: two addends anywhere in memory). out may be the minuend (each word is read before it is written, by
+// the same thread); the transformed data is left as it was.
 struct NttFinish {
   const std::uint32_t* minuend = nullptr;
   std::size_t minuend_stride = 0;
   const std::uint32_t* addend = nullptr;  // optional
-  std::size_t addend_stride = 0;
+  std::ptrdiff_t addend_stride = 0;
+  std::size_t addend_first = 0;
+  std::size_t addend_count = ~std::size_t{0};
   std::uint32_t* out = nullptr;
   std::size_t out_stride = 0;
   const std::uint32_t* scale = nullptr;   // period pairs on the device

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One device-tool call: scripts/gpu-check.sh, then scripts/gpu-profile.sh (per-kernel times of the key-switching
+# operations), with every log packed into $OUT/results.tgz: the device tool brings back at most 8 files. The
+# summary and the benchmark JSON also come back on their own. Environment: as the two scripts take, plus
+# GPU_PROFILE=0 to skip the profile.
+set -uo pipefail
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+final=${OUT:-$repo_root/build-gpu/out}
+work=$(mktemp -d /tmp/cerium-gpu-session.XXXXXX)
+export OUT=$work
+"$repo_root/scripts/gpu-check.sh"
+rc=$?
+if [[ ${GPU_PROFILE:-1} == 1 ]]; then
+  "$repo_root/scripts/gpu-profile.sh" 2>&1 | tee "$work/profile_table.txt" | tail -80
+fi
+mkdir -p "$final"
+tar czf "$final/results.tgz" -C "$work" .
+for f in summary.txt profile_table.txt bench_gpu.json bench_bootstrap.json; do
+  [[ -f $work/$f ]] && cp "$work/$f" "$final/"
+done
+exit $rc
