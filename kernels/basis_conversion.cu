@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) conversion_kernel(ConversionLaunch a
   for (std::size_t i = 0; i < l; ++i) {
     const ConversionSource s = args.sources[i];
     u32 x = args.in[s.in_limb * n + k];
-    if (copy && s.copy_to != ~0u) args.out[s.copy_to * n + k] = x;
+    if (copy && s.copy_to != ~0u) args.out[s.copy_to * n + k] = args.copy_in ? args.copy_in[s.in_limb * n + k] : x;
     if constexpr (Epilogue != ConversionEpilogue::store) x = math::add_mod(x, s.shift, s.modulus);
     column[i * kThreads] = math::mul_shoup(x, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
   }
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(Conversio
     if (i < static_cast<int>(l)) {
       const ConversionSource s = args.sources[i];
       u32 x = args.in[s.in_limb * n + k];
-      if (copy && s.copy_to != ~0u) args.out[s.copy_to * n + k] = x;
+      if (copy && s.copy_to != ~0u) args.out[s.copy_to * n + k] = args.copy_in ? args.copy_in[s.in_limb * n + k] : x;
       if constexpr (Epilogue != ConversionEpilogue::store) x = math::add_mod(x, s.shift, s.modulus);
       y[i] = math::mul_shoup(x, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
     }

@@ -54,8 +54,19 @@ struct KernelArgs {
   std::size_t period;      // limbs per polynomial of the batch
   std::size_t split;       // local limbs below split use table local, the others table local + shift
   std::size_t shift;
+  std::size_t skip_stride, skip_width, skip_limit;  // see NttLaunch
   NttFinish finish;  // used by the kernels instantiated with Finish
 };
+
+// Whether the block's limb is one the launch leaves alone (NttLaunch's skip range of its polynomial).
+__device__ __forceinline__ bool skipped(const KernelArgs& args, std::size_t limb) {
+  if (args.skip_width == 0) return false;
+  const std::size_t global = args.first_limb + limb;
+  const std::size_t b = global / args.period, l = global % args.period;
+  const std::size_t begin = b * args.skip_stride;
+  const std::size_t end = begin + args.skip_width < args.skip_limit ? begin + args.skip_width : args.skip_limit;
+  return l >= begin && l < end;
+}
 
 // The table of a limb of the batch (see NttLaunch).
 __device__ __forceinline__ std::size_t table_of(const KernelArgs& args, std::size_t limb) {
@@ -327,6 +338,7 @@ template <class T, bool Forward, bool Final, bool Finish, int... Is>
 __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std::integer_sequence<int, Is...>) {
   constexpr int count = sizeof...(Is);
   const std::size_t limb_index = blockIdx.y;
+  if (skipped(args, limb_index)) return;  // the whole block: before any barrier
   constexpr std::size_t n = std::size_t{1} << T::kLogN;
   const std::size_t table = table_of(args, limb_index);
   u32* limb = args.data + limb_index * n;
@@ -404,7 +416,8 @@ void launch(const NttLaunch& launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
     const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
     KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles),
-                    launch.constants, first, period, launch.split, launch.shift, NttFinish{}};
+                    launch.constants, first, period, launch.split, launch.shift, launch.skip_stride,
+                    launch.skip_width, launch.skip_limit, NttFinish{}};
     if (Forward && launch.finish != nullptr) args.finish = *launch.finish;
     switch (launch.log_degree) {
       case 10: launch_degree<10, Forward>(args, limbs, stream); break;

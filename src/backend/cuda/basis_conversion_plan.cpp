@@ -65,7 +65,7 @@ ConversionTables upload(const HostTables& host, std::size_t n, const Stream& str
 }
 
 void launch(const ConversionTables& t, detail::ConversionEpilogue epilogue, bool copy_sources, const u32* in, u32* out,
-            const Stream& stream) {
+            const Stream& stream, const u32* copy_in = nullptr) {
   require(in != nullptr && out != nullptr, "basis conversion on a null device pointer");
   detail::ConversionLaunch args;
   args.epilogue = epilogue;
@@ -77,6 +77,7 @@ void launch(const ConversionTables& t, detail::ConversionEpilogue epilogue, bool
   args.source_count = t.sources;
   args.target_count = t.targets;
   args.copy_sources = copy_sources;
+  args.copy_in = copy_in;
   args.log_degree = t.log_n;
   args.stream = stream.native_handle();
   detail::launch_conversion(args);
@@ -154,8 +155,8 @@ ModUpPlan::ModUpPlan(const ring::RnsBasis& digit, const ring::RnsBasis& target, 
   tables_ = upload(host, digit.ring_degree(), stream);
 }
 
-void ModUpPlan::apply(const u32* in, u32* out, const Stream& stream) const {
-  launch(tables_, detail::ConversionEpilogue::store, true, in, out, stream);
+void ModUpPlan::apply(const u32* in, u32* out, const Stream& stream, const u32* copy_from) const {
+  launch(tables_, detail::ConversionEpilogue::store, true, in, out, stream, copy_from);
 }
 
 // --- ModDownPlan ---

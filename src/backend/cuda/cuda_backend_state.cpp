@@ -120,7 +120,7 @@ const cuda::NttPlan& CudaBackend::State::foreign_ntt_plan(std::span<const std::u
 
 template <bool Forward>
 void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
-                                   const cuda::detail::NttFinish* finish) {
+                                   const cuda::detail::NttFinish* finish, NttSkip skip) {
   if (primes.empty() || batch == 0) return;
   const std::size_t period = primes.size();
   const auto run = [&](const cuda::NttPlan& plan, std::uint32_t* at, const cuda::NttTableMap& map, std::size_t limbs,
@@ -131,26 +131,48 @@ void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uin
       plan.inverse(at, map, limbs, stream);
     }
   };
+  const auto with_skip = [&](cuda::NttTableMap map) {
+    map.skip_stride = skip.stride;
+    map.skip_width = skip.width;
+    map.skip_limit = skip.limit;
+    return map;
+  };
   const auto found = runs(primes);
   if (!found) {
-    run(foreign_ntt_plan(primes), data, {.period = period}, batch * period, finish);
+    run(foreign_ntt_plan(primes), data, with_skip({.period = period}), batch * period, finish);
     return;
   }
   const auto& r = *found;
   // One or two runs of tables (Q_l, P, Q_l u P): every polynomial of the batch in one launch per pass.
   if (r.size() == 1) {
-    run(*ntt, data, {.first_table = r[0].first_table, .period = period}, batch * period, finish);
+    run(*ntt, data, with_skip({.first_table = r[0].first_table, .period = period}), batch * period, finish);
     return;
   }
   if (r.size() == 2 && r[1].first_table > r[0].first_table + r[0].count) {
     run(*ntt, data,
-        {.first_table = r[0].first_table, .period = period, .split = r[0].count,
-         .shift = r[1].first_table - r[0].first_table - r[0].count},
+        with_skip({.first_table = r[0].first_table, .period = period, .split = r[0].count,
+                   .shift = r[1].first_table - r[0].first_table - r[0].count}),
         batch * period, finish);
     return;
   }
+  // Otherwise run by run, polynomial by polynomial; a run that meets the skipped limbs is cut around them.
+  require(skip.width == 0 || finish == nullptr, "an NTT cannot both skip limbs and finish");
   for (std::size_t b = 0; b < batch; ++b) {
+    const std::size_t skip_begin = b * skip.stride;
+    const std::size_t skip_end = skip.width == 0 ? skip_begin : std::min(skip_begin + skip.width, skip.limit);
     for (const TableRun& t : r) {
+      if (skip_end > skip_begin && finish == nullptr) {
+        const std::size_t begin = t.first_limb, end = t.first_limb + t.count;
+        const std::size_t cut_begin = std::clamp(skip_begin, begin, end), cut_end = std::clamp(skip_end, begin, end);
+        if (cut_end > cut_begin) {
+          if (cut_begin > begin)
+            run(*ntt, data + (b * period + begin) * n, {.first_table = t.first_table}, cut_begin - begin, nullptr);
+          if (end > cut_end)
+            run(*ntt, data + (b * period + cut_end) * n, {.first_table = t.first_table + (cut_end - begin)},
+                end - cut_end, nullptr);
+          continue;
+        }
+      }
       cuda::detail::NttFinish part{};
       if (finish != nullptr) {  // the run's limbs of polynomial b, as a batch of one
         const std::size_t offset = t.first_limb * n;
@@ -177,12 +199,12 @@ void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uin
 }
 
 void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
-                                     const cuda::detail::NttFinish* finish) {
-  transform<true>(data, primes, batch, finish);
+                                     const cuda::detail::NttFinish* finish, NttSkip skip) {
+  transform<true>(data, primes, batch, finish, skip);
 }
 
 void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
-  transform<false>(data, primes, batch, nullptr);
+  transform<false>(data, primes, batch, nullptr, {});
 }
 
 }  // namespace cerium::backend

@@ -31,6 +31,13 @@ struct TableRun {
   std::size_t count = 0;
 };
 
+// Limbs a batched transform leaves alone: in polynomial b, local limbs [b stride, min(b stride + width, limit)).
+struct NttSkip {
+  std::size_t stride = 0;
+  std::size_t width = 0;
+  std::size_t limit = 0;
+};
+
 struct CudaBackend::State {
   using Primes = std::vector<std::uint32_t>;
 
@@ -66,9 +73,10 @@ struct CudaBackend::State {
   const cuda::DeviceBuffer& moduli_table(const ring::RnsBasis& basis);
 
   // NTT in place, on the work stream, of `batch` consecutive polynomials at data whose primes are `primes`.
-  // With `finish`, the forward's last pass finishes a rescale or ModDown instead (cuda::detail::NttFinish).
+  // With `finish`, the forward's last pass finishes a rescale or ModDown instead (cuda::detail::NttFinish);
+  // `skip` names limbs left as they are.
   void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1,
-                   const cuda::detail::NttFinish* finish = nullptr);
+                   const cuda::detail::NttFinish* finish = nullptr, NttSkip skip = {});
   void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1);
 
  private:
@@ -77,7 +85,7 @@ struct CudaBackend::State {
   const cuda::NttPlan& foreign_ntt_plan(std::span<const std::uint32_t> primes);
   template <bool Forward>
   void transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
-                 const cuda::detail::NttFinish* finish);
+                 const cuda::detail::NttFinish* finish, NttSkip skip);
 };
 
 }  // namespace cerium::backend

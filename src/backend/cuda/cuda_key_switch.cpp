@@ -140,10 +140,15 @@ ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const rin
   ckks::DecomposedPoly out{level, batch_of(s, qp, digits)};
   for (std::size_t d = 0; d < digits; ++d) {
     u32* o = device_words(out.digits[d], s.device, "a ModUp digit");
-    // The digit's limbs are copied in coefficient form and transformed back with the rest: NTT(INTT(x)) = x.
-    s.mod_up_plan(level, d).apply(coefficients.data() + context.digit_first_prime(d) * s.n, o, s.stream);
+    // The digit's own limbs are copied in NTT form from the input; the forward transform below skips them.
+    const std::size_t first = context.digit_first_prime(d) * s.n;
+    s.mod_up_plan(level, d).apply(coefficients.data() + first, o, s.stream, in + first);
   }
-  if (digits != 0) s.ntt_forward(device_words(out.digits[0], s.device, "a ModUp digit"), qp->primes(), digits);
+  // Digit d's own limbs are Q_l's [d alpha, min((d + 1) alpha, l)) (digits are consecutive runs of alpha primes).
+  const NttSkip own_limbs{.stride = context.parameters().alpha(), .width = context.parameters().alpha(),
+                          .limit = y.limb_count()};
+  if (digits != 0)
+    s.ntt_forward(device_words(out.digits[0], s.device, "a ModUp digit"), qp->primes(), digits, nullptr, own_limbs);
   return out;
 }
 

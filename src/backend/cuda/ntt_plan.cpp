@@ -137,6 +137,9 @@ detail::NttLaunch NttPlan::batch_launch(std::uint32_t* device_data, const NttTab
   launch.period = map.period;
   launch.split = map.split;
   launch.shift = map.shift;
+  launch.skip_stride = map.skip_stride;
+  launch.skip_width = map.skip_width;
+  launch.skip_limit = map.skip_limit;
   return launch;
 }
 

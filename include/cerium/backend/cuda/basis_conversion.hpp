@@ -44,8 +44,10 @@ class ModUpPlan {
   // Every digit prime must be in target. The digit's limbs are copied to their target positions in the same
   // launch that converts the others.
   ModUpPlan(const ring::RnsBasis& digit, const ring::RnsBasis& target, Stream stream = {});
-  // in: digit.size() limbs; out: target.size() limbs in target order, not overlapping in.
-  void apply(const std::uint32_t* in, std::uint32_t* out, const Stream& stream) const;
+  // in: digit.size() limbs; out: target.size() limbs in target order, not overlapping in. The digit's own
+  // limbs are copied from copy_from (digit.size() limbs, e.g. the digit in NTT form) when it is given.
+  void apply(const std::uint32_t* in, std::uint32_t* out, const Stream& stream,
+             const std::uint32_t* copy_from = nullptr) const;
 
  private:
   ConversionTables tables_;

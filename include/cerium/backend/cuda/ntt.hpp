@@ -22,6 +22,11 @@ struct NttTableMap {
   std::size_t period = 0;  // 0: one polynomial, all the limbs
   std::size_t split = ~std::size_t{0};
   std::size_t shift = 0;
+  // Limbs left untouched (see detail::NttLaunch): in polynomial b, local limbs [b skip_stride,
+  // min(b skip_stride + skip_width, skip_limit)).
+  std::size_t skip_stride = 0;
+  std::size_t skip_width = 0;
+  std::size_t skip_limit = 0;
 };
 
 class NttPlan {

@@ -53,6 +53,11 @@ struct NttLaunch {
   std::size_t period = 0;                      // 0: one polynomial of `limbs` limbs
   std::size_t split = ~std::size_t{0};
   std::size_t shift = 0;
+  // Limbs left as they are: in polynomial b of the batch, local limbs l with b skip_stride <= l <
+  // min(b skip_stride + skip_width, skip_limit) (ModUp's digits, whose own limbs arrive already transformed).
+  std::size_t skip_stride = 0;
+  std::size_t skip_width = 0;
+  std::size_t skip_limit = 0;
   void* stream = nullptr;                      // cudaStream_t
   const NttFinish* finish = nullptr;           // forward only: the last pass's epilogue (see NttFinish)
 };

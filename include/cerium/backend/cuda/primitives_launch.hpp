@@ -151,6 +151,7 @@ struct ConversionLaunch {
   std::size_t source_count = 0;
   std::size_t target_count = 0;
   bool copy_sources = false;                  // ModUp: write the source limbs to their copy_to limbs too
+  const std::uint32_t* copy_in = nullptr;     // the copies' words, at in's limb positions (null: in itself)
   int log_degree = 0;
   void* stream = nullptr;
 };
