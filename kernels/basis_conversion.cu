@@ -102,69 +102,125 @@ __global__ void __launch_bounds__(kThreads) conversion_kernel(ConversionLaunch a
   if (j < last) finish_target<Epilogue>(args, args.targets[j], accumulate(column, rows + (j - first) * l, l), l, n, k);
 }
 
-// The register-blocked form for up to 32 sources (every ModUp digit and ModDown of the parameter sets in use):
-// each thread keeps its y_i in registers (MaxSources of them, the unused ones zero) and the block's targets'
-// rows of [Q_i]_{p_j} sit in shared memory, padded to MaxSources, so that one 16-byte broadcast load feeds four
-// products of each of two independent accumulation chains. The loops are unrolled at compile time: per product
-// one multiply-add into a 64-bit partial sum, per four products one 128-bit add. Exactly the same sums as the
-// staged form, hence the same words.
+// The register-blocked form for up to 32 sources (every ModUp digit and ModDown of the parameter sets in use).
+// A block of 128 threads owns 256 coefficients, two per thread (k and k + 128, both coalesced); each thread keeps
+// its y_i of both in registers (MaxSources of each, the unused ones zero). The block's targets' rows of
+// [Q_i]_{p_j}, padded to MaxSources, their constants and the sources' constants sit in shared memory, so that
+// one 16-byte broadcast load feeds eight products: four of each coefficient, for two targets at a time (four
+// independent accumulation chains, which hide the multiply latency that one or two chains left exposed). The
+// loops are unrolled at compile time: per product one multiply-add into a 64-bit partial sum, per four products
+// one 128-bit add. Exactly the same sums as the staged form, hence the same words.
 constexpr int kRegisterTargets = 16;  // targets per block (grid.y splits the rest)
+constexpr int kCoefficientsPerThread = 2;
+
+template <ConversionEpilogue Epilogue>
+__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t,
+                                          const math::WideAccumulator& acc, unsigned l, std::size_t n,
+                                          std::size_t k) {
+  const u64 folded = static_cast<u64>(static_cast<u32>(acc.hi)) * t.modulus.two64_mod +
+                     static_cast<u64>(static_cast<u32>(acc.lo >> 32)) * t.two32_mod + static_cast<u32>(acc.lo);
+  const u32 v = math::barrett_reduce(l <= kChunk ? acc.lo : folded, t.modulus);
+  const u32 p = t.modulus.value;
+  u32 result = v;
+  if constexpr (Epilogue == ConversionEpilogue::mod_down) {
+    const u32 x = in[t.x_limb * n + k];
+    result = math::mul_shoup(math::sub_mod(math::add_mod(x, t.shift, p), v, p), t.p_inv, t.p_inv_shoup, p);
+  } else if constexpr (Epilogue == ConversionEpilogue::mod_down_shift) {
+    result = math::sub_mod(v, t.shift, p);
+  }
+  out[t.out_limb * n + k] = result;
+}
+
+template <int MaxSources>
+__device__ __forceinline__ u64 chunk_sum(const u32 (&y)[MaxSources], const uint4 r, int c) {
+  u64 sum = static_cast<u64>(y[4 * c]) * r.x;
+  sum += static_cast<u64>(y[4 * c + 1]) * r.y;
+  sum += static_cast<u64>(y[4 * c + 2]) * r.z;
+  sum += static_cast<u64>(y[4 * c + 3]) * r.w;
+  return sum;
+}
 
 template <int MaxSources, ConversionEpilogue Epilogue>
 __global__ void __launch_bounds__(kThreads) register_conversion_kernel(ConversionLaunch args) {
   static_assert(MaxSources % kChunk == 0);
   __shared__ __align__(16) u32 rows[kRegisterTargets * MaxSources];
+  __shared__ ConversionTarget targets[kRegisterTargets];
+  __shared__ ConversionSource sources[MaxSources];
   const unsigned l = static_cast<unsigned>(args.source_count);
   const unsigned first = blockIdx.y * kRegisterTargets;
   const unsigned remaining = static_cast<unsigned>(args.target_count) - first;
-  const unsigned count = remaining < kRegisterTargets ? remaining : kRegisterTargets;
+  const unsigned count = args.target_count == 0 ? 0 : (remaining < kRegisterTargets ? remaining : kRegisterTargets);
   for (unsigned w = threadIdx.x; w < count * MaxSources; w += kThreads) {
     const unsigned j = w / MaxSources, i = w % MaxSources;
     rows[w] = i < l ? args.q_hat_mod[(first + j) * l + i] : 0u;
   }
+  if (threadIdx.x < count) targets[threadIdx.x] = args.targets[first + threadIdx.x];
+  if (threadIdx.x < l) sources[threadIdx.x] = args.sources[threadIdx.x];
   __syncthreads();
   const std::size_t n = std::size_t{1} << args.log_degree;
-  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (k >= n) return;
+  const std::size_t k0 = static_cast<std::size_t>(blockIdx.x) * (kCoefficientsPerThread * kThreads) + threadIdx.x;
+  const std::size_t k1 = k0 + kThreads;
+  if (k0 >= n) return;
+  const bool second = k1 < n;
+  // Polynomial blockIdx.z of the batch.
+  const u32* in = args.in + blockIdx.z * args.in_stride;
+  const u32* copy_in = args.copy_in ? args.copy_in + blockIdx.z * args.in_stride : nullptr;
+  u32* out = args.out + blockIdx.z * args.out_stride;
   const bool copy = args.copy_sources && blockIdx.y == 0;
-  u32 y[MaxSources];
+  u32 y0[MaxSources], y1[MaxSources];
 #pragma unroll
   for (int i = 0; i < MaxSources; ++i) {
-    y[i] = 0;
+    y0[i] = 0;
+    y1[i] = 0;
     if (i < static_cast<int>(l)) {
-      const ConversionSource s = args.sources[i];
-      u32 x = args.in[s.in_limb * n + k];
-      if (copy && s.copy_to != ~0u) args.out[s.copy_to * n + k] = args.copy_in ? args.copy_in[s.in_limb * n + k] : x;
-      if constexpr (Epilogue != ConversionEpilogue::store) x = math::add_mod(x, s.shift, s.modulus);
-      y[i] = math::mul_shoup(x, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
+      const ConversionSource& s = sources[i];
+      const u32* limb = in + s.in_limb * n;
+      u32 x0 = limb[k0];
+      u32 x1 = second ? limb[k1] : 0u;
+      if (copy && s.copy_to != ~0u) {
+        const u32* from = copy_in ? copy_in + s.in_limb * n : limb;
+        out[s.copy_to * n + k0] = copy_in ? from[k0] : x0;
+        if (second) out[s.copy_to * n + k1] = copy_in ? from[k1] : x1;
+      }
+      if constexpr (Epilogue != ConversionEpilogue::store) {
+        x0 = math::add_mod(x0, s.shift, s.modulus);
+        x1 = math::add_mod(x1, s.shift, s.modulus);
+      }
+      y0[i] = math::mul_shoup(x0, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
+      y1[i] = math::mul_shoup(x1, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
     }
   }
-  const auto chunk_sum = [&](const uint4 r, int c) {
-    u64 sum = static_cast<u64>(y[4 * c]) * r.x;
-    sum += static_cast<u64>(y[4 * c + 1]) * r.y;
-    sum += static_cast<u64>(y[4 * c + 2]) * r.z;
-    sum += static_cast<u64>(y[4 * c + 3]) * r.w;
-    return sum;
-  };
   unsigned j = 0;
   for (; j + 1 < count; j += 2) {
     const uint4* row0 = reinterpret_cast<const uint4*>(rows + j * MaxSources);
     const uint4* row1 = row0 + MaxSources / 4;
-    math::WideAccumulator acc0, acc1;
+    math::WideAccumulator a00, a01, a10, a11;  // a<target><coefficient>
 #pragma unroll
     for (int c = 0; c < MaxSources / 4; ++c) {
-      acc0.add(chunk_sum(row0[c], c));
-      acc1.add(chunk_sum(row1[c], c));
+      const uint4 r0 = row0[c], r1 = row1[c];
+      a00.add(chunk_sum(y0, r0, c));
+      a01.add(chunk_sum(y1, r0, c));
+      a10.add(chunk_sum(y0, r1, c));
+      a11.add(chunk_sum(y1, r1, c));
     }
-    finish_target<Epilogue>(args, args.targets[first + j], acc0, l, n, k);
-    finish_target<Epilogue>(args, args.targets[first + j + 1], acc1, l, n, k);
+    finish_at<Epilogue>(in, out, targets[j], a00, l, n, k0);
+    finish_at<Epilogue>(in, out, targets[j + 1], a10, l, n, k0);
+    if (second) {
+      finish_at<Epilogue>(in, out, targets[j], a01, l, n, k1);
+      finish_at<Epilogue>(in, out, targets[j + 1], a11, l, n, k1);
+    }
   }
   if (j < count) {
     const uint4* row = reinterpret_cast<const uint4*>(rows + j * MaxSources);
-    math::WideAccumulator acc;
+    math::WideAccumulator a0, a1;
 #pragma unroll
-    for (int c = 0; c < MaxSources / 4; ++c) acc.add(chunk_sum(row[c], c));
-    finish_target<Epilogue>(args, args.targets[first + j], acc, l, n, k);
+    for (int c = 0; c < MaxSources / 4; ++c) {
+      const uint4 r = row[c];
+      a0.add(chunk_sum(y0, r, c));
+      a1.add(chunk_sum(y1, r, c));
+    }
+    finish_at<Epilogue>(in, out, targets[j], a0, l, n, k0);
+    if (second) finish_at<Epilogue>(in, out, targets[j], a1, l, n, k1);
   }
 }
 
@@ -173,7 +229,9 @@ void launch_registers(const ConversionLaunch& args) {
   const std::size_t n = std::size_t{1} << args.log_degree;
   const std::size_t target_blocks =
       args.target_count == 0 ? 1 : (args.target_count + kRegisterTargets - 1) / kRegisterTargets;
-  const dim3 grid(static_cast<unsigned>((n + kThreads - 1) / kThreads), static_cast<unsigned>(target_blocks));
+  constexpr std::size_t per_block = kCoefficientsPerThread * kThreads;
+  const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(target_blocks),
+                  static_cast<unsigned>(args.batch));
   register_conversion_kernel<MaxSources, Epilogue><<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
@@ -209,15 +267,23 @@ void launch(const ConversionLaunch& args) {
     return true;
   }();
   (void)opted_in;
-  conversion_kernel<Epilogue><<<grid, kThreads, shared, static_cast<cudaStream_t>(args.stream)>>>(args);
-  CERIUM_CUDA_CHECK(cudaGetLastError());
+  // The staged form takes one polynomial per launch.
+  for (std::size_t b = 0; b < args.batch; ++b) {
+    ConversionLaunch one = args;
+    one.in = args.in + b * args.in_stride;
+    one.copy_in = args.copy_in ? args.copy_in + b * args.in_stride : nullptr;
+    one.out = args.out + b * args.out_stride;
+    conversion_kernel<Epilogue><<<grid, kThreads, shared, static_cast<cudaStream_t>(args.stream)>>>(one);
+    CERIUM_CUDA_CHECK(cudaGetLastError());
+  }
 }
 
 }  // namespace conversion_kernels
 
 void launch_conversion(const ConversionLaunch& args) {
   using namespace conversion_kernels;
-  if (args.source_count == 0 || (args.target_count == 0 && !args.copy_sources)) return;
+  if (args.source_count == 0 || args.batch == 0 || (args.target_count == 0 && !args.copy_sources)) return;
+  if (args.batch > 65535) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // the grid's z limit
   if (args.source_count > conversion_max_sources) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // plans check first
   switch (args.epilogue) {
     case ConversionEpilogue::store: launch<ConversionEpilogue::store>(args); break;

@@ -2,7 +2,7 @@
 # One device-tool call: scripts/gpu-check.sh, then scripts/gpu-profile.sh (per-kernel times of the key-switching
 # operations), with every log packed into $OUT/results.tgz: the device tool brings back at most 8 files. The
 # summary and the benchmark JSON also come back on their own. Environment: as the two scripts take, plus
-# GPU_PROFILE=0 to skip the profile.
+# GPU_PROFILE=0 to skip the profile, GPU_PROFILE_LIMIT_S (default 100) to bound it.
 set -uo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 final=${OUT:-$repo_root/build-gpu/out}
@@ -11,7 +11,8 @@ export OUT=$work
 "$repo_root/scripts/gpu-check.sh"
 rc=$?
 if [[ ${GPU_PROFILE:-1} == 1 ]]; then
-  "$repo_root/scripts/gpu-profile.sh" 2>&1 | tee "$work/profile_table.txt" | tail -80
+  timeout -k 5 "${GPU_PROFILE_LIMIT_S:-100}" "$repo_root/scripts/gpu-profile.sh" 2>&1 | tee "$work/profile_table.txt" |
+    tail -80
 fi
 mkdir -p "$final"
 tar czf "$final/results.tgz" -C "$work" .

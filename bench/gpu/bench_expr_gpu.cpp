@@ -6,8 +6,9 @@
 //
 // Each call is timed with CUDA events after 3 warm-up calls, median of 20, issued from the host (what a program
 // sees). Kernel launches are counted by capturing one call into a CUDA graph and counting its kernel nodes
-// (-1 where the capture fails). Counters: N, limbs, launches and us of both forms, speedup = eager / fused,
-// bits (precision of the fused result against the exact one; bits_eager likewise).
+// (-1 where the capture fails), and the graph's replays give the device time alone (graph_us_*). Counters: N,
+// limbs, launches, us and graph_us of both forms, speedup and graph_speedup = eager / fused, bits (precision of
+// the fused result against the exact one; bits_eager likewise).
 #include <benchmark/benchmark.h>
 
 #include <cuda_runtime_api.h>
@@ -72,12 +73,18 @@ double time_call(const std::function<void()>& call) {
   return cerium_bench::median(seconds);
 }
 
-// Kernel nodes of one call captured as a CUDA graph; -1 where the call cannot be captured.
-double count_launches(const std::function<void()>& call) {
+// One call captured as a CUDA graph: its kernel nodes, and the median device time of 20 replays after warm-up
+// (the GPU's share alone, without the host's issue time); both -1 where the call cannot be captured.
+struct GraphFigures {
+  double kernels = -1;
+  double replay_seconds = -1;
+};
+
+GraphFigures capture_figures(const std::function<void()>& call) {
   const auto& stream = cuda::work_stream();
   stream.synchronize();
   cudaGraph_t graph = nullptr;
-  if (cudaStreamBeginCapture(cerium_bench::native(stream), cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
+  if (cudaStreamBeginCapture(cerium_bench::native(stream), cudaStreamCaptureModeThreadLocal) != cudaSuccess) return {};
   bool captured = true;
   try {
     call();
@@ -87,20 +94,36 @@ double count_launches(const std::function<void()>& call) {
   if (cudaStreamEndCapture(cerium_bench::native(stream), &graph) != cudaSuccess || !captured || graph == nullptr) {
     if (graph) cudaGraphDestroy(graph);
     cudaGetLastError();  // clear the capture's error
-    return -1;
+    return {};
   }
+  GraphFigures figures;
   std::size_t count = 0;
   cudaGraphGetNodes(graph, nullptr, &count);
   std::vector<cudaGraphNode_t> nodes(count);
   cudaGraphGetNodes(graph, nodes.data(), &count);
-  double kernels = 0;
+  figures.kernels = 0;
   for (const auto node : nodes) {
     cudaGraphNodeType type{};
     cudaGraphNodeGetType(node, &type);
-    if (type == cudaGraphNodeTypeKernel) ++kernels;
+    if (type == cudaGraphNodeTypeKernel) ++figures.kernels;
+  }
+  cudaGraphExec_t exec = nullptr;
+  if (cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+    cuda::EventTimer timer(stream);
+    std::vector<double> seconds;
+    for (int i = 0; i < 23; ++i) {
+      timer.start();
+      CERIUM_CUDA_CHECK(cudaGraphLaunch(exec, cerium_bench::native(stream)));
+      timer.stop();
+      if (i >= 3) seconds.push_back(timer.elapsed_ms() / 1e3);
+    }
+    figures.replay_seconds = cerium_bench::median(seconds);
+    cudaGraphExecDestroy(exec);
+  } else {
+    cudaGetLastError();
   }
   cudaGraphDestroy(graph);
-  return kernels;
+  return figures;
 }
 
 template <class Expression, class Eager>
@@ -123,9 +146,15 @@ void run(benchmark::State& state, const Expression& e, Eager eager, const std::v
   };
   state.counters["bits"] = bits(eval(e, EvalContext{s.evaluator}));
   state.counters["bits_eager"] = bits(eager());
+  cerium_bench::profile_once(cuda::work_stream(), fused_call);
   // Last: a capture that fails leaves the stream to recover.
-  state.counters["launches_fused"] = count_launches(fused_call);
-  state.counters["launches_eager"] = count_launches(eager_call);
+  const GraphFigures fused_graph = capture_figures(fused_call);
+  const GraphFigures eager_graph = capture_figures(eager_call);
+  state.counters["launches_fused"] = fused_graph.kernels;
+  state.counters["launches_eager"] = eager_graph.kernels;
+  state.counters["graph_us_fused"] = fused_graph.replay_seconds * 1e6;
+  state.counters["graph_us_eager"] = eager_graph.replay_seconds * 1e6;
+  state.counters["graph_speedup"] = eager_graph.replay_seconds / fused_graph.replay_seconds;
   state.SetLabel(cerium_bench::device_label());
 }
 

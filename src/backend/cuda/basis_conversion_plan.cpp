@@ -64,8 +64,15 @@ ConversionTables upload(const HostTables& host, std::size_t n, const Stream& str
   return t;
 }
 
+// A batch of polynomials: in and out `batch` times, t.sources and t.targets limbs apart.
+struct Batch {
+  std::size_t count = 1;
+  std::size_t in_limbs = 0;
+  std::size_t out_limbs = 0;
+};
+
 void launch(const ConversionTables& t, detail::ConversionEpilogue epilogue, bool copy_sources, const u32* in, u32* out,
-            const Stream& stream, const u32* copy_in = nullptr) {
+            const Stream& stream, const u32* copy_in = nullptr, Batch batch = {}) {
   require(in != nullptr && out != nullptr, "basis conversion on a null device pointer");
   detail::ConversionLaunch args;
   args.epilogue = epilogue;
@@ -78,6 +85,9 @@ void launch(const ConversionTables& t, detail::ConversionEpilogue epilogue, bool
   args.target_count = t.targets;
   args.copy_sources = copy_sources;
   args.copy_in = copy_in;
+  args.batch = batch.count;
+  args.in_stride = batch.in_limbs * t.n;
+  args.out_stride = batch.out_limbs * t.n;
   args.log_degree = t.log_n;
   args.stream = stream.native_handle();
   detail::launch_conversion(args);
@@ -182,8 +192,10 @@ ModDownCorrectionPlan::ModDownCorrectionPlan(const ring::RnsBasis& full, const r
   p_inverse_ = DeviceScalars(kept, p_inverse, stream);
 }
 
-void ModDownCorrectionPlan::apply(const u32* dropped_coefficients, u32* corrections, const Stream& stream) const {
-  launch(tables_, detail::ConversionEpilogue::mod_down_shift, false, dropped_coefficients, corrections, stream);
+void ModDownCorrectionPlan::apply(const u32* dropped_coefficients, u32* corrections, const Stream& stream,
+                                  std::size_t batch) const {
+  launch(tables_, detail::ConversionEpilogue::mod_down_shift, false, dropped_coefficients, corrections, stream, nullptr,
+         Batch{.count = batch, .in_limbs = tables_.sources, .out_limbs = tables_.targets});
 }
 
 }  // namespace cerium::cuda

@@ -85,7 +85,7 @@ void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u3
   u32* corrections = scratch.data() + batch * dropped * n;
   for (std::size_t b = 0; b < batch; ++b) gather(coefficients + b * dropped * n, in + b * in_stride, dropped_at, n, s.stream);
   s.ntt_inverse(coefficients, mod_down.dropped().primes(), batch);
-  for (std::size_t b = 0; b < batch; ++b) plan.apply(coefficients + b * dropped * n, corrections + b * kept * n, s.stream);
+  plan.apply(coefficients, corrections, s.stream, batch);  // one launch for the batch
   // The corrections' forward transform finishes the ModDown in its last pass: out = (x - t) P^{-1}, so t never
   // goes back to global memory. The kept limbs of x must be consecutive in full (they are for Q_l in Q_l u P).
   const u32* x = in + (kept_at.empty() ? 0 : kept_at[0]) * n;

@@ -77,8 +77,10 @@ class ModDownCorrectionPlan {
                         ring::Rounding rounding = ring::Rounding::nearest, Stream stream = {});
   std::size_t dropped() const { return tables_.sources; }
   std::size_t kept() const { return tables_.targets; }
-  // dropped_coefficients: dropped() limbs; corrections: kept() limbs, not overlapping.
-  void apply(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections, const Stream& stream) const;
+  // dropped_coefficients: dropped() limbs; corrections: kept() limbs, not overlapping. With batch > 1, that many
+  // polynomials in one launch, consecutive (dropped() and kept() limbs apart).
+  void apply(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections, const Stream& stream,
+             std::size_t batch = 1) const;
   // [P^{-1}]_{q_i} for every kept prime.
   const DeviceScalars& p_inverse() const { return p_inverse_; }
 

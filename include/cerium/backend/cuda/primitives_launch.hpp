@@ -152,6 +152,11 @@ struct ConversionLaunch {
   std::size_t target_count = 0;
   bool copy_sources = false;                  // ModUp: write the source limbs to their copy_to limbs too
   const std::uint32_t* copy_in = nullptr;     // the copies' words, at in's limb positions (null: in itself)
+  // A batch of polynomials with the same tables: polynomial b reads in (and copy_in) + b in_stride and writes
+  // out + b out_stride (words).
+  std::size_t batch = 1;
+  std::size_t in_stride = 0;
+  std::size_t out_stride = 0;
   int log_degree = 0;
   void* stream = nullptr;
 };
