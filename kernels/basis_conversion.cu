@@ -140,32 +140,33 @@ __device__ __forceinline__ u64 chunk_sum(const u32 (&y)[MaxSources], const uint4
   return sum;
 }
 
+// Grid slice blockIdx.z converts part blockIdx.z: a polynomial of a batch, or a ModUp digit with its own tables.
 template <int MaxSources, ConversionEpilogue Epilogue>
-__global__ void __launch_bounds__(kThreads) register_conversion_kernel(ConversionLaunch args) {
+__global__ void __launch_bounds__(kThreads) register_conversion_kernel(ConversionLaunch args, ConversionParts parts) {
   static_assert(MaxSources % kChunk == 0);
   __shared__ __align__(16) u32 rows[kRegisterTargets * MaxSources];
   __shared__ ConversionTarget targets[kRegisterTargets];
   __shared__ ConversionSource sources[MaxSources];
-  const unsigned l = static_cast<unsigned>(args.source_count);
+  const ConversionPart& part = parts.part[blockIdx.z];
+  const unsigned l = part.source_count;
   const unsigned first = blockIdx.y * kRegisterTargets;
-  const unsigned remaining = static_cast<unsigned>(args.target_count) - first;
-  const unsigned count = args.target_count == 0 ? 0 : (remaining < kRegisterTargets ? remaining : kRegisterTargets);
+  const unsigned remaining = first < part.target_count ? part.target_count - first : 0u;
+  const unsigned count = remaining < kRegisterTargets ? remaining : kRegisterTargets;
   for (unsigned w = threadIdx.x; w < count * MaxSources; w += kThreads) {
     const unsigned j = w / MaxSources, i = w % MaxSources;
-    rows[w] = i < l ? args.q_hat_mod[(first + j) * l + i] : 0u;
+    rows[w] = i < l ? part.q_hat_mod[(first + j) * l + i] : 0u;
   }
-  if (threadIdx.x < count) targets[threadIdx.x] = args.targets[first + threadIdx.x];
-  if (threadIdx.x < l) sources[threadIdx.x] = args.sources[threadIdx.x];
+  if (threadIdx.x < count) targets[threadIdx.x] = part.targets[first + threadIdx.x];
+  if (threadIdx.x < l) sources[threadIdx.x] = part.sources[threadIdx.x];
   __syncthreads();
   const std::size_t n = std::size_t{1} << args.log_degree;
   const std::size_t k0 = static_cast<std::size_t>(blockIdx.x) * (kCoefficientsPerThread * kThreads) + threadIdx.x;
   const std::size_t k1 = k0 + kThreads;
   if (k0 >= n) return;
   const bool second = k1 < n;
-  // Polynomial blockIdx.z of the batch.
-  const u32* in = args.in + blockIdx.z * args.in_stride;
-  const u32* copy_in = args.copy_in ? args.copy_in + blockIdx.z * args.in_stride : nullptr;
-  u32* out = args.out + blockIdx.z * args.out_stride;
+  const u32* in = part.in;
+  const u32* copy_in = part.copy_in;
+  u32* out = part.out;
   const bool copy = args.copy_sources && blockIdx.y == 0;
   u32 y0[MaxSources], y1[MaxSources];
 #pragma unroll
@@ -225,31 +226,58 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(Conversio
 }
 
 template <int MaxSources, ConversionEpilogue Epilogue>
-void launch_registers(const ConversionLaunch& args) {
+void launch_registers(const ConversionLaunch& args, const ConversionParts& parts) {
   const std::size_t n = std::size_t{1} << args.log_degree;
-  const std::size_t target_blocks =
-      args.target_count == 0 ? 1 : (args.target_count + kRegisterTargets - 1) / kRegisterTargets;
+  std::size_t targets = 0;
+  for (std::size_t p = 0; p < parts.count; ++p) targets = targets > parts.part[p].target_count ? targets : parts.part[p].target_count;
+  const std::size_t target_blocks = targets == 0 ? 1 : (targets + kRegisterTargets - 1) / kRegisterTargets;
   constexpr std::size_t per_block = kCoefficientsPerThread * kThreads;
   const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(target_blocks),
-                  static_cast<unsigned>(args.batch));
-  register_conversion_kernel<MaxSources, Epilogue><<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
+                  static_cast<unsigned>(parts.count));
+  register_conversion_kernel<MaxSources, Epilogue>
+      <<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, parts);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
 
-// The smallest multiple of 4 that holds the sources: at most 3 padded products per target.
+// The smallest multiple of 4 that holds every part's sources: at most 3 padded products per target.
 template <ConversionEpilogue Epilogue>
-bool launch_in_registers(const ConversionLaunch& args) {
-  switch ((args.source_count + 3) / 4) {
-    case 1: launch_registers<4, Epilogue>(args); return true;
-    case 2: launch_registers<8, Epilogue>(args); return true;
-    case 3: launch_registers<12, Epilogue>(args); return true;
-    case 4: launch_registers<16, Epilogue>(args); return true;
-    case 5: launch_registers<20, Epilogue>(args); return true;
-    case 6: launch_registers<24, Epilogue>(args); return true;
-    case 7: launch_registers<28, Epilogue>(args); return true;
-    case 8: launch_registers<32, Epilogue>(args); return true;
+bool launch_parts_in_registers(const ConversionLaunch& args, const ConversionParts& parts) {
+  std::size_t sources = 0;
+  for (std::size_t p = 0; p < parts.count; ++p) sources = sources > parts.part[p].source_count ? sources : parts.part[p].source_count;
+  switch ((sources + 3) / 4) {
+    case 1: launch_registers<4, Epilogue>(args, parts); return true;
+    case 2: launch_registers<8, Epilogue>(args, parts); return true;
+    case 3: launch_registers<12, Epilogue>(args, parts); return true;
+    case 4: launch_registers<16, Epilogue>(args, parts); return true;
+    case 5: launch_registers<20, Epilogue>(args, parts); return true;
+    case 6: launch_registers<24, Epilogue>(args, parts); return true;
+    case 7: launch_registers<28, Epilogue>(args, parts); return true;
+    case 8: launch_registers<32, Epilogue>(args, parts); return true;
     default: return false;
   }
+}
+
+// A batch sharing one set of tables as parts, conversion_max_parts per launch.
+template <ConversionEpilogue Epilogue>
+bool launch_in_registers(const ConversionLaunch& args) {
+  if (args.source_count > conversion_parts_max_sources) return false;
+  for (std::size_t first = 0; first < args.batch; first += conversion_max_parts) {
+    ConversionParts parts;
+    parts.count = args.batch - first < conversion_max_parts ? args.batch - first : conversion_max_parts;
+    for (std::size_t p = 0; p < parts.count; ++p) {
+      const std::size_t b = first + p;
+      parts.part[p] = ConversionPart{.in = args.in + b * args.in_stride,
+                                     .copy_in = args.copy_in ? args.copy_in + b * args.in_stride : nullptr,
+                                     .out = args.out + b * args.out_stride,
+                                     .sources = args.sources,
+                                     .targets = args.targets,
+                                     .q_hat_mod = args.q_hat_mod,
+                                     .source_count = static_cast<u32>(args.source_count),
+                                     .target_count = static_cast<u32>(args.target_count)};
+    }
+    launch_parts_in_registers<Epilogue>(args, parts);
+  }
+  return true;
 }
 
 template <ConversionEpilogue Epilogue>
@@ -279,6 +307,22 @@ void launch(const ConversionLaunch& args) {
 }
 
 }  // namespace conversion_kernels
+
+void launch_conversion_parts(const ConversionLaunch& args, const ConversionParts& parts) {
+  using namespace conversion_kernels;
+  if (parts.count == 0) return;
+  if (parts.count > conversion_max_parts) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // callers chunk first
+  bool done = false;
+  switch (args.epilogue) {
+    case ConversionEpilogue::store: done = launch_parts_in_registers<ConversionEpilogue::store>(args, parts); break;
+    case ConversionEpilogue::mod_down: done = launch_parts_in_registers<ConversionEpilogue::mod_down>(args, parts); break;
+    case ConversionEpilogue::mod_down_shift:
+      done = launch_parts_in_registers<ConversionEpilogue::mod_down_shift>(args, parts);
+      break;
+    default: break;
+  }
+  if (!done) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // more sources than the register form holds: plans check
+}
 
 void launch_conversion(const ConversionLaunch& args) {
   using namespace conversion_kernels;

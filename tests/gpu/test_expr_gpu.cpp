@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <vector>
@@ -70,17 +71,20 @@ PlainPair plain(ExprGpuFixture& f) {
 }
 
 // build(pick) makes the expression from host or device leaves; both evals must give the same words, fused and
-// not fused.
+// not fused, with the rescale folded as each backend chooses, always, and never.
 template <class Build>
 void check_same(ExprGpuFixture& f, Build build) {
+  const std::optional<bool> folds[] = {std::nullopt, true, false};
   for (const bool fuse : {true, false}) {
-    INFO("fuse_sums " << fuse);
-    const PlanOptions options{.fuse_sums = fuse};
-    const Ciphertext want = eval(build(false), EvalContext{f.cpu.evaluator}, options);
-    const Ciphertext got = f.gpu.download(eval(build(true), EvalContext{f.gpu}, options));
-    CHECK(got.level() == want.level());
-    CHECK(got.scale() == want.scale());
-    CHECK(same_words(got, want));
+    for (const auto& fold : folds) {
+      INFO("fuse_sums " << fuse << ", fold_rescale " << (fold ? (*fold ? "true" : "false") : "backend's"));
+      const PlanOptions options{.fuse_sums = fuse, .fold_rescale = fold};
+      const Ciphertext want = eval(build(false), EvalContext{f.cpu.evaluator}, options);
+      const Ciphertext got = f.gpu.download(eval(build(true), EvalContext{f.gpu}, options));
+      CHECK(got.level() == want.level());
+      CHECK(got.scale() == want.scale());
+      CHECK(same_words(got, want));
+    }
   }
 }
 

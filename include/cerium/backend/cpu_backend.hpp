@@ -20,6 +20,8 @@
 namespace cerium::backend {
 
 struct CpuBackend {
+  // The eDSL folds rescale(sum) into the sum's pass by default here (plan::PlanOptions::fold_rescale).
+  static constexpr bool fold_rescale_into_sums = true;
   ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const {
     return ring::RnsPoly(basis, std::move(options));
   }

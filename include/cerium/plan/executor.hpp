@@ -23,6 +23,14 @@ template <backend::PolyBackend B>
 class Executor {
  public:
   using Value = ckks::Ciphertext;
+  // Whether rescale(sum) folds into the sum's pass when PlanOptions leaves it to the backend.
+  static constexpr bool fold_rescale_by_default = [] {
+    if constexpr (requires { B::fold_rescale_into_sums; }) {
+      return static_cast<bool>(B::fold_rescale_into_sums);
+    } else {
+      return true;
+    }
+  }();
 
   explicit Executor(const ckks::BasicEvaluator<B>& evaluator) : ev_(evaluator) {}
 

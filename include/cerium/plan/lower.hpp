@@ -260,7 +260,7 @@ class Lowering {
       for (std::size_t i = 1; i < rotated.size(); ++i) m_.add(acc, rotated[i]);
       return acc;
     } else if constexpr (E::op == Op::rescale && detail::flattens<std::decay_t<decltype(e.child)>>()) {
-      if (options_.fuse_sums && options_.fold_rescale &&
+      if (options_.fuse_sums && options_.fold_rescale.value_or(M::fold_rescale_by_default) &&
           (repeated_.empty() || !repeated_.contains(fingerprint(e.child)))) {
         std::vector<Term<Value>> terms;
         gather(e.child, terms);

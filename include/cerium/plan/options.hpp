@@ -2,6 +2,8 @@
 // What the planner may do. Turning these off gives the plain lowering (one evaluator call per node, hoisting and
 // lazy relinearization kept): the eager baseline of the benchmarks and of the tests' launch counts.
 
+#include <optional>
+
 namespace cerium::plan {
 
 struct PlanOptions {
@@ -12,8 +14,10 @@ struct PlanOptions {
   bool share_subexpressions = true;
   // rescale(sum of products) whose products all join a 2-part fused pass: the rescale is folded into the pass
   // (backend linear_combination_rescaled: the dropped limbs first, the kept ones written once, already divided).
-  // Needs fuse_sums.
-  bool fold_rescale = true;
+  // Needs fuse_sums. Unset: the backend's choice (its fold_rescale_into_sums; the CPU folds, the CUDA backend
+  // does not: there the rescale's subtract-and-scale already rides the forward NTT's last pass, and the fold's
+  // per-part small launches measured 7% slower on the H200); set: forced either way.
+  std::optional<bool> fold_rescale;
 };
 
 }  // namespace cerium::plan

@@ -38,6 +38,8 @@ struct PlanStats {
 
 class Tracer {
  public:
+  // Plans are traced as the CPU backend runs them (PlanOptions::fold_rescale decides otherwise).
+  static constexpr bool fold_rescale_by_default = true;
   struct Value {
     std::string name;
     int parts = 2;

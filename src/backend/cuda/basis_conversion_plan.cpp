@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <bit>
 #include <vector>
 
@@ -167,6 +168,45 @@ ModUpPlan::ModUpPlan(const ring::RnsBasis& digit, const ring::RnsBasis& target, 
 
 void ModUpPlan::apply(const u32* in, u32* out, const Stream& stream, const u32* copy_from) const {
   launch(tables_, detail::ConversionEpilogue::store, true, in, out, stream, copy_from);
+}
+
+void apply_mod_up_digits(std::span<const ModUpPlan* const> plans, std::span<const u32* const> in,
+                         std::span<u32* const> out, std::span<const u32* const> copy_from, const Stream& stream) {
+  require(in.size() == plans.size() && out.size() == plans.size() && copy_from.size() == plans.size(),
+          "ModUp of {} digits with {} inputs, {} outputs and {} copy sources", plans.size(), in.size(), out.size(),
+          copy_from.size());
+  bool fits = true;
+  for (const ModUpPlan* plan : plans) {
+    require(plan != nullptr, "ModUp of a null digit plan");
+    fits = fits && plan->tables_.sources <= detail::conversion_parts_max_sources && plan->tables_.n == plans[0]->tables_.n;
+  }
+  if (!fits) {  // digits too wide for the register form: one launch each
+    for (std::size_t d = 0; d < plans.size(); ++d) plans[d]->apply(in[d], out[d], stream, copy_from[d]);
+    return;
+  }
+  for (std::size_t first = 0; first < plans.size(); first += detail::conversion_max_parts) {
+    detail::ConversionParts parts;
+    parts.count = std::min(detail::conversion_max_parts, plans.size() - first);
+    for (std::size_t p = 0; p < parts.count; ++p) {
+      const std::size_t d = first + p;
+      const ConversionTables& t = plans[d]->tables_;
+      require(in[d] != nullptr && out[d] != nullptr, "ModUp of digit {} on a null device pointer", d);
+      parts.part[p] = detail::ConversionPart{.in = in[d],
+                                             .copy_in = copy_from[d],
+                                             .out = out[d],
+                                             .sources = table_data<detail::ConversionSource>(t.source_table),
+                                             .targets = table_data<detail::ConversionTarget>(t.target_table),
+                                             .q_hat_mod = t.q_hat_mod.data(),
+                                             .source_count = static_cast<u32>(t.sources),
+                                             .target_count = static_cast<u32>(t.targets)};
+    }
+    detail::ConversionLaunch args;
+    args.epilogue = detail::ConversionEpilogue::store;
+    args.copy_sources = true;
+    args.log_degree = plans[0]->tables_.log_n;
+    args.stream = stream.native_handle();
+    detail::launch_conversion_parts(args, parts);
+  }
 }
 
 // --- ModDownPlan ---

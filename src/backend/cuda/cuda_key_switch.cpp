@@ -138,12 +138,19 @@ ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const rin
   const auto& qp = context.qp_basis(level);
   // The digits in one allocation, so that one forward NTT (per pass) covers all of them.
   ckks::DecomposedPoly out{level, batch_of(s, qp, digits)};
+  // Every digit's conversion in one launch; the digit's own limbs are copied in NTT form from the input, and the
+  // forward transform below skips them.
+  std::vector<const cuda::ModUpPlan*> plans;
+  std::vector<const u32*> sources, copies;
+  std::vector<u32*> targets;
   for (std::size_t d = 0; d < digits; ++d) {
-    u32* o = device_words(out.digits[d], s.device, "a ModUp digit");
-    // The digit's own limbs are copied in NTT form from the input; the forward transform below skips them.
     const std::size_t first = context.digit_first_prime(d) * s.n;
-    s.mod_up_plan(level, d).apply(coefficients.data() + first, o, s.stream, in + first);
+    plans.push_back(&s.mod_up_plan(level, d));
+    sources.push_back(coefficients.data() + first);
+    copies.push_back(in + first);
+    targets.push_back(device_words(out.digits[d], s.device, "a ModUp digit"));
   }
+  cuda::apply_mod_up_digits(plans, sources, targets, copies, s.stream);
   // Digit d's own limbs are Q_l's [d alpha, min((d + 1) alpha, l)) (digits are consecutive runs of alpha primes).
   const NttSkip own_limbs{.stride = context.parameters().alpha(), .width = context.parameters().alpha(),
                           .limit = y.limb_count()};

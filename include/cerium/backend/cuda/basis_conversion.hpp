@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cerium/backend/cuda/device_buffer.hpp"
@@ -50,9 +51,19 @@ class ModUpPlan {
              const std::uint32_t* copy_from = nullptr) const;
 
  private:
+  friend void apply_mod_up_digits(std::span<const ModUpPlan* const>, std::span<const std::uint32_t* const>,
+                                  std::span<std::uint32_t* const>, std::span<const std::uint32_t* const>,
+                                  const Stream&);
   ConversionTables tables_;
   std::size_t target_limbs_ = 0;
 };
+
+// ModUp of several digits in one launch (each plan's tables in its own grid slice, so that the GPU fills even
+// when one digit alone would not): digit d reads in[d], writes out[d] and copies its own limbs from copy_from[d]
+// (null entries: from in[d]). The same words as plans[d]->apply(in[d], out[d], stream, copy_from[d]) for each d.
+void apply_mod_up_digits(std::span<const ModUpPlan* const> plans, std::span<const std::uint32_t* const> in,
+                         std::span<std::uint32_t* const> out, std::span<const std::uint32_t* const> copy_from,
+                         const Stream& stream);
 
 class ModDownPlan {
  public:

@@ -164,6 +164,27 @@ struct ConversionLaunch {
 inline constexpr std::size_t conversion_max_sources = 96;
 void launch_conversion(const ConversionLaunch& launch);
 
+// One polynomial of a launch whose polynomials each have their own tables (ModUp's digits).
+struct ConversionPart {
+  const std::uint32_t* in = nullptr;
+  const std::uint32_t* copy_in = nullptr;  // null: the copies come from in
+  std::uint32_t* out = nullptr;
+  const ConversionSource* sources = nullptr;
+  const ConversionTarget* targets = nullptr;
+  const std::uint32_t* q_hat_mod = nullptr;  // target_count x source_count
+  std::uint32_t source_count = 0;
+  std::uint32_t target_count = 0;
+};
+inline constexpr std::size_t conversion_max_parts = 16;
+inline constexpr std::size_t conversion_parts_max_sources = 32;
+struct ConversionParts {
+  ConversionPart part[conversion_max_parts];
+  std::size_t count = 0;
+};
+// Every part in one launch (one grid slice per part), with args' epilogue, copy_sources, log_degree and stream
+// (its tables, in, out and batch unused); each part has at most conversion_parts_max_sources sources.
+void launch_conversion_parts(const ConversionLaunch& args, const ConversionParts& parts);
+
 // --- automorphism (NTT form) ----------------------------------------------------------------------------------
 struct AutomorphismLaunch {
   const std::uint32_t* in = nullptr;
