@@ -35,6 +35,8 @@ class Executor {
   explicit Executor(const ckks::BasicEvaluator<B>& evaluator) : ev_(evaluator) {}
 
   Value leaf(const expr::CipherLeaf& x) { return x.value->clone(); }
+  // The leaf's own ciphertext, read in place by fused passes (the expression owns it for the whole eval).
+  const Value* borrow(const expr::CipherLeaf& x) { return x.value.get(); }
   Value copy(const Value& v) { return v.clone(); }
   Value reuse(const Value& v) { return v.clone(); }
   int parts(const Value& v) { return static_cast<int>(v.size()); }

@@ -40,24 +40,24 @@ bool operand_fits(const ckks::BasicEvaluator<B>& ev, const ckks::Ciphertext& a, 
 template <backend::PolyBackend B>
 double term_scale(const ckks::BasicEvaluator<B>& ev, const Term<ckks::Ciphertext>& t) {
   using Kind = Term<ckks::Ciphertext>::Kind;
-  if (t.kind == Kind::plain_product) return t.a.scale() * t.plain->value->scale();
-  if (t.kind == Kind::cipher_product) return t.a.scale() * t.b.scale();
+  if (t.kind == Kind::plain_product) return t.first().scale() * t.plain->value->scale();
+  if (t.kind == Kind::cipher_product) return t.first().scale() * t.second().scale();
   if (t.kind == Kind::scalar_product && t.constant != nullptr)
-    return t.a.scale() * ev.level_prime_product(t.a.level());
-  return t.a.scale();
+    return t.first().scale() * ev.level_prime_product(t.first().level());
+  return t.first().scale();
 }
 
 inline std::size_t term_parts(const Term<ckks::Ciphertext>& t) {
   using Kind = Term<ckks::Ciphertext>::Kind;
-  return t.kind == Kind::cipher_product ? 3 : t.a.size();
+  return t.kind == Kind::cipher_product ? 3 : t.first().size();
 }
 
 // What the evaluator checks before this product; false where it would throw.
 template <backend::PolyBackend B>
 bool product_allowed(const ckks::BasicEvaluator<B>& ev, const Term<ckks::Ciphertext>& t, double scale) {
   using Kind = Term<ckks::Ciphertext>::Kind;
-  const int level = t.a.level();
-  if (t.kind == Kind::cipher_product && (t.a.size() != 2 || t.b.size() != 2 || level < 1)) return false;
+  const int level = t.first().level();
+  if (t.kind == Kind::cipher_product && (t.first().size() != 2 || t.second().size() != 2 || level < 1)) return false;
   if (t.kind == Kind::scalar_product && t.constant != nullptr && (level < 1 || t.constant->value.imag() != 0))
     return false;  // complex constants are not a scalar per limb: the eager sequence multiplies them
   if (t.kind == Kind::scalar_product && t.integer != nullptr) return true;  // the scale is unchanged
@@ -68,7 +68,7 @@ bool product_allowed(const ckks::BasicEvaluator<B>& ev, const Term<ckks::Ciphert
 template <backend::PolyBackend B>
 void append_scalars(const ckks::BasicEvaluator<B>& ev, const Term<ckks::Ciphertext>& t,
                     std::vector<std::uint32_t>& out) {
-  const int level = t.a.level();
+  const int level = t.first().level();
   const auto& basis = *ev.context()->q_basis(level);
   const std::size_t at = out.size();
   out.resize(at + basis.size());
@@ -103,11 +103,11 @@ std::optional<FusedShape> fused_shape(const ckks::BasicEvaluator<B>& ev, std::sp
   for (const auto& t : terms)
     if (head == nullptr && fusable(t)) head = &t;
   if (head == nullptr) return std::nullopt;
-  FusedShape shape{head->a.level(), head->a.slots()};
+  FusedShape shape{head->first().level(), head->first().slots()};
   for (std::size_t i = 0; i < terms.size(); ++i) {
     const auto& t = terms[i];
-    if (!operand_fits(ev, t.a, shape.level, shape.slots)) return std::nullopt;
-    if (t.kind == Kind::cipher_product && !operand_fits(ev, t.b, shape.level, shape.slots)) return std::nullopt;
+    if (!operand_fits(ev, t.first(), shape.level, shape.slots)) return std::nullopt;
+    if (t.kind == Kind::cipher_product && !operand_fits(ev, t.second(), shape.level, shape.slots)) return std::nullopt;
     if (t.kind == Kind::plain_product) {
       const ckks::Plaintext& p = *t.plain->value;
       if (p.context() != ev.context() || p.level() != shape.level || p.slots() != shape.slots) return std::nullopt;
@@ -138,20 +138,20 @@ void fused_factors(const ckks::BasicEvaluator<B>& ev, std::span<const Term<ckks:
   scalars.clear();
   for (const auto& t : terms) {
     if (!fusable(t)) continue;
-    if (t.kind == Kind::plain_product && j < t.a.size()) {
-      left.push_back(&t.a.part(j));
+    if (t.kind == Kind::plain_product && j < t.first().size()) {
+      left.push_back(&t.first().part(j));
       right.push_back(&t.plain->value->poly());
-    } else if (t.kind == Kind::scalar_product && j < t.a.size()) {
-      scaled.push_back(&t.a.part(j));
+    } else if (t.kind == Kind::scalar_product && j < t.first().size()) {
+      scaled.push_back(&t.first().part(j));
       fused_detail::append_scalars(ev, t, scalars);
     } else if (t.kind == Kind::cipher_product) {  // d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1
       if (j == 0 || j == 1) {
-        left.push_back(&t.a.part(0));
-        right.push_back(&t.b.part(j));
+        left.push_back(&t.first().part(0));
+        right.push_back(&t.second().part(j));
       }
       if (j == 1 || j == 2) {
-        left.push_back(&t.a.part(1));
-        right.push_back(&t.b.part(j - 1));
+        left.push_back(&t.first().part(1));
+        right.push_back(&t.second().part(j - 1));
       }
     }
   }
@@ -177,8 +177,8 @@ bool fused_sum(const ckks::BasicEvaluator<B>& ev, std::span<Term<ckks::Ciphertex
   for (auto& t : terms) {  // same level, matching scale: no alignment
     if (fusable(t)) continue;
     ckks::Ciphertext v;
-    if (t.kind == Kind::plain_product) v = ev.multiply(t.a, *t.plain->value);
-    else if (t.kind == Kind::cipher_product) v = ev.multiply_no_relin(t.a, t.b);
+    if (t.kind == Kind::plain_product) v = ev.multiply(t.first(), *t.plain->value);
+    else if (t.kind == Kind::cipher_product) v = ev.multiply_no_relin(t.first(), t.second());
     else v = std::move(t.a);
     if (t.negated) ev.sub_inplace(out, v); else ev.add_inplace(out, v);
   }

@@ -320,32 +320,46 @@ class Lowering {
     using Kind = typename Term<Value>::Kind;
     if constexpr (detail::product_kind<E>() == 2) {
       Term<Value> t{Kind::cipher_product};
-      t.a = run(e.lhs);
-      two_parts(t.a);
-      t.b = run(e.rhs);
-      two_parts(t.b);
+      operand(e.lhs, t.a, t.a_ref, true);
+      operand(e.rhs, t.b, t.b_ref, true);
       terms.push_back(std::move(t));
     } else if constexpr (detail::product_kind<E>() == 1) {
       Term<Value> t{Kind::plain_product};
       if constexpr (std::is_same_v<decltype(E::rhs), expr::PlainLeaf>) {
-        t.a = run(e.lhs);
+        operand(e.lhs, t.a, t.a_ref, false);
         t.plain = &e.rhs;
       } else {
-        t.a = run(e.rhs);
+        operand(e.rhs, t.a, t.a_ref, false);
         t.plain = &e.lhs;
       }
       terms.push_back(std::move(t));
     } else if constexpr (detail::product_kind<E>() == 3) {
       Term<Value> t{Kind::scalar_product};
       if constexpr (detail::scalar_leaf<std::decay_t<decltype(e.rhs)>>) {
-        t.a = run(e.lhs);
+        operand(e.lhs, t.a, t.a_ref, false);
         set_scalar(t, e.rhs);
       } else {
-        t.a = run(e.rhs);
+        operand(e.rhs, t.a, t.a_ref, false);
         set_scalar(t, e.lhs);
       }
       terms.push_back(std::move(t));
     }
+  }
+
+  // A product's operand (relinearized to 2 parts for a ciphertext product): a 2-part ciphertext leaf is borrowed
+  // where the machine can (a fused pass reads it in place; materialize copies it), so that eval does not copy
+  // every input it reads.
+  template <expr::Node X>
+  void operand(const X& x, Value& value, const Value*& ref, bool relinearized) {
+    if constexpr (X::op == expr::Op::cipher) {
+      const Value* borrowed = m_.borrow(x);
+      if (borrowed != nullptr && m_.parts(*borrowed) == 2) {
+        ref = borrowed;
+        return;
+      }
+    }
+    value = run(x);
+    if (relinearized) two_parts(value);
   }
 
   // One fused pass when the machine can, else multiply and add term by term (the same words).
@@ -374,7 +388,11 @@ class Lowering {
   // The term's value as the eager sequence computes it (its sign left to the caller).
   Value materialize(Term<Value>& t) {
     using Kind = typename Term<Value>::Kind;
-    if (t.kind == Kind::cipher_product) return m_.tensor(t.a, t.b);
+    if (t.kind == Kind::cipher_product) return m_.tensor(t.first(), t.second());
+    if (t.a_ref != nullptr) {  // a borrowed leaf: the in-place product below needs its own copy
+      t.a = m_.copy(*t.a_ref);
+      t.a_ref = nullptr;
+    }
     if (t.kind == Kind::plain_product) m_.multiply(t.a, *t.plain);
     if (t.kind == Kind::scalar_product) {
       if (t.constant != nullptr) m_.multiply(t.a, *t.constant); else m_.multiply(t.a, *t.integer);

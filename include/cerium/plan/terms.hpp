@@ -21,6 +21,13 @@ struct Term {
   const expr::ConstLeaf* constant = nullptr;  // scalar_product: one of these two
   const expr::IntLeaf* integer = nullptr;
   bool negated = false;  // subtracted from the sum (the right side of a -)
+  // A product's operand that is a ciphertext leaf of the expression, borrowed instead of copied into a / b (a
+  // fused pass only reads it; a term computed alone copies it first). Null: the operand is in a / b.
+  const Value* a_ref = nullptr;
+  const Value* b_ref = nullptr;
+
+  const Value& first() const { return a_ref != nullptr ? *a_ref : a; }
+  const Value& second() const { return b_ref != nullptr ? *b_ref : b; }
 };
 
 // Whether a term joins a fused pass: a product; a subtracted one only by a scalar, whose sign folds into it

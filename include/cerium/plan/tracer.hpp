@@ -47,6 +47,8 @@ class Tracer {
   };
 
   Value leaf(const expr::CipherLeaf& x) { return Value{name_of(x.value.get(), "ct"), 2, x.value->slots()}; }
+  // Traced plans name leaves afresh each time: nothing is borrowed.
+  const Value* borrow(const expr::CipherLeaf&) { return nullptr; }
   Value copy(const Value& v) { return v; }
   Value reuse(const Value& v) {
     ++stats_.shared_subexpressions;
