@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "cerium/backend/cuda/graph.hpp"
+#include "cerium/backend/cuda_bootstrap_graph.hpp"
 #include "cerium/backend/cuda/memory.hpp"
 #include "cerium/backend/cuda/timer.hpp"
 #include "cerium/backend/cuda_bootstrapper.hpp"
@@ -122,21 +122,13 @@ void BM_bootstrap_n16_gpu(benchmark::State& state) {
     benchmark::DoNotOptimize(boot.eval_mod(halves[1]));
   });
   stage("slot_to_coeff", [&] { benchmark::DoNotOptimize(boot.slot_to_coeff(real, imaginary)); });
-  // The whole bootstrap captured once as a CUDA graph (its output copied into a ciphertext made beforehand) and
+  // The whole bootstrap captured once as a CUDA graph (CudaBootstrapGraph) and
   // replayed: the device time without the host's issue cost, and whether its words equal the eager bootstrap's.
   // graph_ms = -1 when the capture fails (the reason goes to stderr).
   double graph_ms = -1, graph_equal = -1;
   try {
-    Ciphertext target = boot.bootstrap(input);
-    stream.synchronize();
-    const auto graph = cuda::Graph::capture(stream, [&] {
-      const Ciphertext r = boot.bootstrap(input);
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        const std::size_t bytes = r.part(i).limb_count() * context->ring_degree() * sizeof(std::uint32_t);
-        CERIUM_CUDA_CHECK(cudaMemcpyAsync(target.part(i).shards()[0].data(), r.part(i).shards()[0].data(), bytes,
-                                          cudaMemcpyDeviceToDevice, cerium_bench::native(stream)));
-      }
-    });
+    const CudaBootstrapGraph graph(boot, input);
+    const Ciphertext& target = graph.output();
     for (int i = 0; i < 2; ++i) graph.replay();
     stream.synchronize();
     std::vector<double> replays;

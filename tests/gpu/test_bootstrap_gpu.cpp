@@ -9,6 +9,7 @@
 #include <random>
 #include <utility>
 
+#include "cerium/backend/cuda_bootstrap_graph.hpp"
 #include "cerium/backend/cuda_bootstrapper.hpp"
 #include "gpu_test_support.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
@@ -55,6 +56,29 @@ TEST_CASE("CUDA bootstrapping equals the CPU bootstrapping word for word (N = 2^
   CERIUM_SKIP_WITHOUT_DEVICE();
   SECTION("full slots, sparse-secret encapsulation") { check_bootstrap({}); }
   SECTION("64 slots") { check_bootstrap({.slots = 64}); }
+}
+
+TEST_CASE("A bootstrap captured as a CUDA graph gives the eager bootstrap's words", "[gpu][bootstrap][graph]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  Fixture f(presets::bootstrappable_toy(11), {.relinearization = false});
+  CudaBootstrapper boot(f.context, BootstrapConfig{}, backend::CudaBackend(f.context));
+  boot.set_keys(std::make_shared<const BootstrapKeys>(boot.generate_keys(f.keygen)));
+  const auto& ev = boot.evaluator();
+  auto rng = cerium_test::make_rng(29);
+  const Ciphertext first = ev.upload(f.encrypt(random_real(rng, boot.slots()), 1, boot.slots()));
+  const CudaBootstrapGraph graph(boot, first);
+  // Fresh inputs of the captured shape: each replay equals the eager bootstrap of the same input.
+  for (int i = 0; i < 2; ++i) {
+    const Ciphertext input = ev.upload(f.encrypt(random_real(rng, boot.slots()), 1, boot.slots()));
+    const Ciphertext want = ev.download(boot.bootstrap(input));
+    const Ciphertext got = ev.download(graph.bootstrap(input));
+    CHECK(got.level() == want.level());
+    CHECK(got.scale() == want.scale());
+    CHECK(same_words(got, want));
+  }
+  // Another shape (level 2) is refused by name.
+  const Ciphertext other = ev.upload(f.encrypt(random_real(rng, boot.slots()), 2, boot.slots()));
+  CHECK_THROWS_AS(graph.bootstrap(other), InvalidArgument);
 }
 
 TEST_CASE("CUDA bootstrapping at N = 2^16 keeps 20 / 16 bits over ten chained rounds", "[gpu][bootstrap][large]") {
