@@ -36,9 +36,10 @@ __device__ __forceinline__ math::WideAccumulator accumulate(const u32* staged, c
 }
 
 template <ConversionEpilogue Epilogue>
-__device__ __forceinline__ void finish_target(const ConversionLaunch& args, const ConversionTarget& t,
-                                              const math::WideAccumulator& acc, std::size_t l, std::size_t n,
-                                              std::size_t k) {
+// Target t of coefficient k from its sum: reduced, then the epilogue (ModDown reads x from in), stored to out.
+__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t,
+                                          const math::WideAccumulator& acc, std::size_t l, std::size_t n,
+                                          std::size_t k) {
   // hi 2^64 + lo = hi 2^64 + a 2^32 + b is congruent to hi [2^64]_p + a [2^32]_p + b < 2^6 2^31 + 2^63 + 2^32 (hi
   // stays below 2^6 for the at most 96 sources), so one Barrett step instead of WideAccumulator::reduce's three.
   const u64 folded = static_cast<u64>(static_cast<u32>(acc.hi)) * t.modulus.two64_mod +
@@ -47,12 +48,12 @@ __device__ __forceinline__ void finish_target(const ConversionLaunch& args, cons
   const u32 p = t.modulus.value;
   u32 result = v;
   if constexpr (Epilogue == ConversionEpilogue::mod_down) {
-    const u32 x = args.in[t.x_limb * n + k];
+    const u32 x = in[t.x_limb * n + k];
     result = math::mul_shoup(math::sub_mod(math::add_mod(x, t.shift, p), v, p), t.p_inv, t.p_inv_shoup, p);
   } else if constexpr (Epilogue == ConversionEpilogue::mod_down_shift) {
     result = math::sub_mod(v, t.shift, p);
   }
-  args.out[t.out_limb * n + k] = result;
+  out[t.out_limb * n + k] = result;
 }
 
 template <ConversionEpilogue Epilogue>
@@ -96,10 +97,10 @@ __global__ void __launch_bounds__(kThreads) conversion_kernel(ConversionLaunch a
       acc0.add(partial0);
       acc1.add(partial1);
     }
-    finish_target<Epilogue>(args, args.targets[j], acc0, l, n, k);
-    finish_target<Epilogue>(args, args.targets[j + 1], acc1, l, n, k);
+    finish_at<Epilogue>(args.in, args.out, args.targets[j], acc0, l, n, k);
+    finish_at<Epilogue>(args.in, args.out, args.targets[j + 1], acc1, l, n, k);
   }
-  if (j < last) finish_target<Epilogue>(args, args.targets[j], accumulate(column, rows + (j - first) * l, l), l, n, k);
+  if (j < last) finish_at<Epilogue>(args.in, args.out, args.targets[j], accumulate(column, rows + (j - first) * l, l), l, n, k);
 }
 
 // The register-blocked form for up to 32 sources (every ModUp digit and ModDown of the parameter sets in use).
@@ -112,24 +113,6 @@ __global__ void __launch_bounds__(kThreads) conversion_kernel(ConversionLaunch a
 // one 128-bit add. Exactly the same sums as the staged form, hence the same words.
 constexpr int kRegisterTargets = 16;  // targets per block (grid.y splits the rest)
 constexpr int kCoefficientsPerThread = 2;
-
-template <ConversionEpilogue Epilogue>
-__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t,
-                                          const math::WideAccumulator& acc, unsigned l, std::size_t n,
-                                          std::size_t k) {
-  const u64 folded = static_cast<u64>(static_cast<u32>(acc.hi)) * t.modulus.two64_mod +
-                     static_cast<u64>(static_cast<u32>(acc.lo >> 32)) * t.two32_mod + static_cast<u32>(acc.lo);
-  const u32 v = math::barrett_reduce(l <= kChunk ? acc.lo : folded, t.modulus);
-  const u32 p = t.modulus.value;
-  u32 result = v;
-  if constexpr (Epilogue == ConversionEpilogue::mod_down) {
-    const u32 x = in[t.x_limb * n + k];
-    result = math::mul_shoup(math::sub_mod(math::add_mod(x, t.shift, p), v, p), t.p_inv, t.p_inv_shoup, p);
-  } else if constexpr (Epilogue == ConversionEpilogue::mod_down_shift) {
-    result = math::sub_mod(v, t.shift, p);
-  }
-  out[t.out_limb * n + k] = result;
-}
 
 template <int MaxSources>
 __device__ __forceinline__ u64 chunk_sum(const u32 (&y)[MaxSources], const uint4 r, int c) {
