@@ -200,9 +200,8 @@ class Lowering {
       gather(e, terms);
       return sum_terms(terms);
     } else if constexpr (E::op == Op::polynomial) {
-      Value v = run(e.child);
-      two_parts(v);
-      return m_.polynomial(v, std::span<const double>(e.coefficients), options_.fuse_sums);
+      Value storage;
+      return m_.polynomial(read_only(e.child, storage), std::span<const double>(e.coefficients), options_.fuse_sums);
     } else if constexpr (E::op == Op::add || E::op == Op::sub) {
       constexpr bool subtract = E::op == Op::sub;
       using L = std::decay_t<decltype(e.lhs)>;
@@ -230,11 +229,9 @@ class Lowering {
       using L = std::decay_t<decltype(e.lhs)>;
       using R = std::decay_t<decltype(e.rhs)>;
       if constexpr (L::cipher && R::cipher) {
-        Value l = run(e.lhs);
-        two_parts(l);
-        Value r = run(e.rhs);
-        two_parts(r);
-        return m_.tensor(l, r);
+        Value l, r;
+        const Value& left = read_only(e.lhs, l);
+        return m_.tensor(left, read_only(e.rhs, r));
       } else if constexpr (L::cipher) {
         Value l = run(e.lhs);
         m_.multiply(l, e.rhs);
@@ -249,13 +246,12 @@ class Lowering {
         const auto it = hoisted_.find(Key{e.child.value.get(), e.steps});
         if (it != hoisted_.end()) return m_.copy(it->second);
       }
-      Value v = run(e.child);
-      two_parts(v);
-      return m_.rotate(v, e.steps);
+      Value storage;
+      return m_.rotate(read_only(e.child, storage), e.steps);
     } else if constexpr (E::op == Op::sum_rotations) {
-      Value v = run(e.child);
-      two_parts(v);
-      std::vector<Value> rotated = m_.rotate_hoisted(v, std::span<const std::int64_t>(e.steps.data(), e.steps.size()));
+      Value storage;
+      std::vector<Value> rotated = m_.rotate_hoisted(read_only(e.child, storage),
+                                                     std::span<const std::int64_t>(e.steps.data(), e.steps.size()));
       Value acc = std::move(rotated[0]);
       for (std::size_t i = 1; i < rotated.size(); ++i) m_.add(acc, rotated[i]);
       return acc;
@@ -344,6 +340,15 @@ class Lowering {
       }
       terms.push_back(std::move(t));
     }
+  }
+
+  // An operand that is only read, in 2 parts: a 2-part ciphertext leaf borrowed where the machine can, anything
+  // else evaluated into storage (and relinearized).
+  template <expr::Node X>
+  const Value& read_only(const X& x, Value& storage) {
+    const Value* borrowed = nullptr;
+    operand(x, storage, borrowed, true);
+    return borrowed != nullptr ? *borrowed : storage;
   }
 
   // A product's operand (relinearized to 2 parts for a ciphertext product): a 2-part ciphertext leaf is borrowed
