@@ -362,6 +362,15 @@ class Lowering {
         ref = borrowed;
         return;
       }
+    } else if constexpr (X::op == expr::Op::rotate) {
+      // A hoisted rotation of a leaf (a BSGS baby step): its result, made once, is read in place by every use.
+      if constexpr (std::is_same_v<std::decay_t<decltype(x.child)>, expr::CipherLeaf>) {
+        const auto it = hoisted_.find(Key{x.child.value.get(), x.steps});
+        if (it != hoisted_.end() && m_.parts(it->second) == 2) {
+          ref = &it->second;
+          return;
+        }
+      }
     }
     value = run(x);
     if (relinearized) two_parts(value);

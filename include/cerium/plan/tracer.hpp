@@ -138,30 +138,30 @@ class Tracer {
     std::string list;
     int parts = 0, products = 0;
     for (const auto& t : terms) {
-      std::string item = t.a.name;
+      std::string item = t.first().name;
       if (t.kind == Kind::plain_product) item += " * " + name_of(t.plain->value.get(), "pt");
-      if (t.kind == Kind::cipher_product) item += " (x) " + t.b.name;
+      if (t.kind == Kind::cipher_product) item += " (x) " + t.second().name;
       if (t.kind == Kind::scalar_product)
         item += " * " + (t.constant != nullptr ? constant(*t.constant) : fmt::format("integer {}", t.integer->value));
       list += (list.empty() ? "" : t.negated ? " - " : " + ") + item;
       if (t.kind == Kind::cipher_product) ++stats_.tensor_products;
       if (!fusable(t)) continue;
       ++products;
-      parts = std::max(parts, t.kind == Kind::cipher_product ? 3 : t.a.parts);
+      parts = std::max(parts, t.kind == Kind::cipher_product ? 3 : t.first().parts);
     }
     ++stats_.fused_sums;
     stats_.elementwise_passes += parts;  // one linear combination per part
     int acc = parts;
     for (const auto& t : terms) {
       if (fusable(t)) continue;
-      const int own = t.kind == Kind::cipher_product ? 3 : t.a.parts;
+      const int own = t.kind == Kind::cipher_product ? 3 : t.first().parts;
       stats_.elementwise_passes += t.kind == Kind::cipher_product ? 1 : t.kind == Kind::plain_product ? own : 0;
       stats_.elementwise_passes += std::max(acc, own);
       acc = std::max(acc, own);
     }
     out = emit(fmt::format("fused sum of {} products: {}  [{} parts, one linear-combination pass each]", products,
                            list, parts),
-               Value{"", acc, terms.front().a.slots});
+               Value{"", acc, terms.front().first().slots});
     return true;
   }
 
@@ -171,7 +171,7 @@ class Tracer {
   bool fused_sum_rescaled(std::span<Term<Value>> terms, Value& out) {
     using Kind = Term<Value>::Kind;
     for (const auto& t : terms)
-      if (!fusable(t) || t.kind == Kind::cipher_product || t.a.parts != 2) return false;
+      if (!fusable(t) || t.kind == Kind::cipher_product || t.first().parts != 2) return false;
     Value sum;
     fused_sum(terms, sum);
     stats_.elementwise_passes += 2 * 2 - 2;  // fused_sum counted 2 passes
