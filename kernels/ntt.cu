@@ -15,10 +15,10 @@
 // stay in [0, 2q) between stages and passes and are reduced fully at the end, so the output words equal the
 // CPU's. The inverse's last stage also multiplies by N^{-1} (folded into its twiddle), saving a pass.
 //
-// Where it stands (H200, N = 2^16, 64 limbs, cold data): forward 33 us, inverse 36 us, about 4.2x and 4.5x the
-// time of copying the polynomial once. The row pass reads as many twiddle bytes (w and its Shoup quotient, 8 bytes
-// per entry, N entries per limb) as data bytes; generating its twiddles or halving them is the next lever, then a
-// cheaper csub on the device (min(x, x - q): 13% faster forward in a trial).
+// Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): forward 28.5 us, inverse 33.2 us, 3.6x and 4.2x
+// the time of copying the polynomial once. The row pass reads twice as many twiddle bytes (w and its Shoup
+// quotient, 8 bytes per entry, N entries per limb) as data words; generating its twiddles or halving them is the
+// next lever, then one pass at 2^16 (thread-block clusters sharing the limb).
 //
 // Tile-local stage s (0-based) pairs tile positions p and p + 2^(LT-1-s), with twiddle index
 // (root << s) + (p >> (LT - s)): root is 1 for a column tile and for a whole-limb tile, and
