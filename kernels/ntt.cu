@@ -16,9 +16,9 @@
 // CPU's. The inverse's last stage also multiplies by N^{-1} (folded into its twiddle), saving a pass.
 //
 // Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): forward 28.5 us, inverse 33.2 us, 3.6x and 4.2x
-// the time of copying the polynomial once. The row pass reads twice as many twiddle bytes (w and its Shoup
-// quotient, 8 bytes per entry, N entries per limb) as data words; generating its twiddles or halving them is the
-// next lever, then one pass at 2^16 (thread-block clusters sharing the limb).
+// the time of copying the polynomial once. The row pass reads 8 bytes of twiddle (w and its Shoup quotient, N
+// entries per limb) for every 4-byte word it transforms; generating its twiddles or halving them is the next
+// lever, then one pass at 2^16 (thread-block clusters sharing the limb).
 //
 // Tile-local stage s (0-based) pairs tile positions p and p + 2^(LT-1-s), with twiddle index
 // (root << s) + (p >> (LT - s)): root is 1 for a column tile and for a whole-limb tile, and
