@@ -35,8 +35,8 @@ __device__ __forceinline__ math::WideAccumulator accumulate(const u32* staged, c
   return acc;
 }
 
-template <ConversionEpilogue Epilogue>
 // Target t of coefficient k from its sum: reduced, then the epilogue (ModDown reads x from in), stored to out.
+template <ConversionEpilogue Epilogue>
 __device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t,
                                           const math::WideAccumulator& acc, std::size_t l, std::size_t n,
                                           std::size_t k) {

@@ -37,7 +37,8 @@ class CudaBackend {
  public:
   // The eDSL does not fold rescale(sum) into the sum's pass by default here: the rescale's subtract-and-scale
   // already rides the forward NTT's last pass, and folding costs each part its own small launches (measured
-  // 280 us folded against 260 us unfolded for a rescaled sum of 8 plaintext products at 40 limbs, H200).
+  // 166 us folded against 147 us unfolded for a rescaled sum of 8 plaintext products at 40 limbs, H200,
+  // bench/RESULTS.md).
   static constexpr bool fold_rescale_into_sums = false;
   // Throws DeviceError without a usable device, UnsupportedError for N < 2^10 (the GPU NTT's range).
   explicit CudaBackend(ckks::ContextPtr context, CudaBackendOptions options = {});

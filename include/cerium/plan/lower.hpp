@@ -143,6 +143,16 @@ class Lowering {
     groups_.push_back(Group{leaf, {steps}});
   }
 
+  // The result lower() made for a rotation of a leaf in its hoisting group; null for any other rotation.
+  template <expr::Node R>
+  const Value* hoisted_result(const R& rotation) const {
+    if constexpr (std::is_same_v<std::decay_t<decltype(rotation.child)>, expr::CipherLeaf>) {
+      const auto it = hoisted_.find(Key{rotation.child.value.get(), rotation.steps});
+      if (it != hoisted_.end()) return &it->second;
+    }
+    return nullptr;
+  }
+
   void two_parts(Value& v) {
     if (m_.parts(v) == 3) m_.relinearize(v);
   }
@@ -242,10 +252,7 @@ class Lowering {
         return r;
       }
     } else if constexpr (E::op == Op::rotate) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(e.child)>, expr::CipherLeaf>) {
-        const auto it = hoisted_.find(Key{e.child.value.get(), e.steps});
-        if (it != hoisted_.end()) return m_.copy(it->second);
-      }
+      if (const Value* shared = hoisted_result(e)) return m_.copy(*shared);
       Value storage;
       return m_.rotate(read_only(e.child, storage), e.steps);
     } else if constexpr (E::op == Op::sum_rotations) {
@@ -364,12 +371,10 @@ class Lowering {
       }
     } else if constexpr (X::op == expr::Op::rotate) {
       // A hoisted rotation of a leaf (a BSGS baby step): its result, made once, is read in place by every use.
-      if constexpr (std::is_same_v<std::decay_t<decltype(x.child)>, expr::CipherLeaf>) {
-        const auto it = hoisted_.find(Key{x.child.value.get(), x.steps});
-        if (it != hoisted_.end() && m_.parts(it->second) == 2) {
-          ref = &it->second;
-          return;
-        }
+      const Value* shared = hoisted_result(x);
+      if (shared != nullptr && m_.parts(*shared) == 2) {
+        ref = shared;
+        return;
       }
     }
     value = run(x);
