@@ -19,6 +19,9 @@
 
 namespace cerium::ckks {
 
+// A scale that matches the chain's (scales_match) is the chain's up to the doubles' round-off, and is set to it:
+// squarings double a relative round-off (four double angles multiply it by 16), which would otherwise carry the
+// tracked scale past scales_match's tolerance although the message's scale is the chain's.
 template <backend::PolyBackend B>
 void BasicBootstrapper<B>::bring_to(Ciphertext& a, int level) const {
   const double target = chain_.at(static_cast<std::size_t>(level));
@@ -26,14 +29,16 @@ void BasicBootstrapper<B>::bring_to(Ciphertext& a, int level) const {
     require<LevelError>(scales_match(a.scale(), target),
                         "bootstrap (internal): a ciphertext at level {} has scale {} off the chain's {}", level,
                         format_scale(a.scale()), format_scale(target));
+    a.set_scale(target);
     return;
   }
   if (scales_match(a.scale(), target)) {
     evaluator_.level_down_inplace(a, level);
+    a.set_scale(target);
     return;
   }
   evaluator_.level_down_inplace(a, level + 1);
-  evaluator_.adjust_scale_inplace(a, target);
+  evaluator_.adjust_scale_inplace(a, target);  // within scales_match of the target: snapped at its next use
 }
 
 template <backend::PolyBackend B>
