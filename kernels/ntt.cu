@@ -15,10 +15,14 @@
 // stay in [0, 2q) between stages and passes and are reduced fully at the end, so the output words equal the
 // CPU's. The inverse's last stage also multiplies by N^{-1} (folded into its twiddle), saving a pass.
 //
-// Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): forward 28.5 us, inverse 33.2 us, 3.6x and 4.2x
-// the time of copying the polynomial once. The row pass reads 8 bytes of twiddle (w and its Shoup quotient, N
-// entries per limb) for every 4-byte word it transforms; generating its twiddles or halving them is the next
-// lever, then one pass at 2^16 (thread-block clusters sharing the limb).
+// The rows' twiddles: each row would need its own 2^11 - 1 (8-byte pairs), one per word, read from DRAM. They
+// factor into row 0's twiddles times a power of a per-row constant (math/ntt_row_twist.hpp), so a row runs its
+// first group with its own twiddles, multiplies each word by a twist factor (8 bytes per thread, shared by its 8
+// words), and runs the other groups with row 0's twiddles, which stay in cache for all rows of the limb.
+//
+// Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): before the twist, forward 28.5 us and inverse
+// 33.2 us, 3.6x and 4.2x the time of copying the polynomial once. The next lever is one pass at 2^16
+// (thread-block clusters sharing the limb).
 //
 // Tile-local stage s (0-based) pairs tile positions p and p + 2^(LT-1-s), with twiddle index
 // (root << s) + (p >> (LT - s)): root is 1 for a column tile and for a whole-limb tile, and
@@ -43,12 +47,14 @@ using math::u32;
 
 constexpr int kLogValues = 3;  // words per thread: 8
 constexpr int kValues = 1 << kLogValues;
-constexpr int kMaxSingleLog = 13;  // 2^13 words (32 KiB) in one block of 1024 threads
-constexpr int kRowLog = 11;        // tiles of the two-pass transform: 2^11 words, 256 threads
+constexpr int kMaxSingleLog = ntt_max_single_log_degree;  // 2^13 words (32 KiB) in one block of 1024 threads
+constexpr int kRowLog = ntt_row_log;  // tiles of the two-pass transform: 2^11 words, 256 threads
+static_assert(ntt_row_direct_stages == kLogValues, "the row twist comes between the rows' first and second groups");
 
 struct KernelArgs {
   u32* data;
   const uint2* twiddles;  // (w, w_shoup)
+  const uint2* twists;    // rows of two-pass transforms: ntt_twists_per_limb pairs per table
   const NttLimbConstants* constants;
   std::size_t first_limb;  // of this launch within the batch (launches are chunked by the grid's y limit)
   std::size_t period;      // limbs per polynomial of the batch
@@ -106,8 +112,16 @@ struct Tile {
   static constexpr int shift() {
     return Columns ? L - kLogCols + (LogN - B) : L;
   }
-  // The twiddle root of the tile: 1 for columns and whole limbs, 2^(LogN - LT) + row for rows.
-  __device__ static u32 root() { return Columns ? 1u : (1u << (LogN - LT)) + blockIdx.x; }
+  // Rows of a two-pass transform: group 0 uses the row's own twiddles, the later groups row 0's after the twist.
+  static constexpr bool kTwisted = !Columns && LogN > LT;
+  // The twiddle root of group I: 1 for columns and whole limbs, 2^(LogN - LT) + row for rows, whose groups after
+  // the first use row 0's (2^(LogN - LT)) once twisted.
+  template <int I>
+  __device__ static u32 root() {
+    if constexpr (Columns) return 1u;
+    else if constexpr (kTwisted && I > 0) return 1u << (LogN - LT);
+    else return (1u << (LogN - LT)) + blockIdx.x;
+  }
 };
 
 // A group of K (1..3) consecutive tile stages [S, S + K). The positions it touches split into runs
@@ -296,11 +310,22 @@ struct FinishLimb {
   uint2 scale;
 };
 
+// Multiplies the row's words by its twist, between group 0 and group 1: group 0's thread holds words
+// threadIdx.x + 2^8 u, all with k mod 2^8 = threadIdx.x, so one factor serves its 8 words.
+template <class T>
+__device__ __forceinline__ void twist(u32 (&x)[kValues], uint2 factor, u32 q) {
+  using G = GroupAt<T, 0>;
+  static_assert(G::kRuns == 1 && G::L == T::kLog - kLogValues, "one run per thread, at stride 2^(LT - 3)");
+#pragma unroll
+  for (int i = 0; i < kValues; ++i) x[i] = math::mul_shoup_lazy(x[i], factor.x, factor.y, q);
+}
+
 // One group's turn: words come from global memory (first group) or shared memory, leave to shared memory or
 // global memory (last group), the forward's last pass reducing them fully first (and finishing, with Finish).
+// Twisted rows multiply by the twist after group 0 (forward) or before it (inverse).
 template <class T, bool Forward, bool Final, bool Finish, int I, bool First, bool Last>
 __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, u32* limb, const uint2* twiddles,
-                                          u32 root, const NttLimbConstants& c, const FinishLimb& f) {
+                                          uint2 twist_factor, const NttLimbConstants& c, const FinishLimb& f) {
   using G = GroupAt<T, I>;
   if constexpr (First) {
     load_global<G, T>(x, limb);
@@ -308,7 +333,9 @@ __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, u32* lim
     __syncthreads();
     load_shared<G>(x, tile);
   }
-  butterflies<G, Forward, !Forward && Final>(x, twiddles, root, c);
+  if constexpr (T::kTwisted && !Forward && I == 0) twist<T>(x, twist_factor, c.modulus);
+  butterflies<G, Forward, !Forward && Final>(x, twiddles, T::template root<I>(), c);
+  if constexpr (T::kTwisted && Forward && I == 0) twist<T>(x, twist_factor, c.modulus);
   if constexpr (Last) {
     if constexpr (Forward && Final) {
 #pragma unroll
@@ -344,25 +371,23 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
   u32* limb = args.data + limb_index * n;
   const uint2* twiddles = args.twiddles + table * n;
   const NttLimbConstants c = args.constants[table];
-  const u32 root = T::root();
+  uint2 twist_factor{};  // loaded first, used after (forward) or before (inverse) a whole group
+  if constexpr (T::kTwisted)
+    twist_factor = __ldg(args.twists + table * ntt_twists_per_limb(n) + (blockIdx.x << (T::kLog - kLogValues)) +
+                         threadIdx.x);
   FinishLimb f{};
   if constexpr (Finish) {
     const std::size_t global = args.first_limb + limb_index;
     const std::size_t b = global / args.period, l = global % args.period;
     f.minuend = args.finish.minuend + b * args.finish.minuend_stride + l * n;
-    const NttFinish& a = args.finish;
-    f.addend = nullptr;
-    if (a.addend != nullptr && b >= a.addend_first && b - a.addend_first < a.addend_count) {
-      const auto words = static_cast<std::ptrdiff_t>(b - a.addend_first) * a.addend_stride + static_cast<std::ptrdiff_t>(l * n);
-      f.addend = reinterpret_cast<const u32*>(reinterpret_cast<std::uintptr_t>(a.addend) + words * 4);
-    }
+    f.addend = b < 2 && args.finish.addend[b] != nullptr ? args.finish.addend[b] + l * n : nullptr;
     f.out = args.finish.out + b * args.finish.out_stride + l * n;
     f.scale = reinterpret_cast<const uint2*>(args.finish.scale)[l];
   }
   u32 x[kValues];
   // Forward: groups 0, 1, ...; inverse: the same groups from the last one down.
   (run_group<T, Forward, Final, Finish, (Forward ? Is : count - 1 - Is), Is == 0, Is == count - 1>(
-       x, tile, limb, twiddles, root, c, f),
+       x, tile, limb, twiddles, twist_factor, c, f),
    ...);
 }
 
@@ -416,7 +441,7 @@ void launch(const NttLaunch& launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
     const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
     KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles),
-                    launch.constants, first, period, launch.split, launch.shift, launch.skip_stride,
+                    reinterpret_cast<const uint2*>(launch.twists), launch.constants, first, period, launch.split, launch.shift, launch.skip_stride,
                     launch.skip_width, launch.skip_limit, NttFinish{}};
     if (Forward && launch.finish != nullptr) args.finish = *launch.finish;
     switch (launch.log_degree) {

@@ -178,17 +178,9 @@ void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uin
         const std::size_t offset = t.first_limb * n;
         part = *finish;
         part.minuend += b * finish->minuend_stride + offset;
-        const bool adds = finish->addend != nullptr && b >= finish->addend_first &&
-                          b - finish->addend_first < finish->addend_count;
-        part.addend = nullptr;
-        if (adds) {
-          const auto words = static_cast<std::ptrdiff_t>(b - finish->addend_first) * finish->addend_stride +
-                             static_cast<std::ptrdiff_t>(offset);
-          part.addend = reinterpret_cast<const std::uint32_t*>(reinterpret_cast<std::uintptr_t>(finish->addend) +
-                                                               words * 4);
-          part.addend_first = 0;
-          part.addend_count = 1;
-        }
+        const bool adds = b < 2 && finish->addend[b] != nullptr;
+        part.addend[0] = adds ? finish->addend[b] + offset : nullptr;
+        part.addend[1] = nullptr;
         part.out += b * finish->out_stride + offset;
         part.scale += 2 * t.first_limb;
       }

@@ -95,22 +95,12 @@ void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u3
     x = out;
     x_stride = out_stride;
   }
-  cuda::detail::NttFinish finish{.minuend = x, .minuend_stride = x_stride, .out = out, .out_stride = out_stride,
-                                 .scale = static_cast<const u32*>(plan.p_inverse().device_data())};
-  // The addends as one pointer and a (possibly negative) word stride between the two.
-  if (addends[0] != nullptr) {
-    finish.addend = addends[0];
-    finish.addend_count = 1;
-    if (addends[1] != nullptr && batch > 1) {
-      finish.addend_stride = (static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(addends[1])) -
-                              static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(addends[0]))) / 4;
-      finish.addend_count = 2;
-    }
-  } else if (addends[1] != nullptr && batch > 1) {
-    finish.addend = addends[1];
-    finish.addend_first = 1;
-    finish.addend_count = 1;
-  }
+  const cuda::detail::NttFinish finish{.minuend = x,
+                                       .minuend_stride = x_stride,
+                                       .addend = {addends[0], batch > 1 ? addends[1] : nullptr},
+                                       .out = out,
+                                       .out_stride = out_stride,
+                                       .scale = static_cast<const u32*>(plan.p_inverse().device_data())};
   s.ntt_forward(corrections, mod_down.kept().primes(), batch, &finish);
 }
 

@@ -6,6 +6,7 @@
 #include "cerium/backend/cuda/ntt_launch.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/math/modarith.hpp"
+#include "cerium/math/ntt_row_twist.hpp"
 
 namespace cerium::cuda {
 
@@ -18,6 +19,15 @@ void append_pairs(std::vector<std::uint32_t>& out, std::span<const std::uint32_t
     out.push_back(w_shoup[k]);
   }
 }
+
+void append_pairs(std::vector<std::uint32_t>& out, std::span<const math::ShoupConstant> constants) {
+  for (const auto& c : constants) {
+    out.push_back(c.value);
+    out.push_back(c.quotient);
+  }
+}
+
+bool two_pass(int log_n) { return log_n > detail::ntt_max_single_log_degree; }
 
 detail::NttLimbConstants limb_constants(const math::NttTables& tables) {
   const std::uint32_t q = tables.modulus();
@@ -47,12 +57,18 @@ NttPlan::NttPlan(std::span<const math::NttTables> tables, Stream stream) {
   forward.reserve(2 * n_ * limbs_);
   inverse.reserve(2 * n_ * limbs_);
   std::vector<detail::NttLimbConstants> constants;
+  std::vector<std::uint32_t> forward_twists, inverse_twists;
+  const math::NttRowSplit split{detail::ntt_row_log, detail::ntt_row_direct_stages};
   for (std::size_t i = 0; i < limbs_; ++i) {
     require(tables[i].degree() == n_, "NTT table {} has degree {}, table 0 has {}: one plan needs one degree", i,
             tables[i].degree(), n_);
     append_pairs(forward, tables[i].forward_twiddles(), tables[i].forward_twiddles_shoup());
     append_pairs(inverse, tables[i].inverse_twiddles(), tables[i].inverse_twiddles_shoup());
     constants.push_back(limb_constants(tables[i]));
+    if (two_pass(log_n_)) {
+      append_pairs(forward_twists, math::ntt_row_twists(tables[i], split, false));
+      append_pairs(inverse_twists, math::ntt_row_twists(tables[i], split, true));
+    }
   }
   std::vector<std::uint32_t> constant_words(constants.size() * sizeof(detail::NttLimbConstants) / 4);
   std::memcpy(constant_words.data(), constants.data(), constant_words.size() * 4);
@@ -63,6 +79,12 @@ NttPlan::NttPlan(std::span<const math::NttTables> tables, Stream stream) {
   forward_twiddles_.upload(forward);
   inverse_twiddles_.upload(inverse);
   constants_.upload(constant_words);
+  if (two_pass(log_n_)) {
+    forward_twists_ = DeviceBuffer(forward_twists.size(), stream);
+    inverse_twists_ = DeviceBuffer(inverse_twists.size(), stream);
+    forward_twists_.upload(forward_twists);
+    inverse_twists_.upload(inverse_twists);
+  }
 }
 
 int NttPlan::passes() const { return detail::ntt_pass_count(log_n_); }
@@ -84,12 +106,13 @@ void NttPlan::check_map(const NttTableMap& map, std::size_t limbs) const {
 }
 
 namespace {
-detail::NttLaunch make_launch(std::uint32_t* data, const DeviceBuffer& twiddles, const DeviceBuffer& constants,
-                              std::size_t first_table, std::size_t limbs, std::size_t n, int log_n,
-                              const Stream& stream) {
+detail::NttLaunch make_launch(std::uint32_t* data, const DeviceBuffer& twiddles, const DeviceBuffer& twists,
+                              const DeviceBuffer& constants, std::size_t first_table, std::size_t limbs, std::size_t n,
+                              int log_n, const Stream& stream) {
   detail::NttLaunch launch;
   launch.data = data;
   launch.twiddles = twiddles.data() + 2 * n * first_table;
+  if (two_pass(log_n)) launch.twists = twists.data() + 2 * detail::ntt_twists_per_limb(n) * first_table;
   launch.constants = reinterpret_cast<const detail::NttLimbConstants*>(constants.data()) + first_table;
   launch.log_degree = log_n;
   launch.limbs = limbs;
@@ -104,7 +127,7 @@ void NttPlan::forward(std::uint32_t* device_data, std::size_t first_table, std::
   if (limbs == 0) return;
   require(device_data != nullptr, "NTT of {} limbs on a null device pointer", limbs);
   detail::launch_ntt_forward(
-      make_launch(device_data, forward_twiddles_, constants_, first_table, limbs, n_, log_n_, stream));
+      make_launch(device_data, forward_twiddles_, forward_twists_, constants_, first_table, limbs, n_, log_n_, stream));
 }
 
 void NttPlan::inverse(std::uint32_t* device_data, std::size_t first_table, std::size_t limbs,
@@ -113,7 +136,7 @@ void NttPlan::inverse(std::uint32_t* device_data, std::size_t first_table, std::
   if (limbs == 0) return;
   require(device_data != nullptr, "inverse NTT of {} limbs on a null device pointer", limbs);
   detail::launch_ntt_inverse(
-      make_launch(device_data, inverse_twiddles_, constants_, first_table, limbs, n_, log_n_, stream));
+      make_launch(device_data, inverse_twiddles_, inverse_twists_, constants_, first_table, limbs, n_, log_n_, stream));
 }
 
 void NttPlan::forward(DeviceBuffer& data, std::size_t limbs) const {
@@ -132,7 +155,8 @@ detail::NttLaunch NttPlan::batch_launch(std::uint32_t* device_data, const NttTab
                                         bool forward, const Stream& stream) const {
   check_map(map, limbs);
   require(device_data != nullptr, "NTT of {} limbs on a null device pointer", limbs);
-  auto launch = make_launch(device_data, forward ? forward_twiddles_ : inverse_twiddles_, constants_, map.first_table,
+  auto launch = make_launch(device_data, forward ? forward_twiddles_ : inverse_twiddles_,
+                            forward ? forward_twists_ : inverse_twists_, constants_, map.first_table,
                             limbs, n_, log_n_, stream);
   launch.period = map.period;
   launch.split = map.split;

@@ -68,6 +68,8 @@ class NttPlan {
   std::size_t limbs_ = 0;
   DeviceBuffer forward_twiddles_;  // limbs x N pairs (w, w_shoup)
   DeviceBuffer inverse_twiddles_;  // limbs x N pairs (w, w_shoup)
+  DeviceBuffer forward_twists_;    // two-pass degrees: limbs x N / 8 pairs (math::ntt_row_twists)
+  DeviceBuffer inverse_twists_;
   DeviceBuffer constants_;         // limbs x detail::NttLimbConstants
 };
 

@@ -9,6 +9,14 @@ namespace cerium::cuda::detail {
 
 inline constexpr int ntt_min_log_degree = 10;
 inline constexpr int ntt_max_log_degree = 17;
+// Up to 2^13 words a limb is one block's tile (one pass); above, the transform makes a column pass and a row
+// pass over rows of 2^11 words whose first 3 stages use the row's own twiddles, the rest row 0's after a twist
+// (math/ntt_row_twist.hpp).
+inline constexpr int ntt_max_single_log_degree = 13;
+inline constexpr int ntt_row_log = 11;
+inline constexpr int ntt_row_direct_stages = 3;
+// Twist pairs per limb: N / 2^11 rows of 2^(11 - 3) factors each.
+constexpr std::size_t ntt_twists_per_limb(std::size_t n) { return n >> ntt_row_direct_stages; }
 
 // Per-limb constants of the inverse's last stage, into which N^{-1} is folded: both outputs are multiplied by
 // N^{-1}, the difference by the stage's twiddle w times N^{-1} (one Shoup product each instead of two).
@@ -25,17 +33,13 @@ static_assert(sizeof(NttLimbConstants) == 32);
 // What the forward transform's last pass can do instead of storing the transform T: finish a rescale or a ModDown,
 // out = (minuend - T) s (+ addend), so that T never goes to global memory and back. Limb l of polynomial b of the
 // batch reads minuend + b minuend_stride + l N and writes out + b out_stride + l N; s is the pair (value, Shoup
-// quotient) at scale[2 l], scale[2 l + 1]. Polynomials addend_first <= b < addend_first + addend_count also add
-// the words at byte address addend + ((b - addend_first) addend_stride + l N) 4 (the stride in words may be
-// negative: two addends anywhere in memory). out may be the minuend (each word is read before it is written, by
-// the same thread); the transformed data is left as it was.
+// quotient) at scale[2 l], scale[2 l + 1]. Polynomials 0 and 1 also add addend[b] + l N where it is not null (a
+// key switch's two parts). out may be the minuend (each word is read before it is written, by the same thread);
+// the transformed data is left as it was.
 struct NttFinish {
   const std::uint32_t* minuend = nullptr;
   std::size_t minuend_stride = 0;
-  const std::uint32_t* addend = nullptr;  // optional
-  std::ptrdiff_t addend_stride = 0;
-  std::size_t addend_first = 0;
-  std::size_t addend_count = ~std::size_t{0};
+  const std::uint32_t* addend[2] = {nullptr, nullptr};
   std::uint32_t* out = nullptr;
   std::size_t out_stride = 0;
   const std::uint32_t* scale = nullptr;   // period pairs on the device
@@ -47,6 +51,7 @@ struct NttFinish {
 struct NttLaunch {
   std::uint32_t* data = nullptr;               // limbs x N words, limb-major, transformed in place
   const std::uint32_t* twiddles = nullptr;     // limbs x N pairs (w, w_shoup) of this direction, limb-major
+  const std::uint32_t* twists = nullptr;       // two passes: limbs x ntt_twists_per_limb pairs, limb-major
   const NttLimbConstants* constants = nullptr;  // limbs entries
   int log_degree = 0;                          // ntt_min_log_degree .. ntt_max_log_degree
   std::size_t limbs = 0;
