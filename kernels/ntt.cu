@@ -308,6 +308,8 @@ struct FinishLimb {
   const u32* addend;  // null: none
   u32* out;
   uint2 scale;
+  uint2 addend_scale;  // (1, 0) when unscaled: the value 1 is then skipped
+  bool scaled_addend;
 };
 
 // Multiplies the row's words by its twist, between group 0 and group 1: group 0's thread holds words
@@ -349,6 +351,10 @@ __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, u32* lim
       for (int i = 0; i < kValues; ++i) x[i] = math::mul_shoup(math::sub_mod(m[i], x[i], q), f.scale.x, f.scale.y, q);
       if (f.addend != nullptr) {
         load_global<G, T>(m, f.addend);
+        if (f.scaled_addend) {
+#pragma unroll
+          for (int i = 0; i < kValues; ++i) m[i] = math::mul_shoup(m[i], f.addend_scale.x, f.addend_scale.y, q);
+        }
 #pragma unroll
         for (int i = 0; i < kValues; ++i) x[i] = math::add_mod(x[i], m[i], q);
       }
@@ -383,6 +389,8 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
     f.addend = b < 2 && args.finish.addend[b] != nullptr ? args.finish.addend[b] + l * n : nullptr;
     f.out = args.finish.out + b * args.finish.out_stride + l * n;
     f.scale = reinterpret_cast<const uint2*>(args.finish.scale)[l];
+    f.scaled_addend = args.finish.addend_scale != nullptr;
+    if (f.scaled_addend) f.addend_scale = reinterpret_cast<const uint2*>(args.finish.addend_scale)[l];
   }
   u32 x[kValues];
   // Forward: groups 0, 1, ...; inverse: the same groups from the last one down.

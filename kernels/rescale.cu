@@ -60,6 +60,14 @@ __global__ void __launch_bounds__(kThreads) rescale_kernel(RescaleLaunch args) {
     t.w = remainder_mod(r[3], c.modulus, c.p_mod);
     uint4* out = reinterpret_cast<uint4*>(args.out) + i * (n / 4) + v;
     if (args.correction_only) {
+      if (args.accumulate_factor != nullptr) {
+        const uint2 f = reinterpret_cast<const uint2*>(args.accumulate_factor)[i];
+        const uint4 acc = *out;
+        t.x = math::add_mod(acc.x, math::mul_shoup(t.x, f.x, f.y, q), q);
+        t.y = math::add_mod(acc.y, math::mul_shoup(t.y, f.x, f.y, q), q);
+        t.z = math::add_mod(acc.z, math::mul_shoup(t.z, f.x, f.y, q), q);
+        t.w = math::add_mod(acc.w, math::mul_shoup(t.w, f.x, f.y, q), q);
+      }
       *out = t;
       continue;
     }

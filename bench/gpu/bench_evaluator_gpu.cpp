@@ -1,5 +1,5 @@
 // Evaluator operations on the CUDA backend at N = 2^16, 40 limbs (two-prime levels of 28 bits), dnum 3 and 4:
-// multiply + relinearize + rescale, rotate, 8 hoisted rotations, rescale.
+// multiply + relinearize + rescale (two calls, and fused), rotate, 8 hoisted rotations, rescale.
 //
 // Each is timed two ways with CUDA events after warm-up, median of 20: `eager` issues the evaluator call from
 // the host (what a program sees, host overhead included whenever the GPU waits for it), `graph` replays the same
@@ -124,6 +124,17 @@ void BM_multiply_relinearize_rescale_gpu(benchmark::State& state) {
   }
 }
 
+// The same words through the fused call: the relinearization's ModDown and the rescale share one forward NTT.
+void BM_multiply_rescale_gpu(benchmark::State& state) {
+  Setup& s = setup(static_cast<int>(state.range(0)));
+  const auto mode = static_cast<Mode>(state.range(1));
+  double seconds = 0;
+  for (auto _ : state) {
+    seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->multiply_rescale(s.x, s.y)); }, mode);
+    report(state, s, seconds, 4.0 * s.limbs + key_limbs(s) + 2.0 * (s.limbs - 2));
+  }
+}
+
 void BM_rotate_gpu(benchmark::State& state) {
   Setup& s = setup(static_cast<int>(state.range(0)));
   const auto mode = static_cast<Mode>(state.range(1));
@@ -209,6 +220,7 @@ void modes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(BM_multiply_relinearize_rescale_gpu)->Apply(modes);
+BENCHMARK(BM_multiply_rescale_gpu)->Apply(modes);
 BENCHMARK(BM_rotate_gpu)->Apply(modes);
 BENCHMARK(BM_rotate_hoisted8_gpu)->Apply(modes);
 BENCHMARK(BM_rescale_gpu)->Apply(modes);

@@ -53,9 +53,13 @@ void BasicEvaluator<B>::rescale_inplace(Ciphertext& a) const {
   check_operand(a, "rescale");
   check_level_left(a, "rescale");
   const int level = a.level();
-  const auto& rescaler = context_->rescaler(level);
+  backend_.rescale(context_->rescaler(level), std::span<ring::RnsPoly>(a.parts()));
+  finish_rescale(a, level);
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::finish_rescale(Ciphertext& a, int level) const {
   const auto& kept = context_->q_basis(level - 1);
-  backend_.rescale(rescaler, std::span<ring::RnsPoly>(a.parts()));
   for (auto& part : a.parts()) backend_.drop_to(part, kept);  // the same primes: shares the context's basis object
   a.set_level(level - 1);
   a.set_scale(a.scale() / level_products_[static_cast<std::size_t>(level)]);
@@ -307,22 +311,42 @@ void BasicEvaluator<B>::multiply_no_relin_inplace(Ciphertext& a, const Ciphertex
 }
 
 template <backend::PolyBackend B>
-void BasicEvaluator<B>::multiply_inplace(Ciphertext& a, const Ciphertext& b) const {
+void BasicEvaluator<B>::require_relinearization_key(const char* operation) const {
   require<MissingKeyError>(relin_key_ != nullptr,
-                           "multiply: no relinearization key; call set_relinearization_key with "
+                           "{}: no relinearization key; call set_relinearization_key with "
                            "std::make_shared<RelinearizationKey>(key_generator.relinearization_key()), or use "
-                           "multiply_no_relin");
+                           "multiply_no_relin",
+                           operation);
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::multiply_inplace(Ciphertext& a, const Ciphertext& b) const {
+  require_relinearization_key("multiply");
   tensor(a, b);
   relinearize_inplace(a);
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::multiply_rescale_inplace(Ciphertext& a, const Ciphertext& b) const {
+  require_relinearization_key("multiply_rescale");
+  check_level_left(a, "multiply_rescale");
+  check_level_left(b, "multiply_rescale");
+  tensor(a, b);
+  relinearize_rescale_inplace(a);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_rescale(const Ciphertext& a, const Ciphertext& b) const {
+  Ciphertext out = a.clone();
+  multiply_rescale_inplace(out, b);
+  return out;
 }
 
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::relinearize_inplace(Ciphertext& a) const {
   check_operand(a, "relinearize");
   if (a.size() == 2) return;
-  require<MissingKeyError>(relin_key_ != nullptr,
-                           "relinearize: no relinearization key; call set_relinearization_key with "
-                           "std::make_shared<RelinearizationKey>(key_generator.relinearization_key())");
+  require_relinearization_key("relinearize");
   const DecomposedPoly digits = backend_.mod_up(*context_, a.part(2), a.level());
   // (c0, c1) + the key-switched c2, the sums added in the backend's ModDown (one pass fewer on the GPU).
   auto switched = backend_.key_switch_apply(*context_, digits, relin_key_->key(), nullptr,
@@ -330,6 +354,30 @@ void BasicEvaluator<B>::relinearize_inplace(Ciphertext& a) const {
   a.parts().pop_back();
   a.part(0) = std::move(switched[0]);
   a.part(1) = std::move(switched[1]);
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::relinearize_rescale_inplace(Ciphertext& a) const {
+  check_operand(a, "relinearize_rescale");
+  check_level_left(a, "relinearize_rescale");
+  if (a.size() == 2) return rescale_inplace(a);
+  require_relinearization_key("relinearize_rescale");
+  const int level = a.level();
+  const DecomposedPoly digits = backend_.mod_up(*context_, a.part(2), level);
+  auto switched = backend_.key_switch_apply(*context_, digits, relin_key_->key(), nullptr,
+                                            std::array<const ring::RnsPoly*, 2>{&a.part(0), &a.part(1)},
+                                            context_->rescaler(level));
+  a.parts().pop_back();
+  a.part(0) = std::move(switched[0]);
+  a.part(1) = std::move(switched[1]);
+  finish_rescale(a, level);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::relinearize_rescale(const Ciphertext& a) const {
+  Ciphertext out = a.clone();
+  relinearize_rescale_inplace(out);
+  return out;
 }
 
 template <backend::PolyBackend B>

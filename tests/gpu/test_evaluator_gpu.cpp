@@ -99,6 +99,11 @@ void check_all_operations(const CkksConfig& config) {
       check_same(f, "multiply, relinearize, rescale", two, [](auto& e, auto& x) {
         return e.rescale(e.multiply(x[0], x[1]));
       });
+      // The GPU's fused path (one forward NTT for ModDown and rescale) against the CPU's two steps.
+      check_same(f, "multiply_rescale", two, [](auto& e, auto& x) { return e.multiply_rescale(x[0], x[1]); });
+      check_same(f, "square, relinearize_rescale later", one, [](auto& e, auto& x) {
+        return e.relinearize_rescale(e.multiply_no_relin(x[0], x[0]));
+      });
       check_same(f, "level_down", one, [&](auto& e, auto& x) { return e.level_down(x[0], level - 1); });
       check_same(f, "adjust_scale", one, [&](auto& e, auto& x) { return e.adjust_scale(x[0], x[0].scale() * 0.75); });
       check_same(f, "operands at different levels", two, [&](auto& e, auto& x) {
@@ -192,7 +197,17 @@ TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][qui
       const auto got = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), &a, device);
       CHECK(gpu.download(got[0]) == want[0]);
       CHECK(gpu.download(got[1]) == want[1]);
+      // And rescaled in the same pass.
+      const auto& rescaler = context->rescaler(level);
+      const auto want_rescaled = cpu.key_switch_apply(*context, digits, relin->key(), &a, host, rescaler);
+      const auto got_rescaled = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), &a, device, rescaler);
+      CHECK(gpu.download(got_rescaled[0]) == want_rescaled[0]);
+      CHECK(gpu.download(got_rescaled[1]) == want_rescaled[1]);
     }
+    const auto want_rescaled = cpu.key_switch_apply(*context, digits, relin->key(), nullptr, {}, context->rescaler(level));
+    const auto got_rescaled = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), nullptr, {}, context->rescaler(level));
+    CHECK(gpu.download(got_rescaled[0]) == want_rescaled[0]);
+    CHECK(gpu.download(got_rescaled[1]) == want_rescaled[1]);
     ring::RnsPoly wide(context->qp_basis(level), ring::PolyForm::coefficient);
     for (std::size_t i = 0; i < wide.limb_count(); ++i)
       for (auto& w : wide.limb(i)) w = static_cast<std::uint32_t>(rng() % wide.basis().prime(i));

@@ -208,6 +208,14 @@ struct CpuBackend {
     }
     return sums;
   }
+  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
+                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+                                                std::array<const ring::RnsPoly*, 2> addends,
+                                                const ring::Rescaler& rescaler) const {
+    auto sums = key_switch_apply(context, decomposed, key, automorphism, addends);
+    rescale(rescaler, std::span<ring::RnsPoly>(sums));
+    return sums;
+  }
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const { return mod_down.apply(y); }
 };
 

@@ -95,6 +95,12 @@ class CudaBackend {
   std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
                                                 const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends) const;
+  // The same, then both sums rescaled by `rescaler` (over Q_l): the words of key_switch_apply, then rescale, with
+  // one forward NTT fewer (ModDown's and the rescale's corrections transformed together).
+  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
+                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+                                                std::array<const ring::RnsPoly*, 2> addends,
+                                                const ring::Rescaler& rescaler) const;
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
 
   // --- Placement of whole objects ---
@@ -104,6 +110,11 @@ class CudaBackend {
   struct State;
 
  private:
+  std::array<ring::RnsPoly, 2> switch_keys(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
+                                           const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+                                           std::array<const ring::RnsPoly*, 2> addends,
+                                           const ring::Rescaler* rescaler) const;
+
   std::shared_ptr<State> state_;
 };
 

@@ -94,6 +94,12 @@ class BasicEvaluator {
   // 3 parts -> 2 by a key switch of the s^2 part; a 2-part ciphertext is returned unchanged.
   Ciphertext relinearize(const Ciphertext& a) const;
   void relinearize_inplace(Ciphertext& a) const;
+  // multiply then rescale, relinearize then rescale: the words of the two calls in sequence, with one forward
+  // NTT fewer on the GPU (the relinearization's ModDown and the rescale share it). Need a level left.
+  Ciphertext multiply_rescale(const Ciphertext& a, const Ciphertext& b) const;
+  void multiply_rescale_inplace(Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext relinearize_rescale(const Ciphertext& a) const;
+  void relinearize_rescale_inplace(Ciphertext& a) const;
 
   // By a plaintext (any scale; scale a.scale() * b.scale()). Allowed at level 0 if the scale fits.
   Ciphertext multiply(const Ciphertext& a, const Plaintext& b) const;
@@ -151,6 +157,9 @@ class BasicEvaluator {
   void check_binary(const Ciphertext& a, const Plaintext& b, const char* operation) const;
   void check_scale_fits(double scale, int level, const char* operation) const;
   void check_level_left(const Ciphertext& a, const char* operation) const;
+  void require_relinearization_key(const char* operation) const;
+  // A rescale's bookkeeping once a's parts are divided: the level's basis object, level - 1, scale / P_level.
+  void finish_rescale(Ciphertext& a, int level) const;
 
   // The integer k that moves `scale` at `level` onto target_scale after a rescale; LevelError when none does.
   double scale_factor(double scale, double target_scale, int level) const;

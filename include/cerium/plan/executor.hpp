@@ -58,6 +58,7 @@ class Executor {
 
   void relinearize(Value& a) { ev_.relinearize_inplace(a); }
   void rescale(Value& a) { ev_.rescale_inplace(a); }
+  void relinearize_rescale(Value& a) { ev_.relinearize_rescale_inplace(a); }
   void level_down(Value& a, int level) { ev_.level_down_inplace(a, level); }
   void conjugate(Value& a) { ev_.conjugate_inplace(a); }
   Value rotate(const Value& a, std::int64_t steps) { return ev_.rotate(a, steps); }

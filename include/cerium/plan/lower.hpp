@@ -7,6 +7,7 @@
 //   void add(Value&, const Value&), sub(..), add(Value&, const P&), sub(Value&, const P&), negate(Value&);
 //   Value tensor(const Value&, const Value&); void multiply(Value&, const P&);
 //   void relinearize(Value&), rescale(Value&), level_down(Value&, int), conjugate(Value&);
+//   void relinearize_rescale(Value&)  (rescale, a 3-part value relinearized first: one key switch that rescales);
 //   Value rotate(const Value&, std::int64_t);
 //   std::vector<Value> rotate_hoisted(const CipherLeaf& or const Value&, std::span<const std::int64_t>);
 //   bool fused_sum(std::span<Term<Value>>, Value& out)  (false: the operands do not allow it, nothing done);
@@ -31,6 +32,8 @@
 //    (or subtracted) one by one. The words are the same either way (exact modular sums).
 //  - Rescale folded into the producer. rescale(a sum) whose products all join one 2-part fused pass runs as one
 //    machine.fused_sum_rescaled: the same words as the fused sum then the rescale (PlanOptions::fold_rescale).
+//    rescale(a 3-part value) runs as machine.relinearize_rescale: the relinearization's key switch rescales too
+//    (the evaluator's relinearize_rescale: the words of the two steps).
 //  - Common subexpressions. A non-leaf subexpression that occurs twice or more (same structure, same operands:
 //    plan/fingerprint.hpp) is evaluated once and copied (machine.reuse) where it occurs again; the words are
 //    those of evaluating it each time. Terms of a fused sum are gathered, not cached as a whole (their
@@ -272,19 +275,20 @@ class Lowering {
         Value out;
         if (products >= 2 && m_.fused_sum_rescaled(std::span<Term<Value>>(terms), out)) return out;
         Value v = sum_terms(terms);
-        two_parts(v);
-        m_.rescale(v);
+        m_.relinearize_rescale(v);
         return v;
       }
       Value v = run(e.child);
-      two_parts(v);
-      m_.rescale(v);
+      m_.relinearize_rescale(v);
       return v;
-    } else {  // conjugate, rescale, relinearize, level_down: 2 parts in
+    } else if constexpr (E::op == Op::rescale) {  // a 3-part value relinearized and rescaled in one key switch
+      Value v = run(e.child);
+      m_.relinearize_rescale(v);
+      return v;
+    } else {  // conjugate, relinearize, level_down: 2 parts in
       Value v = run(e.child);
       two_parts(v);
       if constexpr (E::op == Op::conjugate) m_.conjugate(v);
-      if constexpr (E::op == Op::rescale) m_.rescale(v);
       if constexpr (E::op == Op::level_down) m_.level_down(v, e.level);
       return v;
     }

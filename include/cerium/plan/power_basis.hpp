@@ -108,8 +108,7 @@ class PowerBasis {
       }
     }
     ev_.add_inplace(sum, c[0]);
-    ev_.relinearize_inplace(sum);  // the lazy terms' s^2 parts, before the rescale (nothing when 2 parts)
-    ev_.rescale_inplace(sum);
+    ev_.relinearize_rescale_inplace(sum);  // the lazy terms' s^2 parts, then the rescale (one key switch)
     return sum;
   }
 
@@ -164,8 +163,7 @@ class PowerBasis {
       bring_to(y, level);
       ev_.multiply_no_relin_inplace(x, y);
     }
-    ev_.relinearize_inplace(x);
-    ev_.rescale_inplace(x);  // Delta_l^2 / P_l = Delta_(l-1)
+    ev_.relinearize_rescale_inplace(x);  // Delta_l^2 / P_l = Delta_(l-1)
     return x;
   }
 

@@ -95,6 +95,10 @@ class Tracer {
     ++stats_.elementwise_passes;
     a = emit(fmt::format("rescale {}", a.name), a);
   }
+  void relinearize_rescale(Value& a) {
+    relinearize(a);
+    rescale(a);
+  }
   void level_down(Value& a, int level) { a = emit(fmt::format("level_down {} to {}", a.name, level), a); }
   void conjugate(Value& a) {
     ++stats_.key_switches;

@@ -4,10 +4,13 @@
 
 #include "cerium/backend/cuda/upload.hpp"
 #include "cerium/core/check.hpp"
+#include "cerium/math/modarith.hpp"
 #include "cerium/ring/rns_basis.hpp"
 
 namespace cerium::backend {
 namespace {
+
+using math::u32;
 
 CudaBackend::State::Primes primes_of(const ring::RnsBasis& basis) {
   return {basis.primes().begin(), basis.primes().end()};
@@ -84,6 +87,40 @@ const cuda::AutomorphismPlan& CudaBackend::State::automorphism_plan(const ring::
   require<MismatchError>(a.n() == n, "an automorphism of degree {} cannot act on ring degree {}", a.n(), n);
   return find_or_build(mutex, automorphism, a.galois_element(),
                        [&] { return std::make_unique<cuda::AutomorphismPlan>(a); });
+}
+
+const ModDownRescaleTables& CudaBackend::State::mod_down_rescale_tables(const ring::ModDown& mod_down,
+                                                                        const ring::Rescaler& rescaler) {
+  const auto key = std::make_pair(primes_of(mod_down.full()), rescaler.dropped());
+  return find_or_build(mutex, mod_down_rescale, key, [&] {
+    const ring::RnsBasis& q = rescaler.basis();
+    const std::size_t limbs = q.size(), kept = rescaler.kept().size();
+    const auto product_mod = [](const ring::RnsBasis& primes, std::size_t first, std::size_t count, u32 modulus) {
+      std::uint64_t product = 1;
+      for (std::size_t j = first; j < first + count; ++j) product = product * (primes.prime(j) % modulus) % modulus;
+      return static_cast<u32>(product);
+    };
+    std::vector<u32> p_mod, pd_inverse(limbs, 0), d_inverse(limbs, 0), p_inverse(limbs);
+    for (std::size_t i = 0; i < limbs; ++i) {
+      const u32 qi = q.prime(i);
+      const u32 p = product_mod(mod_down.dropped(), 0, mod_down.dropped().size(), qi);
+      p_inverse[i] = static_cast<u32>(math::inv_mod(p, qi));
+      if (i >= kept) continue;
+      p_mod.push_back(p);
+      d_inverse[i] = static_cast<u32>(math::inv_mod(product_mod(q, kept, limbs - kept, qi), qi));
+      pd_inverse[i] = static_cast<u32>(std::uint64_t{p_inverse[i]} * d_inverse[i] % qi);
+    }
+    auto tables = std::make_unique<ModDownRescaleTables>();
+    tables->dropped = ring::make_basis(q.sub_basis(kept, limbs - kept));
+    for (int term = 0; term < 3; ++term) {
+      for (std::size_t i = kept; i < limbs; ++i)
+        tables->dropped_terms.push_back(term == 0 ? p_inverse[i] : term == 1 ? (q.prime(i) - p_inverse[i]) % q.prime(i) : 1);
+    }
+    tables->p_mod = cuda::DeviceScalars(q, p_mod, stream);
+    tables->pd_inverse = cuda::DeviceScalars(q, pd_inverse, stream);
+    tables->d_inverse = cuda::DeviceScalars(q, d_inverse, stream);
+    return tables;
+  });
 }
 
 const cuda::DeviceBuffer& CudaBackend::State::moduli_table(const ring::RnsBasis& basis) {
@@ -183,6 +220,7 @@ void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uin
         part.addend[1] = nullptr;
         part.out += b * finish->out_stride + offset;
         part.scale += 2 * t.first_limb;
+        if (part.addend_scale != nullptr) part.addend_scale += 2 * t.first_limb;
       }
       run(*ntt, data + (b * period + t.first_limb) * n, {.first_table = t.first_table}, t.count,
           finish != nullptr ? &part : nullptr);

@@ -38,6 +38,16 @@ struct NttSkip {
   std::size_t limit = 0;
 };
 
+// The constants of a key switch whose ModDown also rescales (cuda_key_switch.cpp): ModDown from Q_l u P to
+// Q_l, then division by D, the level's last 1-2 primes, in one forward transform.
+struct ModDownRescaleTables {
+  ring::RnsBasisPtr dropped;                 // D's primes
+  std::vector<std::uint32_t> dropped_terms;  // on D's primes, term-major: P^{-1}, -P^{-1}, 1
+  cuda::DeviceScalars p_mod;                 // [P]_{q_i} on the kept limbs
+  cuda::DeviceScalars pd_inverse;            // [(P D)^{-1}]_{q_i} on the kept limbs, 0 on D's
+  cuda::DeviceScalars d_inverse;             // [D^{-1}]_{q_i} on the kept limbs, 0 on D's
+};
+
 struct CudaBackend::State {
   using Primes = std::vector<std::uint32_t>;
 
@@ -61,6 +71,7 @@ struct CudaBackend::State {
   std::map<int, std::unique_ptr<cuda::KeySwitchInnerProductPlan>> inner_product;
   std::map<std::uint32_t, std::unique_ptr<cuda::AutomorphismPlan>> automorphism;
   std::map<Primes, std::unique_ptr<cuda::DeviceBuffer>> moduli;
+  std::map<std::pair<Primes, std::size_t>, std::unique_ptr<ModDownRescaleTables>> mod_down_rescale;
 
   const cuda::ElementwisePlan& elementwise_plan(const ring::RnsBasis& basis);
   const cuda::RescalePlan& rescale_plan(const ring::Rescaler& rescaler);
@@ -69,6 +80,8 @@ struct CudaBackend::State {
   const cuda::ModUpPlan& mod_up_plan(int level, std::size_t digit);
   const cuda::KeySwitchInnerProductPlan& inner_product_plan(int level);
   const cuda::AutomorphismPlan& automorphism_plan(const ring::Automorphism& automorphism);
+  // mod_down.kept() must be rescaler.basis().
+  const ModDownRescaleTables& mod_down_rescale_tables(const ring::ModDown& mod_down, const ring::Rescaler& rescaler);
   // The basis's math::Modulus entries on the device.
   const cuda::DeviceBuffer& moduli_table(const ring::RnsBasis& basis);
 

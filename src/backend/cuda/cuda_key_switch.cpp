@@ -104,6 +104,68 @@ void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u3
   s.ntt_forward(corrections, mod_down.kept().primes(), batch, &finish);
 }
 
+// ModDown of a key switch's two sums followed by a rescale by D (the level's last 1-2 primes), with the words of
+// ModDown, + addends, then rescale, but one forward transform instead of two. Linearity gives it: with T the
+// ModDown's correction (coefficient form) and t the rescale's, computed from the ModDown result's D limbs
+// c_D = (x_D - T_D) P^{-1} + a_D (coefficient form), the result on kept limb i is
+//   ((x_i - NTT(T_i)) P^{-1} + a_i - NTT(t_i)) D^{-1} = (x_i - NTT(T_i + P t_i)) (P D)^{-1} + a_i D^{-1}.
+// in: sum b at in + b stride over Q_l u P, NTT form; rewritten in place (its first kept limbs hold the result).
+void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const ring::Rescaler& rescaler,
+                          u32* in, std::size_t stride, std::array<const u32*, 2> addends) {
+  const std::size_t n = s.n;
+  const ModDownRescaleTables& tables = s.mod_down_rescale_tables(mod_down, rescaler);
+  const cuda::ModDownCorrectionPlan& plan = s.mod_down_ntt_plan(mod_down);
+  const std::size_t special = mod_down.dropped().size(), limbs = rescaler.basis().size();
+  const std::size_t kept = rescaler.kept().size(), dropped = limbs - kept;
+  const bool adds = addends[0] != nullptr || addends[1] != nullptr;
+  const std::size_t dropped_polys = adds ? 4 : 2;  // x_D of both sums, then a_D of both
+  // Scratch: the P limbs, the corrections over Q_l, the D limbs of x and a, c_D.
+  DeviceWords scratch(s.device, (2 * special + 2 * limbs + (dropped_polys + 2) * dropped) * n,
+                      BufferInit::uninitialized);
+  u32* coefficients = scratch.data();
+  u32* corrections = coefficients + 2 * special * n;
+  u32* dropped_words = corrections + 2 * limbs * n;
+  u32* c_dropped = dropped_words + dropped_polys * dropped * n;
+  // The ModDown's corrections T over Q_l, both sums in one launch (P's limbs follow Q_l's in Q_l u P).
+  for (std::size_t b = 0; b < 2; ++b) copy_words(coefficients + b * special * n, in + b * stride + limbs * n, special * n, s.stream);
+  s.ntt_inverse(coefficients, mod_down.dropped().primes(), 2);
+  plan.apply(coefficients, corrections, s.stream, 2);
+  // c_D in coefficient form; a missing addend is a zero polynomial.
+  for (std::size_t b = 0; b < 2; ++b) {
+    copy_words(dropped_words + b * dropped * n, in + b * stride + kept * n, dropped * n, s.stream);
+    if (!adds) continue;
+    u32* a = dropped_words + (2 + b) * dropped * n;
+    if (addends[b] != nullptr) {
+      copy_words(a, addends[b] + kept * n, dropped * n, s.stream);
+    } else {
+      CERIUM_CUDA_CHECK(cudaMemsetAsync(a, 0, dropped * n * sizeof(u32), native(s.stream)));
+    }
+  }
+  s.ntt_inverse(dropped_words, tables.dropped->primes(), dropped_polys);
+  const cuda::ElementwisePlan& on_dropped = s.elementwise_plan(*tables.dropped);
+  const cuda::RescalePlan& rescale = s.rescale_plan(rescaler);
+  const std::span<const u32> terms(tables.dropped_terms.data(), (adds ? 3 : 2) * dropped);
+  for (std::size_t b = 0; b < 2; ++b) {
+    u32* c = c_dropped + b * dropped * n;
+    u32* t = corrections + b * limbs * n;
+    const std::array<const u32*, 3> c_terms{dropped_words + b * dropped * n, t + kept * n,
+                                            dropped_words + (2 + b) * dropped * n};
+    on_dropped.linear_combination(c, {}, {}, std::span<const u32* const>(c_terms.data(), adds ? 3 : 2), terms, false,
+                                  dropped, s.stream);
+    rescale.accumulate_corrections(c, t, tables.p_mod, s.stream);  // T_i + P t_i on the kept limbs
+  }
+  // One forward transform of both sums' corrections (D's limbs too, whose results are dropped) finishing
+  // (x - T') (P D)^{-1} + a D^{-1} in place.
+  const cuda::detail::NttFinish finish{.minuend = in,
+                                       .minuend_stride = stride,
+                                       .addend = {addends[0], addends[1]},
+                                       .addend_scale = static_cast<const u32*>(tables.d_inverse.device_data()),
+                                       .out = in,
+                                       .out_stride = stride,
+                                       .scale = static_cast<const u32*>(tables.pd_inverse.device_data())};
+  s.ntt_forward(corrections, rescaler.basis().primes(), 2, &finish);
+}
+
 // count polynomials over basis in one allocation, consecutive (words apart as a batch of the NTT expects).
 std::vector<ring::RnsPoly> batch_of(const CudaBackend::State& s, const ring::RnsBasisPtr& basis, std::size_t count) {
   auto storage = DeviceWords::slices(s.device, count, basis->size() * s.n, BufferInit::uninitialized);
@@ -161,6 +223,24 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& 
                                                            const ckks::SwitchingKey& key,
                                                            const ring::Automorphism* automorphism,
                                                            std::array<const ring::RnsPoly*, 2> addends) const {
+  return switch_keys(context, decomposed, key, automorphism, addends, nullptr);
+}
+
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& context,
+                                                           const ckks::DecomposedPoly& decomposed,
+                                                           const ckks::SwitchingKey& key,
+                                                           const ring::Automorphism* automorphism,
+                                                           std::array<const ring::RnsPoly*, 2> addends,
+                                                           const ring::Rescaler& rescaler) const {
+  return switch_keys(context, decomposed, key, automorphism, addends, &rescaler);
+}
+
+std::array<ring::RnsPoly, 2> CudaBackend::switch_keys(const ckks::Context& context,
+                                                      const ckks::DecomposedPoly& decomposed,
+                                                      const ckks::SwitchingKey& key,
+                                                      const ring::Automorphism* automorphism,
+                                                      std::array<const ring::RnsPoly*, 2> addends,
+                                                      const ring::Rescaler* rescaler) const {
   require_context(*this, context, "key switching");
   ckks::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   State& s = *state_;
@@ -193,10 +273,18 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& 
     addend_words[i] = device_words(a, s.device, "a key-switch addend");
   }
   const std::size_t stride = static_cast<std::size_t>(out1 - out0);
-  mod_down_ntt(s, down, out0, out0, 2, stride, stride, addend_words);
+  if (rescaler != nullptr) {
+    require<MismatchError>(rescaler->basis() == down.kept(),
+                           "key switching with a rescale: the rescale is over {}, the key switch's result over {}",
+                           ring::describe(rescaler->basis()), ring::describe(down.kept()));
+    mod_down_rescale_ntt(s, down, *rescaler, out0, stride, addend_words);
+  } else {
+    mod_down_ntt(s, down, out0, out0, 2, stride, stride, addend_words);
+  }
+  const ring::RnsBasisPtr& result = rescaler != nullptr ? rescaler->kept_ptr() : down.kept_ptr();
   std::array<ring::RnsPoly, 2> sum{std::move(sums[0]), std::move(sums[1])};
-  sum[0].drop_to(down.kept_ptr());
-  sum[1].drop_to(down.kept_ptr());
+  sum[0].drop_to(result);
+  sum[1].drop_to(result);
   return sum;
 }
 

@@ -105,15 +105,29 @@ void RescalePlan::apply_ntt(const std::uint32_t* in, std::uint32_t* out, const S
   device_->kept_elementwise->subtract_and_scale(out, in, correction.data(), device_->p_inv, kept(), stream);
 }
 
-void RescalePlan::corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
-                              const Stream& stream) const {
-  require(dropped_coefficients != nullptr && corrections != nullptr, "rescale on a null device pointer");
-  detail::RescaleLaunch args = device_->base;
+namespace {
+void launch_corrections(detail::RescaleLaunch args, const std::uint32_t* dropped_coefficients, std::uint32_t* out,
+                        const void* accumulate_factor, const Stream& stream) {
+  require(dropped_coefficients != nullptr && out != nullptr, "rescale on a null device pointer");
   args.dropped = dropped_coefficients;
-  args.out = corrections;
+  args.out = out;
   args.correction_only = true;
+  args.accumulate_factor = static_cast<const std::uint32_t*>(accumulate_factor);
   args.stream = stream.native_handle();
   detail::launch_rescale(args);
+}
+}  // namespace
+
+void RescalePlan::corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
+                              const Stream& stream) const {
+  launch_corrections(device_->base, dropped_coefficients, corrections, nullptr, stream);
+}
+
+void RescalePlan::accumulate_corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* acc,
+                                         const DeviceScalars& factors, const Stream& stream) const {
+  require(factors.size() == kept() && factors.device_data() != nullptr,
+          "rescale corrections: {} device factors for {} kept limbs", factors.size(), kept());
+  launch_corrections(device_->base, dropped_coefficients, acc, factors.device_data(), stream);
 }
 
 const DeviceScalars& RescalePlan::p_inverse() const { return device_->p_inv; }

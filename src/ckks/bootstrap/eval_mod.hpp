@@ -46,14 +46,14 @@ Ciphertext BasicBootstrapper<B>::multiply_on_chain(const Ciphertext& a, const Ci
   const int level = std::min(a.level(), b.level());
   Ciphertext x = a.clone();
   bring_to(x, level);
+  // Delta_l^2 / P_l = Delta_(l-1); relinearized and rescaled in one key switch.
   if (&a == &b) {
-    evaluator_.multiply_inplace(x, x);
+    evaluator_.multiply_rescale_inplace(x, x);
   } else {
     Ciphertext y = b.clone();
     bring_to(y, level);
-    evaluator_.multiply_inplace(x, y);
+    evaluator_.multiply_rescale_inplace(x, y);
   }
-  evaluator_.rescale_inplace(x);  // Delta_l^2 / P_l = Delta_(l-1)
   return x;
 }
 

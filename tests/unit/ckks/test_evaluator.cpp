@@ -99,6 +99,10 @@ TEST_CASE("multiply, relinearize and rescale at every level down to 0", "[ckks][
       CHECK(precision_bits(f.decrypt(f.evaluator.rescale(three)),
                            zip(x, y, [](Complex u, Complex v) { return u * v; })) >= bound);
       CHECK(same_words(f.evaluator.relinearize(three), product));
+      // The fused forms give the words of the two steps.
+      CHECK(same_words(f.evaluator.multiply_rescale(a, b), c));
+      CHECK(same_words(f.evaluator.relinearize_rescale(three), c));
+      CHECK(same_words(f.evaluator.relinearize_rescale(product), c));
       // Squaring through one object (in place, a aliasing b).
       Ciphertext square = a.clone();
       f.evaluator.multiply_inplace(square, square);

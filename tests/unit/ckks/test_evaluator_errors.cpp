@@ -59,6 +59,11 @@ TEST_CASE("missing keys are named", "[ckks][evaluator][errors]") {
   CHECK(contains(message, "set_relinearization_key"));
   message = message_of<MissingKeyError>([&] { (void)f.evaluator.relinearize(f.evaluator.multiply_no_relin(a, a)); });
   CHECK(contains(message, "relinearization key"));
+  message = message_of<MissingKeyError>([&] { (void)f.evaluator.multiply_rescale(a, a); });
+  CHECK(contains(message, "multiply_rescale: no relinearization key"));
+  message =
+      message_of<MissingKeyError>([&] { (void)f.evaluator.relinearize_rescale(f.evaluator.multiply_no_relin(a, a)); });
+  CHECK(contains(message, "relinearize_rescale: no relinearization key"));
   message = message_of<MissingKeyError>([&] { (void)f.evaluator.rotate(a, 7); });
   CHECK(contains(message, "rotate by 7 steps"));
   f.attach({.relinearization = false, .rotations = {1, 2}});
@@ -77,6 +82,7 @@ TEST_CASE("multiply and rescale with no level left", "[ckks][evaluator][errors]"
   const Ciphertext a = f.encrypt(x, 0);
   for (const auto& message : {message_of<LevelError>([&] { (void)f.evaluator.multiply(a, a); }),
                               message_of<LevelError>([&] { (void)f.evaluator.rescale(a); }),
+                              message_of<LevelError>([&] { (void)f.evaluator.multiply_rescale(a, a); }),
                               message_of<LevelError>([&] { (void)f.evaluator.multiply(a, 0.5); }),
                               message_of<LevelError>([&] { (void)f.evaluator.adjust_scale(a, a.scale() / 2); })}) {
     INFO(message);

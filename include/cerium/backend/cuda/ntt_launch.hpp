@@ -34,12 +34,14 @@ static_assert(sizeof(NttLimbConstants) == 32);
 // out = (minuend - T) s (+ addend), so that T never goes to global memory and back. Limb l of polynomial b of the
 // batch reads minuend + b minuend_stride + l N and writes out + b out_stride + l N; s is the pair (value, Shoup
 // quotient) at scale[2 l], scale[2 l + 1]. Polynomials 0 and 1 also add addend[b] + l N where it is not null (a
-// key switch's two parts). out may be the minuend (each word is read before it is written, by the same thread);
-// the transformed data is left as it was.
+// key switch's two parts), times the pair at addend_scale[2 l] when that table is given (a ModDown that also
+// rescales). out may be the minuend (each word is read before it is written, by the same thread); the
+// transformed data is left as it was.
 struct NttFinish {
   const std::uint32_t* minuend = nullptr;
   std::size_t minuend_stride = 0;
   const std::uint32_t* addend[2] = {nullptr, nullptr};
+  const std::uint32_t* addend_scale = nullptr;  // optional: period pairs on the device
   std::uint32_t* out = nullptr;
   std::size_t out_stride = 0;
   const std::uint32_t* scale = nullptr;   // period pairs on the device

@@ -106,6 +106,9 @@ struct RescaleLaunch {
   std::uint64_t half = 0;                  // (P - 1) / 2 for nearest, P for floor (never flagged)
   int dropped_count = 1;
   bool correction_only = false;            // write t_i = [centered r]_{q_i} instead of the result (NTT path)
+  // With correction_only: out_i += t_i f_i instead, f_i the (value, Shoup quotient) pair at accumulate_factor[2 i]
+  // (a ModDown's correction that the same pass makes a rescale's too).
+  const std::uint32_t* accumulate_factor = nullptr;
   int log_degree = 0;
   std::size_t kept = 0;
   void* stream = nullptr;

@@ -45,6 +45,9 @@ class RescalePlan {
   // forward NTT, out = (x - t) p_inverse() finishes the rescale (ElementwisePlan::subtract_and_scale).
   void corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
                    const Stream& stream) const;
+  // The same added into acc instead, each times a per-limb factor: acc_i += t_i f_i (f: kept() device scalars).
+  void accumulate_corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* acc,
+                              const DeviceScalars& factors, const Stream& stream) const;
   const DeviceScalars& p_inverse() const;
 
  private:
