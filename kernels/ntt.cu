@@ -64,20 +64,29 @@ struct KernelArgs {
   NttFinish finish;  // used by the kernels instantiated with Finish
 };
 
+// Where a block's limb sits in the batch: polynomial b, local limb l. 32-bit arithmetic: a 64-bit division is a
+// long subroutine on the GPU, and every thread of the block runs it (the launcher checks the range).
+struct LimbPosition {
+  u32 b, l;
+  __device__ explicit LimbPosition(const KernelArgs& args) {
+    const u32 global = static_cast<u32>(args.first_limb) + blockIdx.y;
+    const u32 period = static_cast<u32>(args.period);
+    b = global / period;
+    l = global - b * period;
+  }
+};
+
 // Whether the block's limb is one the launch leaves alone (NttLaunch's skip range of its polynomial).
-__device__ __forceinline__ bool skipped(const KernelArgs& args, std::size_t limb) {
+__device__ __forceinline__ bool skipped(const KernelArgs& args, const LimbPosition& at) {
   if (args.skip_width == 0) return false;
-  const std::size_t global = args.first_limb + limb;
-  const std::size_t b = global / args.period, l = global % args.period;
-  const std::size_t begin = b * args.skip_stride;
+  const std::size_t begin = at.b * args.skip_stride;
   const std::size_t end = begin + args.skip_width < args.skip_limit ? begin + args.skip_width : args.skip_limit;
-  return l >= begin && l < end;
+  return at.l >= begin && at.l < end;
 }
 
 // The table of a limb of the batch (see NttLaunch).
-__device__ __forceinline__ std::size_t table_of(const KernelArgs& args, std::size_t limb) {
-  const std::size_t local = (args.first_limb + limb) % args.period;
-  return local < args.split ? local : local + args.shift;
+__device__ __forceinline__ std::size_t table_of(const KernelArgs& args, const LimbPosition& at) {
+  return at.l < args.split ? at.l : at.l + args.shift;
 }
 
 // Shared-memory layout: XOR-ing bits 2..4 of a word's index with its 32-word row number spreads the strided
@@ -371,9 +380,10 @@ template <class T, bool Forward, bool Final, bool Finish, int... Is>
 __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std::integer_sequence<int, Is...>) {
   constexpr int count = sizeof...(Is);
   const std::size_t limb_index = blockIdx.y;
-  if (skipped(args, limb_index)) return;  // the whole block: before any barrier
+  const LimbPosition at(args);
+  if (skipped(args, at)) return;  // the whole block: before any barrier
   constexpr std::size_t n = std::size_t{1} << T::kLogN;
-  const std::size_t table = table_of(args, limb_index);
+  const std::size_t table = table_of(args, at);
   u32* limb = args.data + limb_index * n;
   const uint2* twiddles = args.twiddles + table * n;
   const NttLimbConstants c = args.constants[table];
@@ -383,8 +393,7 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
                          threadIdx.x);
   FinishLimb f{};
   if constexpr (Finish) {
-    const std::size_t global = args.first_limb + limb_index;
-    const std::size_t b = global / args.period, l = global % args.period;
+    const std::size_t b = at.b, l = at.l;
     f.minuend = args.finish.minuend + b * args.finish.minuend_stride + l * n;
     f.addend = b < 2 && args.finish.addend[b] != nullptr ? args.finish.addend[b] + l * n : nullptr;
     f.out = args.finish.out + b * args.finish.out_stride + l * n;
@@ -445,6 +454,8 @@ void launch(const NttLaunch& launch) {
   constexpr std::size_t max_limbs_per_launch = 65535;
   const auto stream = static_cast<cudaStream_t>(launch.stream);
   const std::size_t n = std::size_t{1} << launch.log_degree;
+  // The kernels index the batch's limbs in 32 bits (LimbPosition).
+  if (launch.limbs >= (std::size_t{1} << 31)) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
   for (std::size_t first = 0; first < launch.limbs; first += max_limbs_per_launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
     const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
