@@ -38,14 +38,31 @@ __device__ __forceinline__ u32 remainder_mod(u64 r, const math::Modulus& m, u32 
   return math::sub_mod(math::barrett_reduce(r & ~kNegative, m), p_mod & negative_mask, m.value);
 }
 
+// Dropped limb j's 4 words at vector v of polynomial p: read, or summed from the terms (RescaleLaunch).
+__device__ __forceinline__ uint4 dropped_vector(const RescaleLaunch& args, int j, std::size_t v, std::size_t p,
+                                                std::size_t n) {
+  if (args.term_count == 0) return reinterpret_cast<const uint4*>(args.dropped)[j * (n / 4) + v];
+  const u32 q = args.dropped_count == 2 && j == 0 ? args.second_last.value : args.last;
+  uint4 sum = make_uint4(0, 0, 0, 0);
+  for (int u = 0; u < args.term_count; ++u) {
+    const uint4 t = reinterpret_cast<const uint4*>(args.terms[u] + p * args.term_stride[u])[j * (n / 4) + v];
+    const ShoupPair s = args.term_scales[u][j];
+    sum.x = math::add_mod(sum.x, math::mul_shoup(t.x, s.value, s.quotient, q), q);
+    sum.y = math::add_mod(sum.y, math::mul_shoup(t.y, s.value, s.quotient, q), q);
+    sum.z = math::add_mod(sum.z, math::mul_shoup(t.z, s.value, s.quotient, q), q);
+    sum.w = math::add_mod(sum.w, math::mul_shoup(t.w, s.value, s.quotient, q), q);
+  }
+  return sum;
+}
+
 __global__ void __launch_bounds__(kThreads) rescale_kernel(RescaleLaunch args) {
   const std::size_t n = std::size_t{1} << args.log_degree;
   const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;  // vector of 4 words
   if (4 * v >= n) return;
-  const uint4* dropped = reinterpret_cast<const uint4*>(args.dropped);
-  const uint4 xb4 = dropped[(args.dropped_count - 1) * (n / 4) + v];
+  const std::size_t p = blockIdx.z;
+  const uint4 xb4 = dropped_vector(args, args.dropped_count - 1, v, p, n);
   uint4 xa4 = make_uint4(0, 0, 0, 0);
-  if (args.dropped_count == 2) xa4 = dropped[v];
+  if (args.dropped_count == 2) xa4 = dropped_vector(args, 0, v, p, n);
   const u64 r[4] = {remainder(args, xb4.x, xa4.x), remainder(args, xb4.y, xa4.y), remainder(args, xb4.z, xa4.z),
                     remainder(args, xb4.w, xa4.w)};
   const std::size_t first = static_cast<std::size_t>(blockIdx.y) * kLimbsPerBlock;
@@ -58,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) rescale_kernel(RescaleLaunch args) {
     t.y = remainder_mod(r[1], c.modulus, c.p_mod);
     t.z = remainder_mod(r[2], c.modulus, c.p_mod);
     t.w = remainder_mod(r[3], c.modulus, c.p_mod);
-    uint4* out = reinterpret_cast<uint4*>(args.out) + i * (n / 4) + v;
+    uint4* out = reinterpret_cast<uint4*>(args.out + p * args.out_stride) + i * (n / 4) + v;
     if (args.correction_only) {
       if (args.accumulate_factor != nullptr) {
         const uint2 f = reinterpret_cast<const uint2*>(args.accumulate_factor)[i];
@@ -88,7 +105,8 @@ void launch_rescale(const RescaleLaunch& args) {
   if (args.kept == 0) return;
   const std::size_t vectors = (std::size_t{1} << args.log_degree) / 4;
   const dim3 grid(static_cast<unsigned>((vectors + kThreads - 1) / kThreads),
-                  static_cast<unsigned>((args.kept + kLimbsPerBlock - 1) / kLimbsPerBlock));
+                  static_cast<unsigned>((args.kept + kLimbsPerBlock - 1) / kLimbsPerBlock),
+                  static_cast<unsigned>(args.batch));
   rescale_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }

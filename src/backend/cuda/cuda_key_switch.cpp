@@ -119,18 +119,17 @@ void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, 
   const std::size_t kept = rescaler.kept().size(), dropped = limbs - kept;
   const bool adds = addends[0] != nullptr || addends[1] != nullptr;
   const std::size_t dropped_polys = adds ? 4 : 2;  // x_D of both sums, then a_D of both
-  // Scratch: the P limbs, the corrections over Q_l, the D limbs of x and a, c_D.
-  DeviceWords scratch(s.device, (2 * special + 2 * limbs + (dropped_polys + 2) * dropped) * n,
-                      BufferInit::uninitialized);
+  // Scratch: the P limbs, the corrections over Q_l, the D limbs of x and a.
+  DeviceWords scratch(s.device, (2 * special + 2 * limbs + dropped_polys * dropped) * n, BufferInit::uninitialized);
   u32* coefficients = scratch.data();
   u32* corrections = coefficients + 2 * special * n;
   u32* dropped_words = corrections + 2 * limbs * n;
-  u32* c_dropped = dropped_words + dropped_polys * dropped * n;
   // The ModDown's corrections T over Q_l, both sums in one launch (P's limbs follow Q_l's in Q_l u P).
-  for (std::size_t b = 0; b < 2; ++b) copy_words(coefficients + b * special * n, in + b * stride + limbs * n, special * n, s.stream);
+  for (std::size_t b = 0; b < 2; ++b)
+    copy_words(coefficients + b * special * n, in + b * stride + limbs * n, special * n, s.stream);
   s.ntt_inverse(coefficients, mod_down.dropped().primes(), 2);
   plan.apply(coefficients, corrections, s.stream, 2);
-  // c_D in coefficient form; a missing addend is a zero polynomial.
+  // x_D and a_D in coefficient form; a missing addend is a zero polynomial.
   for (std::size_t b = 0; b < 2; ++b) {
     copy_words(dropped_words + b * dropped * n, in + b * stride + kept * n, dropped * n, s.stream);
     if (!adds) continue;
@@ -142,18 +141,15 @@ void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, 
     }
   }
   s.ntt_inverse(dropped_words, tables.dropped->primes(), dropped_polys);
-  const cuda::ElementwisePlan& on_dropped = s.elementwise_plan(*tables.dropped);
-  const cuda::RescalePlan& rescale = s.rescale_plan(rescaler);
-  const std::span<const u32> terms(tables.dropped_terms.data(), (adds ? 3 : 2) * dropped);
-  for (std::size_t b = 0; b < 2; ++b) {
-    u32* c = c_dropped + b * dropped * n;
-    u32* t = corrections + b * limbs * n;
-    const std::array<const u32*, 3> c_terms{dropped_words + b * dropped * n, t + kept * n,
-                                            dropped_words + (2 + b) * dropped * n};
-    on_dropped.linear_combination(c, {}, {}, std::span<const u32* const>(c_terms.data(), adds ? 3 : 2), terms, false,
-                                  dropped, s.stream);
-    rescale.accumulate_corrections(c, t, tables.p_mod, s.stream);  // T_i + P t_i on the kept limbs
-  }
+  // The rescale's corrections from c_D = x_D P^{-1} - T_D P^{-1} + a_D (summed in the kernel, never stored),
+  // added as P t_i onto the kept limbs of T: both sums in one launch.
+  cuda::RescaleDroppedTerms c_dropped{.terms = {dropped_words, corrections + kept * n, dropped_words + 2 * dropped * n},
+                                      .strides = {dropped * n, limbs * n, dropped * n},
+                                      .count = adds ? 3u : 2u,
+                                      .batch = 2};
+  for (std::size_t u = 0; u < 3; ++u)
+    for (std::size_t j = 0; j < dropped; ++j) c_dropped.scales[u][j] = tables.dropped_terms[u * dropped + j];
+  s.rescale_plan(rescaler).accumulate_corrections(c_dropped, corrections, limbs * n, tables.p_mod, s.stream);
   // One forward transform of both sums' corrections (D's limbs too, whose results are dropped) finishing
   // (x - T') (P D)^{-1} + a D^{-1} in place.
   const cuda::detail::NttFinish finish{.minuend = in,

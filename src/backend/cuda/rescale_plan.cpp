@@ -123,11 +123,29 @@ void RescalePlan::corrections(const std::uint32_t* dropped_coefficients, std::ui
   launch_corrections(device_->base, dropped_coefficients, corrections, nullptr, stream);
 }
 
-void RescalePlan::accumulate_corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* acc,
-                                         const DeviceScalars& factors, const Stream& stream) const {
+void RescalePlan::accumulate_corrections(const RescaleDroppedTerms& dropped, std::uint32_t* acc,
+                                         std::size_t acc_stride, const DeviceScalars& factors,
+                                         const Stream& stream) const {
   require(factors.size() == kept() && factors.device_data() != nullptr,
           "rescale corrections: {} device factors for {} kept limbs", factors.size(), kept());
-  launch_corrections(device_->base, dropped_coefficients, acc, factors.device_data(), stream);
+  require(dropped.count >= 1 && dropped.count <= 3 && dropped.batch >= 1 && acc != nullptr,
+          "rescale corrections: {} terms over {} polynomials", dropped.count, dropped.batch);
+  detail::RescaleLaunch args = device_->base;
+  args.term_count = static_cast<int>(dropped.count);
+  for (std::size_t u = 0; u < dropped.count; ++u) {
+    require(dropped.terms[u] != nullptr, "rescale corrections: term {} is null", u);
+    args.terms[u] = dropped.terms[u];
+    args.term_stride[u] = dropped.strides[u];
+    for (std::size_t j = 0; j < config_.dropped; ++j) {
+      const u32 q = config_.dropped == 2 && j == 0 ? device_->base.second_last.value : device_->base.last;
+      const u32 s = dropped.scales[u][j];
+      require(s < q, "rescale corrections: scale {} of term {} is not reduced mod {}", s, u, q);
+      args.term_scales[u][j] = {s, math::shoup_quotient(s, q)};
+    }
+  }
+  args.batch = dropped.batch;
+  args.out_stride = acc_stride;
+  launch_corrections(args, dropped.terms[0], acc, factors.device_data(), stream);
 }
 
 const DeviceScalars& RescalePlan::p_inverse() const { return device_->p_inv; }

@@ -109,6 +109,15 @@ struct RescaleLaunch {
   // With correction_only: out_i += t_i f_i instead, f_i the (value, Shoup quotient) pair at accumulate_factor[2 i]
   // (a ModDown's correction that the same pass makes a rescale's too).
   const std::uint32_t* accumulate_factor = nullptr;
+  // Dropped limbs computed instead of read (a ModDown that also rescales): with term_count > 0, dropped limb j's
+  // word k is sum_u terms[u][j N + k] term_scales[u][j] mod its prime. batch polynomials (grid z): polynomial p
+  // reads terms[u] + p term_stride[u] and writes out + p out_stride.
+  int term_count = 0;
+  const std::uint32_t* terms[3] = {};
+  std::size_t term_stride[3] = {};
+  ShoupPair term_scales[3][2] = {};
+  std::size_t batch = 1;
+  std::size_t out_stride = 0;
   int log_degree = 0;
   std::size_t kept = 0;
   void* stream = nullptr;

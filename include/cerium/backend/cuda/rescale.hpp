@@ -2,6 +2,7 @@
 // Rescale on the device: division by the last one or two primes of a basis with rounding to nearest (or floor),
 // the words of ring::Rescaler::apply, in coefficient form or in NTT form.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,17 @@ struct RescaleConfig {
   std::size_t dropped = 1;                          // 1 or 2 primes, and fewer than the basis has
   ring::Rounding rounding = ring::Rounding::nearest;
   bool ntt_form = true;                             // also upload the NTT tables that apply_ntt needs
+};
+
+// Dropped limbs in coefficient form as a sum of terms (a ModDown that also rescales, cuda_key_switch.cpp):
+// polynomial p's dropped limb j is sum_u terms[u][p strides[u] + j N ..] scales[u][j], mod dropped prime j
+// (j = 0 the first dropped prime).
+struct RescaleDroppedTerms {
+  std::array<const std::uint32_t*, 3> terms{};
+  std::array<std::size_t, 3> strides{};  // words between polynomials
+  std::array<std::array<std::uint32_t, 2>, 3> scales{};  // reduced
+  std::size_t count = 0;
+  std::size_t batch = 1;
 };
 
 class RescalePlan {
@@ -45,8 +57,9 @@ class RescalePlan {
   // forward NTT, out = (x - t) p_inverse() finishes the rescale (ElementwisePlan::subtract_and_scale).
   void corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
                    const Stream& stream) const;
-  // The same added into acc instead, each times a per-limb factor: acc_i += t_i f_i (f: kept() device scalars).
-  void accumulate_corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* acc,
+  // The same added into acc instead, each times a per-limb factor: acc_i += t_i f_i (f: kept() device scalars),
+  // for dropped limbs given as a sum of scaled terms, over a batch of polynomials in one launch.
+  void accumulate_corrections(const RescaleDroppedTerms& dropped, std::uint32_t* acc, std::size_t acc_stride,
                               const DeviceScalars& factors, const Stream& stream) const;
   const DeviceScalars& p_inverse() const;
 
