@@ -19,6 +19,14 @@ struct Shape {
   NttRowSplit split;
 };
 
+// Word p of a row times its twist factor, factors[p mod period] (lazily reduced, as the GPU does).
+void twist(u32* row, std::size_t words, const ShoupConstant* factors, std::size_t period, u32 q) {
+  for (std::size_t p = 0; p < words; ++p) {
+    const ShoupConstant& b = factors[p % period];
+    row[p] = mul_shoup_lazy(row[p], b.value, b.quotient, q);
+  }
+}
+
 // Forward: the c = log_n - log_row column stages, then per row its stages, row r's own twiddles for the
 // first direct_stages, the twist, row 0's twiddles for the rest.
 std::vector<u32> two_pass_forward(std::vector<u32> a, const NttTables& tables, const NttRowSplit& split) {
@@ -45,12 +53,7 @@ std::vector<u32> two_pass_forward(std::vector<u32> a, const NttTables& tables, c
         const std::size_t k = (root << s) + (p >> (split.log_row - s));
         ct_butterfly(row[p], row[p + half], w[k], wq[k], q);
       }
-      if (s + 1 == split.direct_stages) {
-        for (std::size_t p = 0; p < row_words; ++p) {
-          const auto& b = twists[r * period + p % period];
-          row[p] = mul_shoup_lazy(row[p], b.value, b.quotient, q);
-        }
-      }
+      if (s + 1 == split.direct_stages) twist(row, row_words, twists.data() + r * period, period, q);
     }
   }
   for (auto& x : a) x = csub(x, q);
@@ -68,12 +71,7 @@ std::vector<u32> two_pass_inverse(std::vector<u32> a, const NttTables& tables, c
   for (std::size_t r = 0; r < (n >> split.log_row); ++r) {
     u32* row = a.data() + r * row_words;
     for (int s = split.log_row - 1; s >= 0; --s) {
-      if (s + 1 == split.direct_stages) {
-        for (std::size_t p = 0; p < row_words; ++p) {
-          const auto& b = twists[r * period + p % period];
-          row[p] = mul_shoup_lazy(row[p], b.value, b.quotient, q);
-        }
-      }
+      if (s + 1 == split.direct_stages) twist(row, row_words, twists.data() + r * period, period, q);
       const std::size_t root = (std::size_t{1} << c) + (s < split.direct_stages ? r : 0);
       const std::size_t half = std::size_t{1} << (split.log_row - 1 - s);
       for (std::size_t p = 0; p < row_words; ++p) {
