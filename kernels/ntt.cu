@@ -20,9 +20,10 @@
 // first group with its own twiddles, multiplies each word by a twist factor (8 bytes per thread, shared by its 8
 // words), and runs the other groups with row 0's twiddles, which stay in cache for all rows of the limb.
 //
-// Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): before the twist, forward 28.5 us and inverse
-// 33.2 us, 3.6x and 4.2x the time of copying the polynomial once. The next lever is one pass at 2^16
-// (thread-block clusters sharing the limb).
+// Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): forward 28.5 us and inverse 26.5 us, 3.6x and
+// 3.3x the time of copying the polynomial once (28.5 and 33.2 us before the twist). The row passes run at 22-28%
+// of DRAM peak and 62-68% SM throughput: bound by instruction issue and latency, so the next levers are fewer
+// instructions per butterfly and one pass at 2^16 (thread-block clusters sharing the limb).
 //
 // Tile-local stage s (0-based) pairs tile positions p and p + 2^(LT-1-s), with twiddle index
 // (root << s) + (p >> (LT - s)): root is 1 for a column tile and for a whole-limb tile, and
