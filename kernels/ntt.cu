@@ -461,7 +461,8 @@ void launch(const NttLaunch& launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
     const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
     KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles),
-                    reinterpret_cast<const uint2*>(launch.twists), launch.constants, first, period, launch.split, launch.shift, launch.skip_stride,
+                    reinterpret_cast<const uint2*>(launch.twists), launch.constants, first, period, launch.split,
+                    launch.shift, launch.skip_stride,
                     launch.skip_width, launch.skip_limit, NttFinish{}};
     if (Forward && launch.finish != nullptr) args.finish = *launch.finish;
     switch (launch.log_degree) {

@@ -204,8 +204,9 @@ TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][qui
       CHECK(gpu.download(got_rescaled[0]) == want_rescaled[0]);
       CHECK(gpu.download(got_rescaled[1]) == want_rescaled[1]);
     }
-    const auto want_rescaled = cpu.key_switch_apply(*context, digits, relin->key(), nullptr, {}, context->rescaler(level));
-    const auto got_rescaled = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), nullptr, {}, context->rescaler(level));
+    const auto& rescaler = context->rescaler(level);
+    const auto want_rescaled = cpu.key_switch_apply(*context, digits, relin->key(), nullptr, {}, rescaler);
+    const auto got_rescaled = gpu.key_switch_apply(*context, digits_gpu, relin_gpu->key(), nullptr, {}, rescaler);
     CHECK(gpu.download(got_rescaled[0]) == want_rescaled[0]);
     CHECK(gpu.download(got_rescaled[1]) == want_rescaled[1]);
     ring::RnsPoly wide(context->qp_basis(level), ring::PolyForm::coefficient);

@@ -105,7 +105,9 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   { b.key_switch_apply(context, decomposed, key, &automorphism, addends) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
   // The same, then both sums rescaled (rescaler over Q_l; the result over its kept primes): the words of
   // key_switch_apply followed by rescale, which the CUDA backend makes with one forward NTT fewer.
-  { b.key_switch_apply(context, decomposed, key, &automorphism, addends, rescaler) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+  {
+    b.key_switch_apply(context, decomposed, key, &automorphism, addends, rescaler)
+  } -> std::same_as<std::array<ring::RnsPoly, 2>>;
   { b.mod_down(mod_down, y) } -> std::same_as<ring::RnsPoly>;
 };
 

@@ -105,7 +105,11 @@ class CudaBackend {
 
   // --- Placement of whole objects ---
   ring::RnsPoly upload(const ring::RnsPoly& host) const;
+  // A seeded key's uniform halves are expanded on the device (the same words as on the host); the result is
+  // stored expanded.
   ckks::SwitchingKey upload(const ckks::SwitchingKey& key) const;
+  // ckks::expand_uniform(basis, seed, stream) computed on the device, in NTT form: the same words.
+  ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) const;
 
   struct State;
 

@@ -20,6 +20,7 @@
 
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/context.hpp"
+#include "cerium/ckks/uniform_stream.hpp"
 #include "cerium/math/chacha20.hpp"
 #include "cerium/ring/rns_poly.hpp"
 
@@ -111,12 +112,7 @@ class SwitchingKey {
 // basis of more than max_uniform_limbs primes.
 ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream);
 
-inline constexpr std::uint64_t max_uniform_limbs = 256;
-inline constexpr std::uint64_t max_uniform_stream = std::uint64_t{1} << 56;
-// The Prng stream of limb `limb` of uniform stream `stream`: (stream << 8) | limb, injective on the valid range.
-constexpr std::uint64_t uniform_limb_stream(std::uint64_t stream, std::size_t limb) {
-  return (stream << 8) | static_cast<std::uint64_t>(limb);
-}
+// max_uniform_limbs, max_uniform_stream and uniform_limb_stream: ckks/uniform_stream.hpp.
 // One limb of expand_uniform: limb position `limb` of a basis whose prime there is q; out holds N words.
 void expand_uniform_limb(const math::Seed& seed, std::uint64_t stream, std::size_t limb, std::uint32_t q,
                          std::span<std::uint32_t> out);

@@ -117,6 +117,28 @@ ring::RnsPoly CudaBackend::upload(const ring::RnsPoly& host) const {
   return out;
 }
 
+ring::RnsPoly CudaBackend::expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed,
+                                          std::uint64_t stream) const {
+  require(basis != nullptr, "uniform expansion needs a basis");
+  require(stream < ckks::max_uniform_stream, "uniform stream {} is out of range: streams are below 2^56", stream);
+  require(basis->size() <= ckks::max_uniform_limbs, "uniform expansion covers {} limbs; the basis has {}",
+          ckks::max_uniform_limbs, basis->size());
+  require<MismatchError>(basis->ring_degree() == state_->n,
+                         "uniform expansion over a basis of degree {} on a CUDA backend of degree {}",
+                         basis->ring_degree(), state_->n);
+  ring::RnsPoly out = allocate(basis, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+  cuda::detail::UniformExpansionLaunch launch;
+  launch.out = words(*this, out, "expand_uniform");
+  launch.moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
+  for (int i = 0; i < 8; ++i) launch.seed[i] = seed.words[i];
+  launch.stream = stream;
+  launch.log_degree = std::countr_zero(state_->n);
+  launch.limbs = basis->size();
+  launch.stream_handle = state_->stream.native_handle();
+  cuda::detail::launch_uniform_expansion(launch);
+  return out;
+}
+
 ring::RnsPoly CudaBackend::place(ring::RnsPoly&& x) const {
   if (x.shards().size() == 1 && x.shards()[0].device() == state_->device) return std::move(x);
   return upload(x);
@@ -132,8 +154,10 @@ ckks::SwitchingKey CudaBackend::upload(const ckks::SwitchingKey& key) const {
   std::vector<std::array<ring::RnsPoly, 2>> digits;
   for (std::size_t d = 0; d < key.digit_count(); ++d) {
     const ring::RnsPoly* a = key.stored_a(d);
-    // A seeded key's uniform half is expanded on the host once, here.
-    digits.push_back({upload(key.b(d)), a != nullptr ? upload(*a) : upload(key.a(d))});
+    // A seeded key's uniform half is expanded on the device from its seed: half the upload, and the host's
+    // ChaCha20 (seconds for bootstrapping keys) is skipped.
+    digits.push_back({upload(key.b(d)), a != nullptr ? upload(*a) : expand_uniform(key.b(d).basis_ptr(), *key.seed(),
+                                                                                    key.base_stream() + d)});
   }
   return ckks::SwitchingKey(key.context(), std::move(digits), ckks::KeyStorage::expanded, std::nullopt,
                             key.base_stream());

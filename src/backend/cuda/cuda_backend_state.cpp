@@ -112,10 +112,9 @@ const ModDownRescaleTables& CudaBackend::State::mod_down_rescale_tables(const ri
     }
     auto tables = std::make_unique<ModDownRescaleTables>();
     tables->dropped = ring::make_basis(q.sub_basis(kept, limbs - kept));
-    for (int term = 0; term < 3; ++term) {
-      for (std::size_t i = kept; i < limbs; ++i)
-        tables->dropped_terms.push_back(term == 0 ? p_inverse[i] : term == 1 ? (q.prime(i) - p_inverse[i]) % q.prime(i) : 1);
-    }
+    for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back(p_inverse[i]);
+    for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back((q.prime(i) - p_inverse[i]) % q.prime(i));
+    for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back(1);
     tables->p_mod = cuda::DeviceScalars(q, p_mod, stream);
     tables->pd_inverse = cuda::DeviceScalars(q, pd_inverse, stream);
     tables->d_inverse = cuda::DeviceScalars(q, d_inverse, stream);

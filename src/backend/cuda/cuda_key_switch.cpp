@@ -117,6 +117,12 @@ void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, 
   const cuda::ModDownCorrectionPlan& plan = s.mod_down_ntt_plan(mod_down);
   const std::size_t special = mod_down.dropped().size(), limbs = rescaler.basis().size();
   const std::size_t kept = rescaler.kept().size(), dropped = limbs - kept;
+  for (std::size_t j = 0; j < special; ++j) {  // the layout read below: Q_l's limbs, then P's
+    require<MismatchError>(mod_down.full().prime(limbs + j) == mod_down.dropped().prime(j),
+                           "ModDown with a rescale: {} is not Q_l = {} followed by P = {}",
+                           ring::describe(mod_down.full()), ring::describe(rescaler.basis()),
+                           ring::describe(mod_down.dropped()));
+  }
   const bool adds = addends[0] != nullptr || addends[1] != nullptr;
   const std::size_t dropped_polys = adds ? 4 : 2;  // x_D of both sums, then a_D of both
   // Scratch: the P limbs, the corrections over Q_l, the D limbs of x and a.
@@ -143,7 +149,10 @@ void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, 
   s.ntt_inverse(dropped_words, tables.dropped->primes(), dropped_polys);
   // The rescale's corrections from c_D = x_D P^{-1} - T_D P^{-1} + a_D (summed in the kernel, never stored),
   // added as P t_i onto the kept limbs of T: both sums in one launch.
-  cuda::RescaleDroppedTerms c_dropped{.terms = {dropped_words, corrections + kept * n, dropped_words + 2 * dropped * n},
+  const u32* x_dropped = dropped_words;
+  const u32* t_dropped = corrections + kept * n;
+  const u32* a_dropped = dropped_words + 2 * dropped * n;
+  cuda::RescaleDroppedTerms c_dropped{.terms = {x_dropped, t_dropped, a_dropped},
                                       .strides = {dropped * n, limbs * n, dropped * n},
                                       .count = adds ? 3u : 2u,
                                       .batch = 2};

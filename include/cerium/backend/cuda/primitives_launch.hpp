@@ -208,6 +208,21 @@ struct AutomorphismLaunch {
 };
 void launch_automorphism(const AutomorphismLaunch& launch);
 
+// --- uniform expansion (seeded keys) --------------------------------------------------------------------------
+// Limb i of out (N words) gets ckks::expand_uniform_limb(seed, stream, first_limb + i, primes[i]): the accepted
+// words of its ChaCha20 stream, in stream order, reduced mod its prime moduli[i].
+struct UniformExpansionLaunch {
+  std::uint32_t* out = nullptr;
+  const math::Modulus* moduli = nullptr;  // limbs entries, on the device
+  std::uint32_t seed[8] = {};             // the ChaCha20 key words
+  std::uint64_t stream = 0;               // the uniform stream (below 2^56)
+  std::size_t first_limb = 0;             // limb position of out's limb 0 in the basis (below 256)
+  int log_degree = 0;
+  std::size_t limbs = 0;
+  void* stream_handle = nullptr;          // cudaStream_t
+};
+void launch_uniform_expansion(const UniformExpansionLaunch& launch);
+
 // --- key-switch inner product ---------------------------------------------------------------------------------
 // Digits and key digits are passed by address (in the launch parameters), so that they may live in separate
 // allocations: the ModUp digits and the key's polynomials are each their own RnsPoly.
