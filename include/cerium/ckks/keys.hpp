@@ -6,7 +6,8 @@
 //  - SwitchingKey from s' to s (hybrid key switching, dnum digits of alpha primes, alpha special primes P):
 //    digit d is (b_d, a_d) = (-a_d s + e_d + P g_d s', a_d) over Q_top u P, with the gadget
 //    g_d = (Q / Q_d) [(Q / Q_d)^{-1}]_{Q_d} for the digit's primes Q_d. The uniform halves a_d may be kept as a
-//    seed only (KeyStorage::seeded), halving key memory; they are expanded where they are used.
+//    seed only (KeyStorage::seeded), halving key memory; they are expanded where they are used (the CUDA
+//    backend expands them on the device when a key is uploaded: half the transfer, the same words).
 //  - RelinearizationKey: switches from s^2 to s. GaloisKeys: one switching key from sigma_k(s) to s per Galois
 //    element k (rotations by r slots: k = 5^r mod 2N; conjugation: k = 2N - 1).
 
