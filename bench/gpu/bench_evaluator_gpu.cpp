@@ -1,5 +1,6 @@
 // Evaluator operations on the CUDA backend at N = 2^16, 40 limbs (two-prime levels of 28 bits), dnum 3 and 4:
-// multiply + relinearize + rescale (two calls, and fused), rotate, 8 hoisted rotations, rescale.
+// multiply + relinearize + rescale (two calls, and fused), rotate, 8 hoisted rotations, rescale; and the upload of
+// a relinearization key, seeded (expanded on the device) against expanded.
 //
 // Each is timed two ways with CUDA events after warm-up, median of 20: `eager` issues the evaluator call from
 // the host (what a program sees, host overhead included whenever the GPU waits for it), `graph` replays the same
@@ -7,6 +8,7 @@
 // move (inputs and outputs once, the key limbs it uses once) over the copy bandwidth measured in this process.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -210,6 +212,48 @@ void BM_key_switch_apply_gpu(benchmark::State& state) {
   }
 }
 
+// Uploading a relinearization key (dnum 3): expanded on the host and copied whole, against seeded (b copied, a
+// expanded on the device from its seed). Wall time of the call and a stream synchronization, median of 5; the
+// floor is the bytes that cross to the device (the whole key, or its b half) over the host-to-device bandwidth
+// of a plain polynomial upload measured here.
+double median_seconds(const std::function<void()>& call) {
+  call();  // pool, plans
+  std::vector<double> seconds;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    cuda::work_stream().synchronize();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return cerium_bench::median(seconds);
+}
+
+void BM_upload_relinearization_key_gpu(benchmark::State& state) {
+  Setup& s = setup(3);
+  const bool seeded = state.range(0) != 0;
+  const auto& backend = s.evaluator->backend();
+  KeyGenerator keygen(s.context);
+  const RelinearizationKey key = keygen.relinearization_key(seeded ? KeyStorage::seeded : KeyStorage::expanded);
+  const auto& basis = key.key().b(0).basis_ptr();
+  const ring::RnsPoly host_limbs(basis, ring::PolyForm::ntt);
+  const double part_bytes = s.limb_bytes * static_cast<double>(basis->size());
+  const double h2d = part_bytes / median_seconds([&] { benchmark::DoNotOptimize(backend.upload(host_limbs)); });
+  const double moved = part_bytes * static_cast<double>(key.key().digit_count()) * (seeded ? 1.0 : 2.0);
+  for (auto _ : state) {
+    const double seconds = median_seconds([&] { benchmark::DoNotOptimize(backend.upload(key.key())); });
+    state.SetIterationTime(seconds);
+    state.counters["N"] = static_cast<double>(s.context->ring_degree());
+    state.counters["limbs"] = static_cast<double>(basis->size());
+    state.counters["dnum"] = static_cast<double>(key.key().digit_count());
+    state.counters["seeded"] = seeded ? 1 : 0;
+    state.counters["ms"] = seconds * 1e3;
+    state.counters["GB_moved"] = moved / 1e9;
+    state.counters["h2d_GB_s"] = h2d / 1e9;
+    state.counters["floor_ratio"] = seconds / (moved / h2d);
+    state.SetLabel(cerium_bench::device_label());
+  }
+}
+
 void modes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"dnum", "graph"});
   for (const int dnum : {3, 4})
@@ -228,3 +272,10 @@ BENCHMARK(BM_tensor_gpu)->Apply(modes);
 BENCHMARK(BM_relinearize_gpu)->Apply(modes);
 BENCHMARK(BM_mod_up_gpu)->Apply(modes);
 BENCHMARK(BM_key_switch_apply_gpu)->Apply(modes);
+BENCHMARK(BM_upload_relinearization_key_gpu)
+    ->ArgName("seeded")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
