@@ -389,6 +389,74 @@ void Rescaler::apply_ntt_form(const RnsPoly& in, LimbSpans out) const {
   }
 }
 
+RnsPoly mod_down_and_rescale(const ModDown& mod_down, const Rescaler& rescaler, const RnsPoly& in,
+                             const RnsPoly* addend) {
+  require<MismatchError>(mod_down.kept() == rescaler.basis(),
+                         "ModDown then rescale: the ModDown keeps {}, the rescale divides {}",
+                         describe(mod_down.kept()), describe(rescaler.basis()));
+  require_basis(in, mod_down.full(), "ModDown then rescale");
+  require<MismatchError>(in.form() == PolyForm::ntt, "ModDown then rescale takes NTT form, not {} form",
+                         to_string(in.form()));
+  if (addend != nullptr) {
+    require_basis(*addend, rescaler.basis(), "ModDown then rescale (its addend)");
+    require<MismatchError>(addend->form() == PolyForm::ntt, "ModDown then rescale: the addend is in {} form, not NTT",
+                           to_string(addend->form()));
+  }
+  const RnsBasis& q = rescaler.basis();
+  const RnsBasis& special = mod_down.dropped();
+  const std::size_t n = in.n(), limbs = q.size(), kept = rescaler.kept().size(), dropped = limbs - kept;
+  // T = v - h over Q_l in coefficient form, from P's limbs (as ModDown's NTT path computes it).
+  ScratchLimbs p_limbs(special.size(), n), scratch(special.size(), n), t(limbs, n);
+  for (std::size_t j = 0; j < special.size(); ++j) {
+    const auto source = in.limb(mod_down.full_of_dropped_[j]);
+    std::copy(source.begin(), source.end(), p_limbs.views[j].begin());
+    math::ntt_inverse(p_limbs.views[j], special.ntt(j));
+  }
+  mod_down.converted(p_limbs.const_views, t.views, scratch.views);
+  for (std::size_t i = 0; i < limbs; ++i) {
+    for (auto& x : t.views[i]) x = math::sub_mod(x, mod_down.h_kept_[i], q.prime(i));
+  }
+  // The ModDown's result plus the addend on D's limbs, in coefficient form: c = (x - T) P^{-1} + a.
+  ScratchLimbs c(dropped, n);
+  AlignedBuffer<u32> a(n, BufferInit::uninitialized);
+  for (std::size_t j = 0; j < dropped; ++j) {
+    const std::size_t i = kept + j;
+    const u32 qi = q.prime(i);
+    const auto x = in.limb(mod_down.full_of_kept_[i]);
+    std::copy(x.begin(), x.end(), c.views[j].begin());
+    math::ntt_inverse(c.views[j], q.ntt(i));
+    subtract_and_scale(c.views[j], t.views[i], c.views[j], mod_down.p_inv_[i], qi);
+    if (addend == nullptr) continue;
+    const auto source = addend->limb(i);
+    std::copy(source.begin(), source.end(), a.span().begin());
+    math::ntt_inverse(a.span(), q.ntt(i));
+    for (std::size_t k = 0; k < n; ++k) c.views[j][k] = math::add_mod(c.views[j][k], a.span()[k], qi);
+  }
+  std::vector<std::uint64_t> r(n);
+  rescaler.remainders(c.const_views, 0, r);
+  // Kept limb i: T_i + P t_i, one forward NTT, then (x_i - that) (P D)^{-1} + a_i D^{-1}.
+  RnsPoly out = output_like(in, rescaler.kept_ptr(), PolyForm::ntt);
+  AlignedBuffer<u32> correction(n, BufferInit::uninitialized);
+  for (std::size_t i = 0; i < kept; ++i) {
+    const math::Modulus& m = q.modulus(i);
+    const u32 qi = m.value;
+    const math::ShoupConstant p_mod(special.product_mod(m), qi);
+    const math::ShoupConstant pd_inv(
+        static_cast<u32>(u64{mod_down.p_inv_[i].value} * rescaler.p_inv_[i].value % qi), qi);
+    rescaler.correction(r, i, correction.span());
+    auto u = t.views[i];
+    for (std::size_t k = 0; k < n; ++k) u[k] = math::add_mod(u[k], math::mul_shoup(correction.span()[k], p_mod, qi), qi);
+    math::ntt_forward(u, q.ntt(i));
+    const auto x = in.limb(mod_down.full_of_kept_[i]);
+    auto o = out.limb(i);
+    subtract_and_scale(x, u, o, pd_inv, qi);
+    if (addend == nullptr) continue;
+    const auto ai = addend->limb(i);
+    for (std::size_t k = 0; k < n; ++k) o[k] = math::add_mod(o[k], math::mul_shoup(ai[k], rescaler.p_inv_[i], qi), qi);
+  }
+  return out;
+}
+
 RnsPoly Rescaler::apply(const RnsPoly& in) const {
   require_basis(in, *basis_, "rescale");
   RnsPoly out = output_like(in, kept_, in.form());

@@ -212,9 +212,7 @@ struct CpuBackend {
                                                 const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends,
                                                 const ring::Rescaler& rescaler) const {
-    auto sums = key_switch_apply(context, decomposed, key, automorphism, addends);
-    rescale(rescaler, std::span<ring::RnsPoly>(sums));
-    return sums;
+    return ckks::key_switch_apply_rescaled(context, decomposed, key, automorphism, addends, rescaler);
   }
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const { return mod_down.apply(y); }
 };

@@ -25,6 +25,7 @@
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/keys.hpp"
 #include "cerium/ring/automorphism.hpp"
+#include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
 
 namespace cerium::ckks {
@@ -48,6 +49,13 @@ void require_key_switch_apply_inputs(const Context& context, const DecomposedPol
 std::array<ring::RnsPoly, 2> key_switch_apply(const Context& context, const DecomposedPoly& decomposed,
                                               const SwitchingKey& key,
                                               const ring::Automorphism* automorphism = nullptr);
+// The same plus addends[i] on sum i (null: none, NTT form over Q_l), then both sums rescaled by `rescaler` (over
+// Q_l): the words of key_switch_apply, the additions and rescale in sequence, with one forward NTT per kept limb
+// fewer (ring::mod_down_and_rescale).
+std::array<ring::RnsPoly, 2> key_switch_apply_rescaled(const Context& context, const DecomposedPoly& decomposed,
+                                                       const SwitchingKey& key, const ring::Automorphism* automorphism,
+                                                       std::array<const ring::RnsPoly*, 2> addends,
+                                                       const ring::Rescaler& rescaler);
 
 // Both steps: the key switch of c at a level.
 std::array<ring::RnsPoly, 2> key_switch(const Context& context, const ring::RnsPoly& c, int level,

@@ -84,6 +84,8 @@ class ModUp {
 
 // The ModDown of hybrid key switching: from a full basis (Q u P) to the kept primes Q, dividing by the product P
 // of the other primes: out_i = [(x_i - Conv_{P->Q}(x_P)_i) P^{-1}]_{q_i}, with the rounding offset folded in.
+class Rescaler;
+
 class ModDown {
  public:
   // kept's primes must all be in full (at any positions), and full must have at least one more.
@@ -102,6 +104,7 @@ class ModDown {
   RnsPoly apply(const RnsPoly& in) const;
 
  private:
+  friend RnsPoly mod_down_and_rescale(const ModDown&, const Rescaler&, const RnsPoly&, const RnsPoly*);
   // v_i = [Conv_{P->Q}([x + h]_P)]_{q_i}, h = (P - 1) / 2 for nearest and 0 for floor, so that
   // out_i = (x_i + h - v_i) P^{-1}. dropped: |P| coefficient-form limbs; v: |Q| limbs; scratch: |P| limbs.
   void converted(ConstLimbSpans dropped, LimbSpans v, LimbSpans scratch) const;
@@ -134,6 +137,7 @@ class Rescaler {
   void apply_in_place(RnsPoly& x) const;
 
  private:
+  friend RnsPoly mod_down_and_rescale(const ModDown&, const Rescaler&, const RnsPoly&, const RnsPoly*);
   // r = x mod P from the dropped limbs, with bit 63 set when the centered lift is negative (nearest only).
   void remainders(ConstLimbSpans dropped, std::size_t offset, std::span<std::uint64_t> r) const;
   // t_i = [centered-or-not r]_{q_i} for kept prime i.
@@ -149,6 +153,15 @@ class Rescaler {
   std::vector<math::ShoupConstant> p_inv_;  // [P^{-1}]_{q_i}
   std::vector<std::uint32_t> p_mod_;        // [P]_{q_i}
 };
+
+// ModDown from Q_l u P to Q_l, an optional addend over Q_l, then the rescale by Q_l's last 1-2 primes D, in NTT
+// form: the words of rescaler.apply(mod_down.apply(in) + addend), with one forward NTT per kept limb instead of
+// one per limb for the ModDown and another per kept limb for the rescale. By linearity, with T the ModDown's
+// correction and t the rescale's (from the D limbs of the ModDown's result, which stay in coefficient form):
+// out_i = (x_i - NTT(T_i + P t_i)) (P D)^{-1} + a_i D^{-1}. mod_down.kept() must be rescaler.basis(), in over
+// mod_down.full() and addend over rescaler.basis(), both in NTT form (MismatchError otherwise).
+RnsPoly mod_down_and_rescale(const ModDown& mod_down, const Rescaler& rescaler, const RnsPoly& in,
+                             const RnsPoly* addend = nullptr);
 
 // Convenience forms that build the precomputation on each call (cache the classes above on hot paths).
 RnsPoly mod_up(const RnsPoly& in, RnsBasisPtr digit, RnsBasisPtr target);
