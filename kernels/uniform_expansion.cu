@@ -34,7 +34,8 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(UniformExpansionLaunch
   const u64 bound = math::uniform_acceptance_bound(q);
   math::ChaCha20Key key;
   for (int i = 0; i < 8; ++i) key.words[i] = args.seed[i];
-  const math::ChaCha20Nonce base = math::chacha20_stream_nonce(ckks::uniform_limb_stream(args.stream, args.first_limb + limb));
+  const math::ChaCha20Nonce base =
+      math::chacha20_stream_nonce(ckks::uniform_limb_stream(args.stream, args.first_limb + limb));
   u32* out = args.out + limb * n;
   std::size_t filled = 0;  // the same in every thread: each round's total comes from the scan
   for (u64 round = 0; filled < n; ++round) {

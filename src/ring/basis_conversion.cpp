@@ -445,7 +445,8 @@ RnsPoly mod_down_and_rescale(const ModDown& mod_down, const Rescaler& rescaler, 
         static_cast<u32>(u64{mod_down.p_inv_[i].value} * rescaler.p_inv_[i].value % qi), qi);
     rescaler.correction(r, i, correction.span());
     auto u = t.views[i];
-    for (std::size_t k = 0; k < n; ++k) u[k] = math::add_mod(u[k], math::mul_shoup(correction.span()[k], p_mod, qi), qi);
+    const auto t_i = correction.span();
+    for (std::size_t k = 0; k < n; ++k) u[k] = math::add_mod(u[k], math::mul_shoup(t_i[k], p_mod, qi), qi);
     math::ntt_forward(u, q.ntt(i));
     const auto x = in.limb(mod_down.full_of_kept_[i]);
     auto o = out.limb(i);
