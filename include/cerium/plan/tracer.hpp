@@ -95,9 +95,18 @@ class Tracer {
     ++stats_.elementwise_passes;
     a = emit(fmt::format("rescale {}", a.name), a);
   }
+  // One key switch that relinearizes and rescales (the evaluator's relinearize_rescale); counted as the two
+  // steps, as the launch traits count them.
   void relinearize_rescale(Value& a) {
-    relinearize(a);
-    rescale(a);
+    if (a.parts != 3) return rescale(a);
+    ++stats_.relinearizations;
+    ++stats_.key_switches;
+    ++stats_.mod_ups;
+    ++stats_.rescales;
+    stats_.elementwise_passes += 3;
+    a = emit(fmt::format("relinearize and rescale {}  [key switch, 1 ModUp; the rescale shares its ModDown's NTT]",
+                         a.name),
+             Value{"", 2, a.slots});
   }
   void level_down(Value& a, int level) { a = emit(fmt::format("level_down {} to {}", a.name, level), a); }
   void conjugate(Value& a) {
