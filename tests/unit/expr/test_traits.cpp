@@ -79,6 +79,17 @@ TEST_CASE("operators build the node types the traits describe", "[expr][traits]"
     CHECK(s.key_switches == 3);
     CHECK(s.mod_ups == 2);
   }
+  SECTION("a rescaled sum of products: one key switch relinearizes and rescales") {
+    const auto e = rescale(sop);
+    const auto s = cerium::plan::plan_stats(e);
+    CHECK(s.key_switches == 1);
+    CHECK(s.relinearizations == 1);
+    CHECK(s.rescales == 1);
+    CHECK(s.elementwise_passes == cerium::plan::elementwise_passes_v<decltype(e)>);
+    const std::string text = explain(e);
+    INFO(text);
+    CHECK(text.find("relinearize and rescale") != std::string::npos);
+  }
   SECTION("explain names the shared ModUp and the totals") {
     const std::string text = explain(bsgs);
     INFO(text);
