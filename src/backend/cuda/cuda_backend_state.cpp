@@ -95,23 +95,18 @@ const ModDownRescaleTables& CudaBackend::State::mod_down_rescale_tables(const ri
   return find_or_build(mutex, mod_down_rescale, key, [&] {
     const ring::RnsBasis& q = rescaler.basis();
     const std::size_t limbs = q.size(), kept = rescaler.kept().size();
-    const auto product_mod = [](const ring::RnsBasis& primes, std::size_t first, std::size_t count, u32 modulus) {
-      std::uint64_t product = 1;
-      for (std::size_t j = first; j < first + count; ++j) product = product * (primes.prime(j) % modulus) % modulus;
-      return static_cast<u32>(product);
-    };
+    auto tables = std::make_unique<ModDownRescaleTables>();
+    tables->dropped = ring::make_basis(q.sub_basis(kept, limbs - kept));
     std::vector<u32> p_mod, pd_inverse(limbs, 0), d_inverse(limbs, 0), p_inverse(limbs);
     for (std::size_t i = 0; i < limbs; ++i) {
       const u32 qi = q.prime(i);
-      const u32 p = product_mod(mod_down.dropped(), 0, mod_down.dropped().size(), qi);
+      const u32 p = mod_down.dropped().product_mod(q.modulus(i));
       p_inverse[i] = static_cast<u32>(math::inv_mod(p, qi));
       if (i >= kept) continue;
       p_mod.push_back(p);
-      d_inverse[i] = static_cast<u32>(math::inv_mod(product_mod(q, kept, limbs - kept, qi), qi));
+      d_inverse[i] = static_cast<u32>(math::inv_mod(tables->dropped->product_mod(q.modulus(i)), qi));
       pd_inverse[i] = static_cast<u32>(std::uint64_t{p_inverse[i]} * d_inverse[i] % qi);
     }
-    auto tables = std::make_unique<ModDownRescaleTables>();
-    tables->dropped = ring::make_basis(q.sub_basis(kept, limbs - kept));
     for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back(p_inverse[i]);
     for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back((q.prime(i) - p_inverse[i]) % q.prime(i));
     for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back(1);
