@@ -277,22 +277,29 @@ RnsPoly ModDown::apply(const RnsPoly& in) const {
     return out;
   }
   // NTT form: the dropped limbs go to coefficient form, the corrections come back to NTT form.
+  ScratchLimbs t(kept_->size(), in.n());
+  coefficient_corrections(in, t.views);
+  for (std::size_t i = 0; i < kept_->size(); ++i) {
+    math::ntt_forward(t.views[i], kept_->ntt(i));
+    subtract_and_scale(in.limb(full_of_kept_[i]), t.views[i], out.limb(i), p_inv_[i], kept_->prime(i));
+  }
+  return out;
+}
+
+void ModDown::coefficient_corrections(const RnsPoly& in, LimbSpans t) const {
   const std::size_t n = in.n();
-  ScratchLimbs dropped(dropped_->size(), n), scratch(dropped_->size(), n), t(kept_->size(), n);
+  ScratchLimbs dropped(dropped_->size(), n), scratch(dropped_->size(), n);
   for (std::size_t j = 0; j < dropped_->size(); ++j) {
     const auto source = in.limb(full_of_dropped_[j]);
     std::copy(source.begin(), source.end(), dropped.views[j].begin());
     math::ntt_inverse(dropped.views[j], dropped_->ntt(j));
   }
-  converted(dropped.const_views, t.views, scratch.views);
+  converted(dropped.const_views, t, scratch.views);
   for (std::size_t i = 0; i < kept_->size(); ++i) {
-    // t_i = v_i - h in coefficient form (h is added to every coefficient, not a constant polynomial).
+    // h is added to every coefficient, not a constant polynomial.
     const u32 q = kept_->prime(i);
-    for (auto& x : t.views[i]) x = math::sub_mod(x, h_kept_[i], q);
-    math::ntt_forward(t.views[i], kept_->ntt(i));
-    subtract_and_scale(in.limb(full_of_kept_[i]), t.views[i], out.limb(i), p_inv_[i], kept_->prime(i));
+    for (auto& x : t[i]) x = math::sub_mod(x, h_kept_[i], q);
   }
-  return out;
 }
 
 // --- Rescaler ---
@@ -405,17 +412,9 @@ RnsPoly mod_down_and_rescale(const ModDown& mod_down, const Rescaler& rescaler, 
   const RnsBasis& q = rescaler.basis();
   const RnsBasis& special = mod_down.dropped();
   const std::size_t n = in.n(), limbs = q.size(), kept = rescaler.kept().size(), dropped = limbs - kept;
-  // T = v - h over Q_l in coefficient form, from P's limbs (as ModDown's NTT path computes it).
-  ScratchLimbs p_limbs(special.size(), n), scratch(special.size(), n), t(limbs, n);
-  for (std::size_t j = 0; j < special.size(); ++j) {
-    const auto source = in.limb(mod_down.full_of_dropped_[j]);
-    std::copy(source.begin(), source.end(), p_limbs.views[j].begin());
-    math::ntt_inverse(p_limbs.views[j], special.ntt(j));
-  }
-  mod_down.converted(p_limbs.const_views, t.views, scratch.views);
-  for (std::size_t i = 0; i < limbs; ++i) {
-    for (auto& x : t.views[i]) x = math::sub_mod(x, mod_down.h_kept_[i], q.prime(i));
-  }
+  // T over Q_l in coefficient form, as ModDown's NTT path computes it.
+  ScratchLimbs t(limbs, n);
+  mod_down.coefficient_corrections(in, t.views);
   // The ModDown's result plus the addend on D's limbs, in coefficient form: c = (x - T) P^{-1} + a.
   ScratchLimbs c(dropped, n);
   AlignedBuffer<u32> a(n, BufferInit::uninitialized);

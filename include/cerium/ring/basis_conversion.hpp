@@ -108,6 +108,9 @@ class ModDown {
   // v_i = [Conv_{P->Q}([x + h]_P)]_{q_i}, h = (P - 1) / 2 for nearest and 0 for floor, so that
   // out_i = (x_i + h - v_i) P^{-1}. dropped: |P| coefficient-form limbs; v: |Q| limbs; scratch: |P| limbs.
   void converted(ConstLimbSpans dropped, LimbSpans v, LimbSpans scratch) const;
+  // From an NTT-form input's P limbs: t_i = v_i - h in coefficient form, the correction out_i = (x_i - NTT(t_i))
+  // P^{-1} subtracts. t: kept().size() limbs.
+  void coefficient_corrections(const RnsPoly& in, LimbSpans t) const;
 
   RnsBasisPtr full_, kept_, dropped_;
   Rounding rounding_;
