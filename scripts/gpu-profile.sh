@@ -40,10 +40,12 @@ print(f"sum of kernel durations: {total:.1f} us over {len(kernels)} kernels")
 PY
 
 # PROFILE_DETAIL=<kernel regex>: Nsight Compute's full sections (scheduler, warp states, instruction mix, memory)
-# for the first launch of that kernel in the profiled call, to $OUT/profile_detail.txt.
+# for the first launch of that kernel in the profiled call (PROFILE_DETAIL_COUNT: the first that many), to
+# $OUT/profile_detail.txt.
 if [[ -n ${PROFILE_DETAIL:-} ]]; then
   CERIUM_BENCH_PROFILE=1 ncu --profile-from-start off --clock-control none --kernel-name "regex:$PROFILE_DETAIL" \
-    --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
+    --launch-count "${PROFILE_DETAIL_COUNT:-1}" --section SpeedOfLight --section ComputeWorkloadAnalysis \
+    --section SchedulerStats \
     --section WarpStateStats --section InstructionStats --section Occupancy --section MemoryWorkloadAnalysis \
     "$build_dir/bench/cerium_bench_gpu" --benchmark_filter="$filter" --benchmark_repetitions=1 \
     >"$out/profile_detail.txt" 2>&1

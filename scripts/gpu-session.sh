@@ -2,7 +2,8 @@
 # One device-tool call: scripts/gpu-check.sh, then scripts/gpu-profile.sh (per-kernel times of the key-switching
 # operations), with every log packed into $OUT/results.tgz: the device tool brings back at most 8 files. The
 # summary and the benchmark JSON also come back on their own. Environment: as the two scripts take, plus
-# GPU_PROFILE=0 to skip the profile, GPU_PROFILE_LIMIT_S (default 100) to bound it.
+# GPU_PROFILE=0 to skip the profile, GPU_PROFILE_LIMIT_S (default 100) to bound it, GPU_SASS=1 for
+# scripts/gpu-sass.sh's machine-code counts.
 set -uo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 final=${OUT:-$repo_root/build-gpu/out}
@@ -14,6 +15,7 @@ if [[ ${GPU_PROFILE:-1} == 1 ]]; then
   timeout -k 5 "${GPU_PROFILE_LIMIT_S:-100}" "$repo_root/scripts/gpu-profile.sh" 2>&1 | tee "$work/profile_table.txt" |
     tail -80
 fi
+[[ ${GPU_SASS:-0} == 1 ]] && "$repo_root/scripts/gpu-sass.sh" 2>&1 | tail -40
 mkdir -p "$final"
 tar czf "$final/results.tgz" -C "$work" .
 for f in summary.txt profile_table.txt bench_gpu.json bench_bootstrap.json; do
