@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <utility>
+
 #include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/primitives_launch.hpp"
 
@@ -35,16 +37,16 @@ __device__ __forceinline__ math::WideAccumulator accumulate(const u32* staged, c
   return acc;
 }
 
-// Target t of coefficient k from its sum: reduced, then the epilogue (ModDown reads x from in), stored to out.
+// Target t of coefficient k from its sum hi 2^64 + lo: reduced, then the epilogue (ModDown reads x from in),
+// stored to out.
 template <ConversionEpilogue Epilogue>
-__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t,
-                                          const math::WideAccumulator& acc, std::size_t l, std::size_t n,
-                                          std::size_t k) {
+__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t, u64 lo, u32 hi,
+                                          std::size_t l, std::size_t n, std::size_t k) {
   // hi 2^64 + lo = hi 2^64 + a 2^32 + b is congruent to hi [2^64]_p + a [2^32]_p + b < 2^6 2^31 + 2^63 + 2^32 (hi
   // stays below 2^6 for the at most 96 sources), so one Barrett step instead of WideAccumulator::reduce's three.
-  const u64 folded = static_cast<u64>(static_cast<u32>(acc.hi)) * t.modulus.two64_mod +
-                     static_cast<u64>(static_cast<u32>(acc.lo >> 32)) * t.two32_mod + static_cast<u32>(acc.lo);
-  const u32 v = math::barrett_reduce(l <= kChunk ? acc.lo : folded, t.modulus);
+  const u64 folded = static_cast<u64>(hi) * t.modulus.two64_mod + static_cast<u64>(static_cast<u32>(lo >> 32)) *
+                     t.two32_mod + static_cast<u32>(lo);
+  const u32 v = math::barrett_reduce(l <= kChunk ? lo : folded, t.modulus);
   const u32 p = t.modulus.value;
   u32 result = v;
   if constexpr (Epilogue == ConversionEpilogue::mod_down) {
@@ -54,6 +56,12 @@ __device__ __forceinline__ void finish_at(const u32* in, u32* out, const Convers
     result = math::sub_mod(v, t.shift, p);
   }
   out[t.out_limb * n + k] = result;
+}
+template <ConversionEpilogue Epilogue>
+__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t,
+                                          const math::WideAccumulator& acc, std::size_t l, std::size_t n,
+                                          std::size_t k) {
+  finish_at<Epilogue>(in, out, t, acc.lo, static_cast<u32>(acc.hi), l, n, k);
 }
 
 template <ConversionEpilogue Epilogue>
@@ -105,38 +113,69 @@ __global__ void __launch_bounds__(kThreads) conversion_kernel(ConversionLaunch a
 
 // The register-blocked form for up to 32 sources (every ModUp digit and ModDown of the parameter sets in use).
 // A block of 128 threads owns 256 coefficients, two per thread (k and k + 128, both coalesced); each thread keeps
-// its y_i of both in registers (MaxSources of each, the unused ones zero). The block's targets' rows of
-// [Q_i]_{p_j}, padded to MaxSources, their constants and the sources' constants sit in shared memory, so that
-// one 16-byte broadcast load feeds eight products: four of each coefficient, for two targets at a time (four
-// independent accumulation chains, which hide the multiply latency that one or two chains left exposed). The
-// loops are unrolled at compile time: per product one multiply-add into a 64-bit partial sum, per four products
-// one 128-bit add. Exactly the same sums as the staged form, hence the same words.
+// its y_i of both in registers (Sources of each: the source count rounded up to even, the padding zero). The
+// block's targets' rows of [Q_i]_{p_j} (padded with zeros to a multiple of 4 words), their constants and the
+// sources' constants sit in shared memory, so that one 16-byte broadcast load feeds eight products: four of each
+// coefficient, for two targets at a time (four independent accumulation chains, which hide the multiply latency
+// that one or two chains left exposed). The loops are unrolled at compile time: per product one multiply-add
+// into a 64-bit partial sum, per four products one carry-chain add. Exactly the same sums as the staged form,
+// hence the same words.
 constexpr int kRegisterTargets = 16;  // targets per block (grid.y splits the rest)
 constexpr int kCoefficientsPerThread = 2;
 
-template <int MaxSources>
-__device__ __forceinline__ u64 chunk_sum(const u32 (&y)[MaxSources], const uint4 r, int c) {
-  u64 sum = static_cast<u64>(y[4 * c]) * r.x;
-  sum += static_cast<u64>(y[4 * c + 1]) * r.y;
-  sum += static_cast<u64>(y[4 * c + 2]) * r.z;
-  sum += static_cast<u64>(y[4 * c + 3]) * r.w;
-  return sum;
+// A 96-bit running sum of 64-bit partial sums, added with PTX carry chains: three instructions per partial,
+// where the portable 128-bit form (math::WideAccumulator) compiles to a compare and select besides. The top word
+// stays below 2^32 for fewer than 2^32 partials.
+struct CarryAccumulator {
+  u32 w0 = 0, w1 = 0, w2 = 0;
+  __device__ __forceinline__ void add(u64 x) {
+    asm("add.cc.u32 %0, %0, %3;\n\t"
+        "addc.cc.u32 %1, %1, %4;\n\t"
+        "addc.u32 %2, %2, 0;"
+        : "+r"(w0), "+r"(w1), "+r"(w2)
+        : "r"(static_cast<u32>(x)), "r"(static_cast<u32>(x >> 32)));
+  }
+  __device__ __forceinline__ u64 lo() const { return (static_cast<u64>(w1) << 32) | w0; }
+};
+
+// Products of chunk c of a row: 4 sources (a 16-byte load), or the last 2 of a row of Sources = 2 mod 4 (8 bytes).
+template <int Sources>
+struct RowChunks {
+  static constexpr int kFull = Sources / 4;
+  static constexpr int kCount = (Sources + 3) / 4;
+  static constexpr int kStride = 4 * kCount;  // words per row in shared memory
+};
+
+template <int Sources>
+__device__ __forceinline__ u64 chunk_sum(const u32 (&y)[Sources], const u32* row, int c) {
+  if (c < RowChunks<Sources>::kFull) {
+    const uint4 r = reinterpret_cast<const uint4*>(row)[c];
+    u64 sum = static_cast<u64>(y[4 * c]) * r.x;
+    sum += static_cast<u64>(y[4 * c + 1]) * r.y;
+    sum += static_cast<u64>(y[4 * c + 2]) * r.z;
+    return sum + static_cast<u64>(y[4 * c + 3]) * r.w;
+  } else {
+    const uint2 r = reinterpret_cast<const uint2*>(row)[2 * c];
+    const u64 sum = static_cast<u64>(y[4 * c]) * r.x;
+    return sum + static_cast<u64>(y[4 * c + 1]) * r.y;
+  }
 }
 
 // Grid slice blockIdx.z converts part blockIdx.z: a polynomial of a batch, or a ModUp digit with its own tables.
-template <int MaxSources, ConversionEpilogue Epilogue>
+template <int Sources, ConversionEpilogue Epilogue>
 __global__ void __launch_bounds__(kThreads) register_conversion_kernel(ConversionLaunch args, ConversionParts parts) {
-  static_assert(MaxSources % kChunk == 0);
-  __shared__ __align__(16) u32 rows[kRegisterTargets * MaxSources];
+  static_assert(Sources % 2 == 0 && Sources <= 32);
+  using Chunks = RowChunks<Sources>;
+  __shared__ __align__(16) u32 rows[kRegisterTargets * Chunks::kStride];
   __shared__ ConversionTarget targets[kRegisterTargets];
-  __shared__ ConversionSource sources[MaxSources];
+  __shared__ ConversionSource sources[Sources];
   const ConversionPart& part = parts.part[blockIdx.z];
   const unsigned l = part.source_count;
   const unsigned first = blockIdx.y * kRegisterTargets;
   const unsigned remaining = first < part.target_count ? part.target_count - first : 0u;
   const unsigned count = remaining < kRegisterTargets ? remaining : kRegisterTargets;
-  for (unsigned w = threadIdx.x; w < count * MaxSources; w += kThreads) {
-    const unsigned j = w / MaxSources, i = w % MaxSources;
+  for (unsigned w = threadIdx.x; w < count * Chunks::kStride; w += kThreads) {
+    const unsigned j = w / Chunks::kStride, i = w % Chunks::kStride;
     rows[w] = i < l ? part.q_hat_mod[(first + j) * l + i] : 0u;
   }
   if (threadIdx.x < count) targets[threadIdx.x] = part.targets[first + threadIdx.x];
@@ -151,12 +190,12 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(Conversio
   const u32* copy_in = part.copy_in;
   u32* out = part.out;
   const bool copy = args.copy_sources && blockIdx.y == 0;
-  u32 y0[MaxSources], y1[MaxSources];
+  u32 y0[Sources], y1[Sources];
 #pragma unroll
-  for (int i = 0; i < MaxSources; ++i) {
+  for (int i = 0; i < Sources; ++i) {
     y0[i] = 0;
     y1[i] = 0;
-    if (i < static_cast<int>(l)) {
+    if (i < static_cast<int>(l)) {  // only the padding source (odd counts) fails it
       const ConversionSource& s = sources[i];
       const u32* limb = in + s.in_limb * n;
       u32 x0 = limb[k0];
@@ -176,39 +215,37 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(Conversio
   }
   unsigned j = 0;
   for (; j + 1 < count; j += 2) {
-    const uint4* row0 = reinterpret_cast<const uint4*>(rows + j * MaxSources);
-    const uint4* row1 = row0 + MaxSources / 4;
-    math::WideAccumulator a00, a01, a10, a11;  // a<target><coefficient>
+    const u32* row0 = rows + j * Chunks::kStride;
+    const u32* row1 = row0 + Chunks::kStride;
+    CarryAccumulator a00, a01, a10, a11;  // a<target><coefficient>
 #pragma unroll
-    for (int c = 0; c < MaxSources / 4; ++c) {
-      const uint4 r0 = row0[c], r1 = row1[c];
-      a00.add(chunk_sum(y0, r0, c));
-      a01.add(chunk_sum(y1, r0, c));
-      a10.add(chunk_sum(y0, r1, c));
-      a11.add(chunk_sum(y1, r1, c));
+    for (int c = 0; c < Chunks::kCount; ++c) {
+      a00.add(chunk_sum(y0, row0, c));
+      a01.add(chunk_sum(y1, row0, c));
+      a10.add(chunk_sum(y0, row1, c));
+      a11.add(chunk_sum(y1, row1, c));
     }
-    finish_at<Epilogue>(in, out, targets[j], a00, l, n, k0);
-    finish_at<Epilogue>(in, out, targets[j + 1], a10, l, n, k0);
+    finish_at<Epilogue>(in, out, targets[j], a00.lo(), a00.w2, l, n, k0);
+    finish_at<Epilogue>(in, out, targets[j + 1], a10.lo(), a10.w2, l, n, k0);
     if (second) {
-      finish_at<Epilogue>(in, out, targets[j], a01, l, n, k1);
-      finish_at<Epilogue>(in, out, targets[j + 1], a11, l, n, k1);
+      finish_at<Epilogue>(in, out, targets[j], a01.lo(), a01.w2, l, n, k1);
+      finish_at<Epilogue>(in, out, targets[j + 1], a11.lo(), a11.w2, l, n, k1);
     }
   }
   if (j < count) {
-    const uint4* row = reinterpret_cast<const uint4*>(rows + j * MaxSources);
-    math::WideAccumulator a0, a1;
+    const u32* row = rows + j * Chunks::kStride;
+    CarryAccumulator a0, a1;
 #pragma unroll
-    for (int c = 0; c < MaxSources / 4; ++c) {
-      const uint4 r = row[c];
-      a0.add(chunk_sum(y0, r, c));
-      a1.add(chunk_sum(y1, r, c));
+    for (int c = 0; c < Chunks::kCount; ++c) {
+      a0.add(chunk_sum(y0, row, c));
+      a1.add(chunk_sum(y1, row, c));
     }
-    finish_at<Epilogue>(in, out, targets[j], a0, l, n, k0);
-    if (second) finish_at<Epilogue>(in, out, targets[j], a1, l, n, k1);
+    finish_at<Epilogue>(in, out, targets[j], a0.lo(), a0.w2, l, n, k0);
+    if (second) finish_at<Epilogue>(in, out, targets[j], a1.lo(), a1.w2, l, n, k1);
   }
 }
 
-template <int MaxSources, ConversionEpilogue Epilogue>
+template <int Sources, ConversionEpilogue Epilogue>
 void launch_registers(const ConversionLaunch& args, const ConversionParts& parts) {
   const std::size_t n = std::size_t{1} << args.log_degree;
   std::size_t targets = 0;
@@ -217,27 +254,25 @@ void launch_registers(const ConversionLaunch& args, const ConversionParts& parts
   constexpr std::size_t per_block = kCoefficientsPerThread * kThreads;
   const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(target_blocks),
                   static_cast<unsigned>(parts.count));
-  register_conversion_kernel<MaxSources, Epilogue>
+  register_conversion_kernel<Sources, Epilogue>
       <<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, parts);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
 
-// The smallest multiple of 4 that holds every part's sources: at most 3 padded products per target.
+template <ConversionEpilogue Epilogue, int... Pairs>
+bool launch_pairs(std::size_t pairs, const ConversionLaunch& args, const ConversionParts& parts,
+                  std::integer_sequence<int, Pairs...>) {
+  return ((pairs == Pairs + 1 ? (launch_registers<2 * (Pairs + 1), Epilogue>(args, parts), true) : false) || ...);
+}
+
+// The source count rounded up to even: at most one padded product per target.
 template <ConversionEpilogue Epilogue>
 bool launch_parts_in_registers(const ConversionLaunch& args, const ConversionParts& parts) {
   std::size_t sources = 0;
   for (std::size_t p = 0; p < parts.count; ++p) sources = sources > parts.part[p].source_count ? sources : parts.part[p].source_count;
-  switch ((sources + 3) / 4) {
-    case 1: launch_registers<4, Epilogue>(args, parts); return true;
-    case 2: launch_registers<8, Epilogue>(args, parts); return true;
-    case 3: launch_registers<12, Epilogue>(args, parts); return true;
-    case 4: launch_registers<16, Epilogue>(args, parts); return true;
-    case 5: launch_registers<20, Epilogue>(args, parts); return true;
-    case 6: launch_registers<24, Epilogue>(args, parts); return true;
-    case 7: launch_registers<28, Epilogue>(args, parts); return true;
-    case 8: launch_registers<32, Epilogue>(args, parts); return true;
-    default: return false;
-  }
+  if (sources == 0 || sources > conversion_parts_max_sources) return false;
+  return launch_pairs<Epilogue>((sources + 1) / 2, args, parts,
+                                std::make_integer_sequence<int, conversion_parts_max_sources / 2>{});
 }
 
 // A batch sharing one set of tables as parts, conversion_max_parts per launch.

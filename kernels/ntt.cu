@@ -54,6 +54,9 @@ static_assert(ntt_row_direct_stages == kLogValues, "the row twist comes between 
 
 struct KernelArgs {
   u32* data;
+  const u32* source;          // the first pass reads here instead of data when not null
+  std::size_t poly_stride;    // words from polynomial b of the batch to b + 1
+  std::size_t source_stride;  // the same in source
   const uint2* twiddles;  // (w, w_shoup)
   const uint2* twists;    // rows of two-pass transforms: ntt_twists_per_limb pairs per table
   const NttLimbConstants* constants;
@@ -265,6 +268,14 @@ __device__ __forceinline__ void store_global(const u32 (&x)[kValues], u32* limb)
   }
 }
 
+// base + index in one wide multiply-add: left to itself the compiler re-associates (table N + index) into 64-bit
+// arithmetic at every twiddle load, four instructions instead of one.
+__device__ __forceinline__ const uint2* at_index(const uint2* base, u32 index) {
+  const uint2* out;
+  asm("mad.wide.u32 %0, %1, 8, %2;" : "=l"(out) : "r"(index), "l"(base));
+  return out;
+}
+
 // The inverse's very last butterfly with N^{-1} folded in; outputs fully reduced.
 __device__ __forceinline__ void gs_butterfly_scaled(u32& x, u32& y, const NttLimbConstants& c) {
   const u32 q = c.modulus;
@@ -289,7 +300,7 @@ __device__ __forceinline__ void butterflies(u32 (&x)[kValues], const uint2* twid
       const int j = Forward ? step : G::K - 1 - step;
       const int half = 1 << (G::K - 1 - j);
       uint2 w[1 << (G::K - 1)];
-      const uint2* stage_twiddles = twiddles + (tw0 << j);
+      const uint2* stage_twiddles = at_index(twiddles, tw0 << j);
 #pragma unroll
       for (int t = 0; t < (1 << j); ++t) w[t] = __ldg(stage_twiddles + t);
 #pragma unroll
@@ -336,11 +347,12 @@ __device__ __forceinline__ void twist(u32 (&x)[kValues], uint2 factor, u32 q) {
 // global memory (last group), the forward's last pass reducing them fully first (and finishing, with Finish).
 // Twisted rows multiply by the twist after group 0 (forward) or before it (inverse).
 template <class T, bool Forward, bool Final, bool Finish, int I, bool First, bool Last>
-__device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, u32* limb, const uint2* twiddles,
-                                          uint2 twist_factor, const NttLimbConstants& c, const FinishLimb& f) {
+__device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, const u32* source, u32* limb,
+                                          const uint2* twiddles, uint2 twist_factor, const NttLimbConstants& c,
+                                          const FinishLimb& f) {
   using G = GroupAt<T, I>;
   if constexpr (First) {
-    load_global<G, T>(x, limb);
+    load_global<G, T>(x, source);
   } else {
     __syncthreads();
     load_shared<G>(x, tile);
@@ -380,12 +392,13 @@ __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, u32* lim
 template <class T, bool Forward, bool Final, bool Finish, int... Is>
 __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std::integer_sequence<int, Is...>) {
   constexpr int count = sizeof...(Is);
-  const std::size_t limb_index = blockIdx.y;
   const LimbPosition at(args);
   if (skipped(args, at)) return;  // the whole block: before any barrier
   constexpr std::size_t n = std::size_t{1} << T::kLogN;
   const std::size_t table = table_of(args, at);
-  u32* limb = args.data + limb_index * n;
+  const std::size_t limb_offset = static_cast<std::size_t>(at.l) * n;
+  u32* limb = args.data + at.b * args.poly_stride + limb_offset;
+  const u32* source = args.source != nullptr ? args.source + at.b * args.source_stride + limb_offset : limb;
   const uint2* twiddles = args.twiddles + table * n;
   const NttLimbConstants c = args.constants[table];
   uint2 twist_factor{};  // loaded first, used after (forward) or before (inverse) a whole group
@@ -405,7 +418,7 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
   u32 x[kValues];
   // Forward: groups 0, 1, ...; inverse: the same groups from the last one down.
   (run_group<T, Forward, Final, Finish, (Forward ? Is : count - 1 - Is), Is == 0, Is == count - 1>(
-       x, tile, limb, twiddles, twist_factor, c, f),
+       x, tile, source, limb, twiddles, twist_factor, c, f),
    ...);
 }
 
@@ -431,12 +444,14 @@ void launch_passes(const KernelArgs& args, std::size_t limbs, cudaStream_t strea
   } else {
     using Columns = Tile<LogN, kRowLog, LogN - kRowLog, true>;
     using Rows = Tile<LogN, kRowLog, kRowLog, false>;
+    KernelArgs second = args;  // in place on data after the first pass
+    second.source = nullptr;
     if constexpr (Forward) {
       launch_tile<Columns, true, false>(args, limbs, stream);
-      launch_tile<Rows, true, true, Finish>(args, limbs, stream);
+      launch_tile<Rows, true, true, Finish>(second, limbs, stream);
     } else {
       launch_tile<Rows, false, false>(args, limbs, stream);
-      launch_tile<Columns, false, true>(args, limbs, stream);
+      launch_tile<Columns, false, true>(second, limbs, stream);
     }
   }
 }
@@ -460,7 +475,10 @@ void launch(const NttLaunch& launch) {
   for (std::size_t first = 0; first < launch.limbs; first += max_limbs_per_launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
     const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
-    KernelArgs args{launch.data + first * n, reinterpret_cast<const uint2*>(launch.twiddles),
+    const std::size_t poly_stride = launch.poly_stride == 0 ? period * n : launch.poly_stride;
+    const std::size_t source_stride = launch.source_stride == 0 ? period * n : launch.source_stride;
+    KernelArgs args{launch.data, launch.source, poly_stride, source_stride,
+                    reinterpret_cast<const uint2*>(launch.twiddles),
                     reinterpret_cast<const uint2*>(launch.twists), launch.constants, first, period, launch.split,
                     launch.shift, launch.skip_stride,
                     launch.skip_width, launch.skip_limit, NttFinish{}};

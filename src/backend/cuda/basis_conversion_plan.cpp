@@ -233,9 +233,15 @@ ModDownCorrectionPlan::ModDownCorrectionPlan(const ring::RnsBasis& full, const r
 }
 
 void ModDownCorrectionPlan::apply(const u32* dropped_coefficients, u32* corrections, const Stream& stream,
-                                  std::size_t batch) const {
+                                  std::size_t batch, std::size_t in_stride) const {
+  require(in_stride % tables_.n == 0, "ModDown corrections: a stride of {} words is not whole limbs of N = {}",
+          in_stride, tables_.n);
+  require(in_stride == 0 || in_stride >= tables_.sources * tables_.n,
+          "ModDown corrections: polynomials {} words apart hold fewer than the {} dropped limbs", in_stride,
+          tables_.sources);
+  const std::size_t in_limbs = in_stride == 0 ? tables_.sources : in_stride / tables_.n;
   launch(tables_, detail::ConversionEpilogue::mod_down_shift, false, dropped_coefficients, corrections, stream, nullptr,
-         Batch{.count = batch, .in_limbs = tables_.sources, .out_limbs = tables_.targets});
+         Batch{.count = batch, .in_limbs = in_limbs, .out_limbs = tables_.targets});
 }
 
 }  // namespace cerium::cuda

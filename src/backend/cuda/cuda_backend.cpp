@@ -327,23 +327,28 @@ void CudaBackend::rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPol
   } else {
     // The dropped limbs to coefficient form, the corrections back to NTT form, then (x - t) P^{-1}; the transforms
     // run once for all the polynomials.
+    // One launch per transform when the parts are evenly spaced in memory (a ciphertext's parts usually are: one
+    // allocation).
+    bool evenly_spaced = count < 2 || p[1] > p[0];
+    for (std::size_t b = 2; evenly_spaced && b < count; ++b) evenly_spaced = p[b] - p[b - 1] == p[1] - p[0];
+    const std::size_t stride = count < 2 || !evenly_spaced ? 0 : static_cast<std::size_t>(p[1] - p[0]);
     DeviceWords scratch(s.device, count * (dropped + kept) * s.n, BufferInit::uninitialized);
     u32* coefficients = scratch.data();
     u32* corrections = scratch.data() + count * dropped * s.n;
-    for (std::size_t b = 0; b < count; ++b) {
-      copy_words(coefficients + b * dropped * s.n, p[b] + kept * s.n, dropped * s.n, s.stream);
+    const auto dropped_primes = parts[0].basis().primes().subspan(kept);
+    if (evenly_spaced) {  // the transform reads the dropped limbs where they are
+      s.ntt_inverse(coefficients, dropped_primes, count, {.source = p[0] + kept * s.n, .source_stride = stride});
+    } else {
+      for (std::size_t b = 0; b < count; ++b)
+        copy_words(coefficients + b * dropped * s.n, p[b] + kept * s.n, dropped * s.n, s.stream);
+      s.ntt_inverse(coefficients, dropped_primes, count);
     }
-    s.ntt_inverse(coefficients, parts[0].basis().primes().subspan(kept), count);
     for (std::size_t b = 0; b < count; ++b) {
       plan.corrections(coefficients + b * dropped * s.n, corrections + b * kept * s.n, s.stream);
     }
     // The corrections' forward transform writes (x - t) P^{-1} over x in its last pass.
-    // One launch when the parts are evenly spaced in memory (a ciphertext's parts usually are: one allocation).
-    bool evenly_spaced = count < 2 || p[1] > p[0];
-    for (std::size_t b = 2; evenly_spaced && b < count; ++b) evenly_spaced = p[b] - p[b - 1] == p[1] - p[0];
     const auto scale = static_cast<const u32*>(plan.p_inverse().device_data());
     if (evenly_spaced) {
-      const std::size_t stride = count < 2 ? 0 : static_cast<std::size_t>(p[1] - p[0]);
       const cuda::detail::NttFinish finish{
           .minuend = p[0], .minuend_stride = stride, .out = p[0], .out_stride = stride, .scale = scale};
       s.ntt_forward(corrections, rescaler.kept().primes(), count, &finish);

@@ -109,7 +109,8 @@ const ModDownRescaleTables& CudaBackend::State::mod_down_rescale_tables(const ri
     }
     for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back(p_inverse[i]);
     for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back((q.prime(i) - p_inverse[i]) % q.prime(i));
-    for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back(1);
+    for (std::size_t i = kept; i < limbs; ++i)
+      tables->p_mod_dropped.push_back(mod_down.dropped().product_mod(q.modulus(i)));
     tables->p_mod = cuda::DeviceScalars(q, p_mod, stream);
     tables->pd_inverse = cuda::DeviceScalars(q, pd_inverse, stream);
     tables->d_inverse = cuda::DeviceScalars(q, d_inverse, stream);
@@ -151,15 +152,16 @@ const cuda::NttPlan& CudaBackend::State::foreign_ntt_plan(std::span<const std::u
 
 template <bool Forward>
 void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
-                                   const cuda::detail::NttFinish* finish, NttSkip skip) {
+                                   const cuda::detail::NttFinish* finish, NttSkip skip,
+                                   const cuda::NttBatchLayout& layout) {
   if (primes.empty() || batch == 0) return;
   const std::size_t period = primes.size();
   const auto run = [&](const cuda::NttPlan& plan, std::uint32_t* at, const cuda::NttTableMap& map, std::size_t limbs,
-                       const cuda::detail::NttFinish* f) {
+                       const cuda::detail::NttFinish* f, const cuda::NttBatchLayout& l) {
     if constexpr (Forward) {
-      plan.forward(at, map, limbs, stream, f);
+      plan.forward(at, map, limbs, stream, f, l);
     } else {
-      plan.inverse(at, map, limbs, stream);
+      plan.inverse(at, map, limbs, stream, l);
     }
   };
   const auto with_skip = [&](cuda::NttTableMap map) {
@@ -170,25 +172,34 @@ void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uin
   };
   const auto found = runs(primes);
   if (!found) {
-    run(foreign_ntt_plan(primes), data, with_skip({.period = period}), batch * period, finish);
+    run(foreign_ntt_plan(primes), data, with_skip({.period = period}), batch * period, finish, layout);
     return;
   }
   const auto& r = *found;
   // One or two runs of tables (Q_l, P, Q_l u P): every polynomial of the batch in one launch per pass.
   if (r.size() == 1) {
-    run(*ntt, data, with_skip({.first_table = r[0].first_table, .period = period}), batch * period, finish);
+    run(*ntt, data, with_skip({.first_table = r[0].first_table, .period = period}), batch * period, finish, layout);
     return;
   }
   if (r.size() == 2 && r[1].first_table > r[0].first_table + r[0].count) {
     run(*ntt, data,
         with_skip({.first_table = r[0].first_table, .period = period, .split = r[0].count,
                    .shift = r[1].first_table - r[0].first_table - r[0].count}),
-        batch * period, finish);
+        batch * period, finish, layout);
     return;
   }
   // Otherwise run by run, polynomial by polynomial; a run that meets the skipped limbs is cut around them.
   require(skip.width == 0 || finish == nullptr, "an NTT cannot both skip limbs and finish");
+  const std::size_t poly_stride = layout.poly_stride == 0 ? period * n : layout.poly_stride;
+  const std::size_t source_stride = layout.source_stride == 0 ? period * n : layout.source_stride;
   for (std::size_t b = 0; b < batch; ++b) {
+    // Limbs [begin, begin + count) of polynomial b as a batch of one.
+    const auto limbs_of = [&](std::size_t first_table, std::size_t begin, std::size_t count,
+                              const cuda::detail::NttFinish* f) {
+      const cuda::NttBatchLayout part{
+          .source = layout.source != nullptr ? layout.source + b * source_stride + begin * n : nullptr};
+      run(*ntt, data + b * poly_stride + begin * n, {.first_table = first_table}, count, f, part);
+    };
     const std::size_t skip_begin = b * skip.stride;
     const std::size_t skip_end = skip.width == 0 ? skip_begin : std::min(skip_begin + skip.width, skip.limit);
     for (const TableRun& t : r) {
@@ -196,16 +207,13 @@ void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uin
         const std::size_t begin = t.first_limb, end = t.first_limb + t.count;
         const std::size_t cut_begin = std::clamp(skip_begin, begin, end), cut_end = std::clamp(skip_end, begin, end);
         if (cut_end > cut_begin) {
-          if (cut_begin > begin)
-            run(*ntt, data + (b * period + begin) * n, {.first_table = t.first_table}, cut_begin - begin, nullptr);
-          if (end > cut_end)
-            run(*ntt, data + (b * period + cut_end) * n, {.first_table = t.first_table + (cut_end - begin)},
-                end - cut_end, nullptr);
+          if (cut_begin > begin) limbs_of(t.first_table, begin, cut_begin - begin, nullptr);
+          if (end > cut_end) limbs_of(t.first_table + (cut_end - begin), cut_end, end - cut_end, nullptr);
           continue;
         }
       }
       cuda::detail::NttFinish part{};
-      if (finish != nullptr) {  // the run's limbs of polynomial b, as a batch of one
+      if (finish != nullptr) {
         const std::size_t offset = t.first_limb * n;
         part = *finish;
         part.minuend += b * finish->minuend_stride + offset;
@@ -216,19 +224,20 @@ void CudaBackend::State::transform(std::uint32_t* data, std::span<const std::uin
         part.scale += 2 * t.first_limb;
         if (part.addend_scale != nullptr) part.addend_scale += 2 * t.first_limb;
       }
-      run(*ntt, data + (b * period + t.first_limb) * n, {.first_table = t.first_table}, t.count,
-          finish != nullptr ? &part : nullptr);
+      limbs_of(t.first_table, t.first_limb, t.count, finish != nullptr ? &part : nullptr);
     }
   }
 }
 
 void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
-                                     const cuda::detail::NttFinish* finish, NttSkip skip) {
-  transform<true>(data, primes, batch, finish, skip);
+                                     const cuda::detail::NttFinish* finish, NttSkip skip,
+                                     const cuda::NttBatchLayout& layout) {
+  transform<true>(data, primes, batch, finish, skip, layout);
 }
 
-void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch) {
-  transform<false>(data, primes, batch, nullptr, {});
+void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
+                                     const cuda::NttBatchLayout& layout) {
+  transform<false>(data, primes, batch, nullptr, {}, layout);
 }
 
 }  // namespace cerium::backend

@@ -42,7 +42,8 @@ struct NttSkip {
 // Q_l, then division by D, the level's last 1-2 primes, in one forward transform.
 struct ModDownRescaleTables {
   ring::RnsBasisPtr dropped;                 // D's primes
-  std::vector<std::uint32_t> dropped_terms;  // on D's primes, term-major: P^{-1}, -P^{-1}, 1
+  std::vector<std::uint32_t> dropped_terms;  // on D's primes, term-major: P^{-1}, -P^{-1}
+  std::vector<std::uint32_t> p_mod_dropped;  // [P]_{q_i} on D's primes
   cuda::DeviceScalars p_mod;                 // [P]_{q_i} on the kept limbs
   cuda::DeviceScalars pd_inverse;            // [(P D)^{-1}]_{q_i} on the kept limbs, 0 on D's
   cuda::DeviceScalars d_inverse;             // [D^{-1}]_{q_i} on the kept limbs, 0 on D's
@@ -88,9 +89,12 @@ struct CudaBackend::State {
   // NTT in place, on the work stream, of `batch` consecutive polynomials at data whose primes are `primes`.
   // With `finish`, the forward's last pass finishes a rescale or ModDown instead (cuda::detail::NttFinish);
   // `skip` names limbs left as they are.
+  // A batch of polynomials over primes at data (layout: NttBatchLayout; by default consecutive, in place).
   void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1,
-                   const cuda::detail::NttFinish* finish = nullptr, NttSkip skip = {});
-  void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1);
+                   const cuda::detail::NttFinish* finish = nullptr, NttSkip skip = {},
+                   const cuda::NttBatchLayout& layout = {});
+  void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1,
+                   const cuda::NttBatchLayout& layout = {});
 
  private:
   // The runs of primes in the context's tables, or nothing when a prime is not the context's.
@@ -98,7 +102,7 @@ struct CudaBackend::State {
   const cuda::NttPlan& foreign_ntt_plan(std::span<const std::uint32_t> primes);
   template <bool Forward>
   void transform(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
-                 const cuda::detail::NttFinish* finish, NttSkip skip);
+                 const cuda::detail::NttFinish* finish, NttSkip skip, const cuda::NttBatchLayout& layout);
 };
 
 }  // namespace cerium::backend

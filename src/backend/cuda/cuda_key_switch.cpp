@@ -83,8 +83,14 @@ void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u3
   DeviceWords scratch(s.device, batch * (dropped + kept) * n, BufferInit::uninitialized);
   u32* coefficients = scratch.data();
   u32* corrections = scratch.data() + batch * dropped * n;
-  for (std::size_t b = 0; b < batch; ++b) gather(coefficients + b * dropped * n, in + b * in_stride, dropped_at, n, s.stream);
-  s.ntt_inverse(coefficients, mod_down.dropped().primes(), batch);
+  if (is_run(dropped_at)) {  // the transform reads the dropped limbs where they are (P's, after Q_l's)
+    s.ntt_inverse(coefficients, mod_down.dropped().primes(), batch,
+                  {.source = in + dropped_at[0] * n, .source_stride = batch > 1 ? in_stride : 0});
+  } else {
+    for (std::size_t b = 0; b < batch; ++b)
+      gather(coefficients + b * dropped * n, in + b * in_stride, dropped_at, n, s.stream);
+    s.ntt_inverse(coefficients, mod_down.dropped().primes(), batch);
+  }
   plan.apply(coefficients, corrections, s.stream, batch);  // one launch for the batch
   // The corrections' forward transform finishes the ModDown in its last pass: out = (x - t) P^{-1}, so t never
   // goes back to global memory. The kept limbs of x must be consecutive in full (they are for Q_l in Q_l u P).
@@ -107,9 +113,10 @@ void mod_down_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const u3
 // ModDown of a key switch's two sums followed by a rescale by D (the level's last 1-2 primes), with the words of
 // ModDown, + addends, then rescale, but one forward transform instead of two. Linearity gives it: with T the
 // ModDown's correction (coefficient form) and t the rescale's, computed from the ModDown result's D limbs
-// c_D = (x_D - T_D) P^{-1} + a_D (coefficient form), the result on kept limb i is
+// c_D = (x_D + P a_D - T_D) P^{-1} (coefficient form), the result on kept limb i is
 //   ((x_i - NTT(T_i)) P^{-1} + a_i - NTT(t_i)) D^{-1} = (x_i - NTT(T_i + P t_i)) (P D)^{-1} + a_i D^{-1}.
-// in: sum b at in + b stride over Q_l u P, NTT form; rewritten in place (its first kept limbs hold the result).
+// in: sum b at in + b stride over Q_l u P, NTT form; rewritten in place (its first kept limbs hold the result,
+// the others are left in coefficient form).
 void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, const ring::Rescaler& rescaler,
                           u32* in, std::size_t stride, std::array<const u32*, 2> addends) {
   const std::size_t n = s.n;
@@ -117,46 +124,34 @@ void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, 
   const cuda::ModDownCorrectionPlan& plan = s.mod_down_ntt_plan(mod_down);
   const std::size_t special = mod_down.dropped().size(), limbs = rescaler.basis().size();
   const std::size_t kept = rescaler.kept().size(), dropped = limbs - kept;
-  for (std::size_t j = 0; j < special; ++j) {  // the layout read below: Q_l's limbs, then P's
-    require<MismatchError>(mod_down.full().prime(limbs + j) == mod_down.dropped().prime(j),
-                           "ModDown with a rescale: {} is not Q_l = {} followed by P = {}",
-                           ring::describe(mod_down.full()), ring::describe(rescaler.basis()),
-                           ring::describe(mod_down.dropped()));
-  }
-  const bool adds = addends[0] != nullptr || addends[1] != nullptr;
-  const std::size_t dropped_polys = adds ? 4 : 2;  // x_D of both sums, then a_D of both
-  // Scratch: the P limbs, the corrections over Q_l, the D limbs of x and a.
-  DeviceWords scratch(s.device, (2 * special + 2 * limbs + dropped_polys * dropped) * n, BufferInit::uninitialized);
-  u32* coefficients = scratch.data();
-  u32* corrections = coefficients + 2 * special * n;
-  u32* dropped_words = corrections + 2 * limbs * n;
-  // The ModDown's corrections T over Q_l, both sums in one launch (P's limbs follow Q_l's in Q_l u P).
-  for (std::size_t b = 0; b < 2; ++b)
-    copy_words(coefficients + b * special * n, in + b * stride + limbs * n, special * n, s.stream);
-  s.ntt_inverse(coefficients, mod_down.dropped().primes(), 2);
-  plan.apply(coefficients, corrections, s.stream, 2);
-  // x_D and a_D in coefficient form; a missing addend is a zero polynomial.
+  // The layout read below: Q_l's limbs, then P's.
+  const auto q_at = positions(rescaler.basis(), mod_down.full()), p_at = positions(mod_down.dropped(), mod_down.full());
+  require<MismatchError>(is_run(q_at) && q_at[0] == 0 && is_run(p_at) && p_at[0] == limbs,
+                         "ModDown with a rescale: {} is not Q_l = {} followed by P = {}",
+                         ring::describe(mod_down.full()), ring::describe(rescaler.basis()),
+                         ring::describe(mod_down.dropped()));
+  // x_D + P a_D in NTT form, so that one inverse transform gives the addend's share of c_D too.
+  const cuda::ElementwisePlan& on_dropped = s.elementwise_plan(*tables.dropped);
   for (std::size_t b = 0; b < 2; ++b) {
-    copy_words(dropped_words + b * dropped * n, in + b * stride + kept * n, dropped * n, s.stream);
-    if (!adds) continue;
-    u32* a = dropped_words + (2 + b) * dropped * n;
-    if (addends[b] != nullptr) {
-      copy_words(a, addends[b] + kept * n, dropped * n, s.stream);
-    } else {
-      CERIUM_CUDA_CHECK(cudaMemsetAsync(a, 0, dropped * n * sizeof(u32), native(s.stream)));
-    }
+    if (addends[b] == nullptr) continue;
+    const u32* a_dropped = addends[b] + kept * n;
+    on_dropped.linear_combination(in + b * stride + kept * n, {}, {}, std::span(&a_dropped, 1), tables.p_mod_dropped,
+                                  true, dropped, s.stream);
   }
-  s.ntt_inverse(dropped_words, tables.dropped->primes(), dropped_polys);
-  // The rescale's corrections from c_D = x_D P^{-1} - T_D P^{-1} + a_D (summed in the kernel, never stored),
+  // D's and P's limbs of both sums (consecutive in Q_l u P) to coefficient form in place, in one transform.
+  s.ntt_inverse(in + kept * n, std::span(mod_down.full().primes()).subspan(kept, dropped + special), 2,
+                {.poly_stride = stride});
+  // The ModDown's corrections T over Q_l, both sums in one launch, read from the sums' P limbs.
+  DeviceWords scratch(s.device, 2 * limbs * n, BufferInit::uninitialized);
+  u32* corrections = scratch.data();
+  plan.apply(in + limbs * n, corrections, s.stream, 2, stride);
+  // The rescale's corrections from c_D = (x_D + P a_D) P^{-1} - T_D P^{-1} (summed in the kernel, never stored),
   // added as P t_i onto the kept limbs of T: both sums in one launch.
-  const u32* x_dropped = dropped_words;
-  const u32* t_dropped = corrections + kept * n;
-  const u32* a_dropped = dropped_words + 2 * dropped * n;
-  cuda::RescaleDroppedTerms c_dropped{.terms = {x_dropped, t_dropped, a_dropped},
-                                      .strides = {dropped * n, limbs * n, dropped * n},
-                                      .count = adds ? 3u : 2u,
+  cuda::RescaleDroppedTerms c_dropped{.terms = {in + kept * n, corrections + kept * n},
+                                      .strides = {stride, limbs * n},
+                                      .count = 2u,
                                       .batch = 2};
-  for (std::size_t u = 0; u < 3; ++u)
+  for (std::size_t u = 0; u < 2; ++u)
     for (std::size_t j = 0; j < dropped; ++j) c_dropped.scales[u][j] = tables.dropped_terms[u * dropped + j];
   s.rescale_plan(rescaler).accumulate_corrections(c_dropped, corrections, limbs * n, tables.p_mod, s.stream);
   // One forward transform of both sums' corrections (D's limbs too, whose results are dropped) finishing
@@ -189,8 +184,7 @@ ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const rin
   const u32* in = device_words(y, s.device, "the polynomial to key-switch");
   // One inverse NTT of every limb serves all digits.
   DeviceWords coefficients(s.device, y.limb_count() * s.n, BufferInit::uninitialized);
-  copy_words(coefficients.data(), in, y.limb_count() * s.n, s.stream);
-  s.ntt_inverse(coefficients.data(), y.basis().primes());
+  s.ntt_inverse(coefficients.data(), y.basis().primes(), 1, {.source = in});
   const std::size_t digits = context.digit_count(level);
   const auto& qp = context.qp_basis(level);
   // The digits in one allocation, so that one forward NTT (per pass) covers all of them.

@@ -152,8 +152,13 @@ void NttPlan::inverse(DeviceBuffer& data, std::size_t limbs) const {
 }
 
 detail::NttLaunch NttPlan::batch_launch(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
-                                        bool forward, const Stream& stream) const {
+                                        bool forward, const Stream& stream, const NttBatchLayout& layout) const {
   check_map(map, limbs);
+  const std::size_t period = map.period == 0 ? limbs : map.period;
+  for (const std::size_t stride : {layout.poly_stride, layout.source_stride}) {
+    require(stride == 0 || stride >= period * n_,
+            "an NTT batch of {}-limb polynomials {} words apart: they would overlap (N = {})", period, stride, n_);
+  }
   require(device_data != nullptr, "NTT of {} limbs on a null device pointer", limbs);
   auto launch = make_launch(device_data, forward ? forward_twiddles_ : inverse_twiddles_,
                             forward ? forward_twists_ : inverse_twists_, constants_, map.first_table,
@@ -164,13 +169,16 @@ detail::NttLaunch NttPlan::batch_launch(std::uint32_t* device_data, const NttTab
   launch.skip_stride = map.skip_stride;
   launch.skip_width = map.skip_width;
   launch.skip_limit = map.skip_limit;
+  launch.poly_stride = layout.poly_stride;
+  launch.source = layout.source;
+  launch.source_stride = layout.source_stride;
   return launch;
 }
 
 void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream,
-                      const detail::NttFinish* finish) const {
+                      const detail::NttFinish* finish, const NttBatchLayout& layout) const {
   if (limbs == 0) return;
-  auto launch = batch_launch(device_data, map, limbs, true, stream);
+  auto launch = batch_launch(device_data, map, limbs, true, stream, layout);
   if (finish != nullptr) {
     require(finish->minuend != nullptr && finish->out != nullptr && finish->scale != nullptr,
             "an NTT finish needs its minuend, output and scale on the device");
@@ -179,9 +187,9 @@ void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::s
   detail::launch_ntt_forward(launch);
 }
 
-void NttPlan::inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
-                      const Stream& stream) const {
-  if (limbs != 0) detail::launch_ntt_inverse(batch_launch(device_data, map, limbs, false, stream));
+void NttPlan::inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream,
+                      const NttBatchLayout& layout) const {
+  if (limbs != 0) detail::launch_ntt_inverse(batch_launch(device_data, map, limbs, false, stream, layout));
 }
 
 }  // namespace cerium::cuda

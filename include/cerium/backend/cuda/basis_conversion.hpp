@@ -89,9 +89,10 @@ class ModDownCorrectionPlan {
   std::size_t dropped() const { return tables_.sources; }
   std::size_t kept() const { return tables_.targets; }
   // dropped_coefficients: dropped() limbs; corrections: kept() limbs, not overlapping. With batch > 1, that many
-  // polynomials in one launch, consecutive (dropped() and kept() limbs apart).
+  // polynomials in one launch: the inputs in_stride words apart (0: dropped() limbs, consecutive; a whole number
+  // of limbs otherwise), the corrections consecutive.
   void apply(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections, const Stream& stream,
-             std::size_t batch = 1) const;
+             std::size_t batch = 1, std::size_t in_stride = 0) const;
   // [P^{-1}]_{q_i} for every kept prime.
   const DeviceScalars& p_inverse() const { return p_inverse_; }
 

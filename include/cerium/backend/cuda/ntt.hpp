@@ -29,6 +29,15 @@ struct NttTableMap {
   std::size_t skip_limit = 0;
 };
 
+// Where a batch lies (see detail::NttLaunch): polynomial b at data + b poly_stride words (0: consecutive), and
+// optionally a source that the transform reads instead of data, polynomial b at source + b source_stride (0:
+// consecutive); data receives the result, the source is left as it was.
+struct NttBatchLayout {
+  std::size_t poly_stride = 0;
+  const std::uint32_t* source = nullptr;
+  std::size_t source_stride = 0;
+};
+
 class NttPlan {
  public:
   // tables: one per limb, all of one degree N with 2^10 <= N <= 2^17. Throws InvalidArgument otherwise,
@@ -54,14 +63,15 @@ class NttPlan {
   // With `finish`, the last pass writes (finish->minuend - NTT) s (+ addend) to finish->out instead (see
   // detail::NttFinish; its scale table holds map.period pairs) and device_data keeps its input.
   void forward(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream,
-               const detail::NttFinish* finish = nullptr) const;
-  void inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream) const;
+               const detail::NttFinish* finish = nullptr, const NttBatchLayout& layout = {}) const;
+  void inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream,
+               const NttBatchLayout& layout = {}) const;
 
  private:
   void check_range(std::size_t first_table, std::size_t limbs) const;
   void check_map(const NttTableMap& map, std::size_t limbs) const;
   detail::NttLaunch batch_launch(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, bool forward,
-                                 const Stream& stream) const;
+                                 const Stream& stream, const NttBatchLayout& layout) const;
 
   std::size_t n_ = 0;
   int log_n_ = 0;

@@ -65,6 +65,12 @@ struct NttLaunch {
   std::size_t skip_stride = 0;
   std::size_t skip_width = 0;
   std::size_t skip_limit = 0;
+  // Where the batch lies: polynomial b's limb l at data + b poly_stride + l N (0: period N, consecutive). When
+  // source is given, the transform's first pass reads polynomial b from source + b source_stride (0: period N)
+  // instead of data, so the input is left as it was and data receives the result.
+  std::size_t poly_stride = 0;
+  const std::uint32_t* source = nullptr;
+  std::size_t source_stride = 0;
   void* stream = nullptr;                      // cudaStream_t
   const NttFinish* finish = nullptr;           // forward only: the last pass's epilogue (see NttFinish)
 };
