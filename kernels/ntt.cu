@@ -93,10 +93,14 @@ __device__ __forceinline__ std::size_t table_of(const KernelArgs& args, const Li
   return at.l < args.split ? at.l : at.l + args.shift;
 }
 
-// Shared-memory layout: XOR-ing bits 2..4 of a word's index with its 32-word row number spreads the strided
-// accesses of the middle stages over all 32 banks, and keeps every aligned run of 4 words contiguous, so the
-// 16-byte accesses of the last stages stay possible.
-__device__ __forceinline__ int swizzle(int p) { return p ^ (((p >> 5) & 7) << 2); }
+// Shared-memory layout: 4 padding words after every 32, which spreads the strided accesses of the middle stages
+// over the banks and keeps every aligned run of 4 words contiguous (the 16-byte accesses of the last stages).
+// Unlike an XOR swizzle it is additive on the positions a thread touches (a run's base has zeros where u << L
+// has ones), padded(base + (u << L)) = padded(base) + padded(u << L), so every access but a run's first is an
+// immediate offset: the XOR form cost four integer instructions per access, in an issue-bound kernel.
+__host__ __device__ constexpr int padded(int p) { return p + ((p >> 5) << 2); }
+template <int LT>
+inline constexpr int kPaddedTileWords = padded(1 << LT);
 
 // A block's tile: 2^LT words of a limb of 2^LogN words on which it runs B stages. Columns: 2^(LT-B) adjacent
 // columns of the first pass (row k of the tile is words k 2^(LogN-B) + column); rows: 2^LT contiguous words.
@@ -202,14 +206,14 @@ template <class G>
 __device__ __forceinline__ void load_shared(u32 (&x)[kValues], const u32* tile) {
 #pragma unroll
   for (int r = 0; r < G::kRuns; ++r) {
-    const int base = G::base(r);
+    const u32* run = tile + padded(G::base(r));
     if constexpr (G::L == 0) {
 #pragma unroll
       for (int c = 0; c < G::kRunLength; c += G::kVector)
-        load_shared_vector<G::kVector>(&x[r * G::kRunLength + c], tile + swizzle(base + c));
+        load_shared_vector<G::kVector>(&x[r * G::kRunLength + c], run + padded(c));
     } else {
 #pragma unroll
-      for (int u = 0; u < G::kRunLength; ++u) x[r * G::kRunLength + u] = tile[swizzle(base + (u << G::L))];
+      for (int u = 0; u < G::kRunLength; ++u) x[r * G::kRunLength + u] = run[padded(u << G::L)];
     }
   }
 }
@@ -218,14 +222,14 @@ template <class G>
 __device__ __forceinline__ void store_shared(const u32 (&x)[kValues], u32* tile) {
 #pragma unroll
   for (int r = 0; r < G::kRuns; ++r) {
-    const int base = G::base(r);
+    u32* run = tile + padded(G::base(r));
     if constexpr (G::L == 0) {
 #pragma unroll
       for (int c = 0; c < G::kRunLength; c += G::kVector)
-        store_shared_vector<G::kVector>(tile + swizzle(base + c), &x[r * G::kRunLength + c]);
+        store_shared_vector<G::kVector>(run + padded(c), &x[r * G::kRunLength + c]);
     } else {
 #pragma unroll
-      for (int u = 0; u < G::kRunLength; ++u) tile[swizzle(base + (u << G::L))] = x[r * G::kRunLength + u];
+      for (int u = 0; u < G::kRunLength; ++u) run[padded(u << G::L)] = x[r * G::kRunLength + u];
     }
   }
 }
@@ -426,7 +430,7 @@ __device__ __forceinline__ void run_tile(u32* tile, const KernelArgs& args, std:
 // inverse folds N^{-1}); Finish: the forward's last pass applies KernelArgs::finish instead of storing.
 template <class T, bool Forward, bool Final, bool Finish>
 __global__ void __launch_bounds__(1 << (T::kLog - kLogValues)) ntt_tile_kernel(KernelArgs args) {
-  __shared__ __align__(16) u32 tile[1 << T::kLog];
+  __shared__ __align__(16) u32 tile[kPaddedTileWords<T::kLog>];
   run_tile<T, Forward, Final, Finish>(tile, args, std::make_integer_sequence<int, (T::kStages + 2) / 3>{});
 }
 
