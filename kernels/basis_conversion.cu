@@ -15,6 +15,7 @@
 
 #include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/primitives_launch.hpp"
+#include "rescale_remainder.cuh"
 
 namespace cerium::cuda::detail {
 namespace conversion_kernels {
@@ -37,25 +38,32 @@ __device__ __forceinline__ math::WideAccumulator accumulate(const u32* staged, c
   return acc;
 }
 
-// Target t of coefficient k from its sum hi 2^64 + lo: reduced, then the epilogue (ModDown reads x from in),
-// stored to out.
+// Target t of coefficient k from its sum hi 2^64 + lo: reduced, then the epilogue (ModDown reads x from in).
 template <ConversionEpilogue Epilogue>
-__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t, u64 lo, u32 hi,
-                                          std::size_t l, std::size_t n, std::size_t k) {
+__device__ __forceinline__ u32 converted(const u32* in, const ConversionTarget& t, u64 lo, u32 hi, std::size_t l,
+                                         std::size_t n, std::size_t k) {
   // hi 2^64 + lo = hi 2^64 + a 2^32 + b is congruent to hi [2^64]_p + a [2^32]_p + b < 2^6 2^31 + 2^63 + 2^32 (hi
   // stays below 2^6 for the at most 96 sources), so one Barrett step instead of WideAccumulator::reduce's three.
   const u64 folded = static_cast<u64>(hi) * t.modulus.two64_mod + static_cast<u64>(static_cast<u32>(lo >> 32)) *
                      t.two32_mod + static_cast<u32>(lo);
   const u32 v = math::barrett_reduce(l <= kChunk ? lo : folded, t.modulus);
   const u32 p = t.modulus.value;
-  u32 result = v;
   if constexpr (Epilogue == ConversionEpilogue::mod_down) {
     const u32 x = in[t.x_limb * n + k];
-    result = math::mul_shoup(math::sub_mod(math::add_mod(x, t.shift, p), v, p), t.p_inv, t.p_inv_shoup, p);
-  } else if constexpr (Epilogue == ConversionEpilogue::mod_down_shift) {
-    result = math::sub_mod(v, t.shift, p);
+    return math::mul_shoup(math::sub_mod(math::add_mod(x, t.shift, p), v, p), t.p_inv, t.p_inv_shoup, p);
+  } else if constexpr (Epilogue == ConversionEpilogue::mod_down_shift ||
+                       Epilogue == ConversionEpilogue::mod_down_rescale) {
+    return math::sub_mod(v, t.shift, p);
+  } else {
+    return v;
   }
-  out[t.out_limb * n + k] = result;
+}
+
+// The same, stored to out.
+template <ConversionEpilogue Epilogue>
+__device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t, u64 lo, u32 hi,
+                                          std::size_t l, std::size_t n, std::size_t k) {
+  out[t.out_limb * n + k] = converted<Epilogue>(in, t, lo, hi, l, n, k);
 }
 template <ConversionEpilogue Epilogue>
 __device__ __forceinline__ void finish_at(const u32* in, u32* out, const ConversionTarget& t,
@@ -162,24 +170,76 @@ __device__ __forceinline__ u64 chunk_sum(const u32 (&y)[Sources], const u32* row
 }
 
 // Grid slice blockIdx.z converts part blockIdx.z: a polynomial of a batch, or a ModUp digit with its own tables.
+// The block's rows of [Q_i]_{p_j} for targets [first, first + count), padded, into rows (count x Chunks::kStride).
+template <class Chunks>
+__device__ __forceinline__ void load_rows(u32* rows, const ConversionPart& part, unsigned first, unsigned count,
+                                          unsigned l) {
+  for (unsigned w = threadIdx.x; w < count * Chunks::kStride; w += kThreads) {
+    const unsigned j = w / Chunks::kStride, i = w % Chunks::kStride;
+    rows[w] = i < l ? part.q_hat_mod[(first + j) * l + i] : 0u;
+  }
+}
+
+template <int Sources>
+__device__ __forceinline__ CarryAccumulator row_sum(const u32 (&y)[Sources], const u32* row) {
+  CarryAccumulator a;
+#pragma unroll
+  for (int c = 0; c < RowChunks<Sources>::kCount; ++c) a.add(chunk_sum(y, row, c));
+  return a;
+}
+
+// The rescale's remainder of coefficient k: c_D = (x_D - T_D) P^{-1} from the D targets' sums (their rows in
+// d_rows, their constants in d_targets).
+template <int Sources>
+__device__ __forceinline__ u64 rescale_remainder_at(const ConversionLaunch& args, const ConversionPart& part,
+                                                    const u32 (&y)[Sources], const u32* d_rows,
+                                                    const ConversionTarget* d_targets, unsigned l, std::size_t n,
+                                                    std::size_t k) {
+  const RescaleRemainder& r = args.rescale.remainder;
+  u32 c[2] = {0, 0};
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    if (j >= r.dropped_count) break;
+    const ConversionTarget& t = d_targets[j];
+    const CarryAccumulator a = row_sum(y, d_rows + j * RowChunks<Sources>::kStride);
+    const u32 correction = converted<ConversionEpilogue::mod_down_rescale>(nullptr, t, a.lo(), a.w2, l, n, k);
+    const u32 d = t.modulus.value;  // ModDown's target constants hold [P^{-1}]_d
+    c[j] = math::mul_shoup(math::sub_mod(part.x_dropped[j * n + k], correction, d), t.p_inv, t.p_inv_shoup, d);
+  }
+  return rescale_remainder::remainder(r, r.dropped_count == 2 ? c[1] : c[0], c[0]);
+}
+
 template <int Sources, ConversionEpilogue Epilogue>
 __global__ void __launch_bounds__(kThreads) register_conversion_kernel(ConversionLaunch args, ConversionParts parts) {
   static_assert(Sources % 2 == 0 && Sources <= 32);
   using Chunks = RowChunks<Sources>;
+  constexpr bool kRescale = Epilogue == ConversionEpilogue::mod_down_rescale;
   __shared__ __align__(16) u32 rows[kRegisterTargets * Chunks::kStride];
   __shared__ ConversionTarget targets[kRegisterTargets];
   __shared__ ConversionSource sources[Sources];
+  // mod_down_rescale: every block also sums the D targets (at most 2), whose corrections give c_D.
+  __shared__ __align__(16) u32 d_rows[kRescale ? 2 * Chunks::kStride : 4];
+  __shared__ ConversionTarget d_targets[kRescale ? 2 : 1];
+  // mod_down_rescale: the block's kept targets' rescale constants and factors [P]_{q_j} (unused otherwise).
+  __shared__ RescaleLimbConstants rescale_constants[kRegisterTargets];
+  __shared__ uint2 rescale_factors[kRegisterTargets];
   const ConversionPart& part = parts.part[blockIdx.z];
   const unsigned l = part.source_count;
   const unsigned first = blockIdx.y * kRegisterTargets;
   const unsigned remaining = first < part.target_count ? part.target_count - first : 0u;
   const unsigned count = remaining < kRegisterTargets ? remaining : kRegisterTargets;
-  for (unsigned w = threadIdx.x; w < count * Chunks::kStride; w += kThreads) {
-    const unsigned j = w / Chunks::kStride, i = w % Chunks::kStride;
-    rows[w] = i < l ? part.q_hat_mod[(first + j) * l + i] : 0u;
-  }
+  load_rows<Chunks>(rows, part, first, count, l);
   if (threadIdx.x < count) targets[threadIdx.x] = part.targets[first + threadIdx.x];
   if (threadIdx.x < l) sources[threadIdx.x] = part.sources[threadIdx.x];
+  if constexpr (kRescale) {
+    const unsigned kept = args.rescale.kept, dropped = static_cast<unsigned>(args.rescale.remainder.dropped_count);
+    load_rows<Chunks>(d_rows, part, kept, dropped, l);
+    if (threadIdx.x < dropped) d_targets[threadIdx.x] = part.targets[kept + threadIdx.x];
+    if (threadIdx.x < count && first + threadIdx.x < kept) {
+      rescale_constants[threadIdx.x] = args.rescale.constants[first + threadIdx.x];
+      rescale_factors[threadIdx.x] = reinterpret_cast<const uint2*>(args.rescale.factors)[first + threadIdx.x];
+    }
+  }
   __syncthreads();
   const std::size_t n = std::size_t{1} << args.log_degree;
   const std::size_t k0 = static_cast<std::size_t>(blockIdx.x) * (kCoefficientsPerThread * kThreads) + threadIdx.x;
@@ -213,6 +273,27 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(Conversio
       y1[i] = math::mul_shoup(x1, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
     }
   }
+  // The rescale's remainders of both coefficients (mod_down_rescale), and the store of target j's word, which
+  // adds [P]_{q_j} t_j on the kept targets.
+  u64 r0 = 0, r1 = 0;
+  if constexpr (kRescale) {
+    r0 = rescale_remainder_at(args, part, y0, d_rows, d_targets, l, n, k0);
+    if (second) r1 = rescale_remainder_at(args, part, y1, d_rows, d_targets, l, n, k1);
+  }
+  const auto store = [&](unsigned j, const CarryAccumulator& a, u64 r, std::size_t k) {
+    const ConversionTarget& t = targets[j];
+    u32 word = converted<Epilogue>(in, t, a.lo(), a.w2, l, n, k);
+    if constexpr (kRescale) {
+      if (first + j < args.rescale.kept) {
+        const RescaleLimbConstants& c = rescale_constants[j];
+        const uint2 f = rescale_factors[j];
+        const u32 q = c.modulus.value;
+        const u32 correction = rescale_remainder::remainder_mod(r, c.modulus, c.p_mod);
+        word = math::add_mod(word, math::mul_shoup(correction, f.x, f.y, q), q);
+      }
+    }
+    out[t.out_limb * n + k] = word;
+  };
   unsigned j = 0;
   for (; j + 1 < count; j += 2) {
     const u32* row0 = rows + j * Chunks::kStride;
@@ -225,11 +306,11 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(Conversio
       a10.add(chunk_sum(y0, row1, c));
       a11.add(chunk_sum(y1, row1, c));
     }
-    finish_at<Epilogue>(in, out, targets[j], a00.lo(), a00.w2, l, n, k0);
-    finish_at<Epilogue>(in, out, targets[j + 1], a10.lo(), a10.w2, l, n, k0);
+    store(j, a00, r0, k0);
+    store(j + 1, a10, r0, k0);
     if (second) {
-      finish_at<Epilogue>(in, out, targets[j], a01.lo(), a01.w2, l, n, k1);
-      finish_at<Epilogue>(in, out, targets[j + 1], a11.lo(), a11.w2, l, n, k1);
+      store(j, a01, r1, k1);
+      store(j + 1, a11, r1, k1);
     }
   }
   if (j < count) {
@@ -240,8 +321,8 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(Conversio
       a0.add(chunk_sum(y0, row, c));
       a1.add(chunk_sum(y1, row, c));
     }
-    finish_at<Epilogue>(in, out, targets[j], a0.lo(), a0.w2, l, n, k0);
-    if (second) finish_at<Epilogue>(in, out, targets[j], a1.lo(), a1.w2, l, n, k1);
+    store(j, a0, r0, k0);
+    if (second) store(j, a1, r1, k1);
   }
 }
 
@@ -291,7 +372,9 @@ bool launch_in_registers(const ConversionLaunch& args) {
                                      .targets = args.targets,
                                      .q_hat_mod = args.q_hat_mod,
                                      .source_count = static_cast<u32>(args.source_count),
-                                     .target_count = static_cast<u32>(args.target_count)};
+                                     .target_count = static_cast<u32>(args.target_count),
+                                     .x_dropped =
+                                         args.x_dropped ? args.x_dropped + b * args.x_dropped_stride : nullptr};
     }
     launch_parts_in_registers<Epilogue>(args, parts);
   }
@@ -337,6 +420,9 @@ void launch_conversion_parts(const ConversionLaunch& args, const ConversionParts
     case ConversionEpilogue::mod_down_shift:
       done = launch_parts_in_registers<ConversionEpilogue::mod_down_shift>(args, parts);
       break;
+    case ConversionEpilogue::mod_down_rescale:
+      done = launch_parts_in_registers<ConversionEpilogue::mod_down_rescale>(args, parts);
+      break;
     default: break;
   }
   if (!done) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // more sources than the register form holds: plans check
@@ -351,6 +437,9 @@ void launch_conversion(const ConversionLaunch& args) {
     case ConversionEpilogue::store: launch<ConversionEpilogue::store>(args); break;
     case ConversionEpilogue::mod_down: launch<ConversionEpilogue::mod_down>(args); break;
     case ConversionEpilogue::mod_down_shift: launch<ConversionEpilogue::mod_down_shift>(args); break;
+    case ConversionEpilogue::mod_down_rescale:  // the register form only (its plan checks the source count)
+      if (!launch_in_registers<ConversionEpilogue::mod_down_rescale>(args)) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
+      break;
     default: CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
   }
 }

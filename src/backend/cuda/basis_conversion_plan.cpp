@@ -73,7 +73,8 @@ struct Batch {
 };
 
 void launch(const ConversionTables& t, detail::ConversionEpilogue epilogue, bool copy_sources, const u32* in, u32* out,
-            const Stream& stream, const u32* copy_in = nullptr, Batch batch = {}) {
+            const Stream& stream, const u32* copy_in = nullptr, Batch batch = {},
+            const detail::ConversionLaunch* extra = nullptr) {
   require(in != nullptr && out != nullptr, "basis conversion on a null device pointer");
   detail::ConversionLaunch args;
   args.epilogue = epilogue;
@@ -89,6 +90,11 @@ void launch(const ConversionTables& t, detail::ConversionEpilogue epilogue, bool
   args.batch = batch.count;
   args.in_stride = batch.in_limbs * t.n;
   args.out_stride = batch.out_limbs * t.n;
+  if (extra != nullptr) {  // mod_down_rescale's inputs
+    args.x_dropped = extra->x_dropped;
+    args.x_dropped_stride = extra->x_dropped_stride;
+    args.rescale = extra->rescale;
+  }
   args.log_degree = t.log_n;
   args.stream = stream.native_handle();
   detail::launch_conversion(args);
@@ -242,6 +248,40 @@ void ModDownCorrectionPlan::apply(const u32* dropped_coefficients, u32* correcti
   const std::size_t in_limbs = in_stride == 0 ? tables_.sources : in_stride / tables_.n;
   launch(tables_, detail::ConversionEpilogue::mod_down_shift, false, dropped_coefficients, corrections, stream, nullptr,
          Batch{.count = batch, .in_limbs = in_limbs, .out_limbs = tables_.targets});
+}
+
+void ModDownCorrectionPlan::apply_rescaled(const RescaledInputs& inputs, u32* corrections, const RescalePlan& rescale,
+                                           const DeviceScalars& factors, const Stream& stream) const {
+  const std::size_t n = tables_.n;
+  require(rescale.limbs() == tables_.targets && rescale.degree() == n,
+          "ModDown with a rescale: the rescale is over {} limbs of N = {}, the ModDown keeps {} of N = {}",
+          rescale.limbs(), rescale.degree(), tables_.targets, n);
+  require(factors.size() == rescale.kept() && factors.device_data() != nullptr,
+          "ModDown with a rescale: {} device factors for {} kept limbs", factors.size(), rescale.kept());
+  require(tables_.sources <= detail::conversion_parts_max_sources,
+          "ModDown with a rescale drops at most {} primes in one pass, not {}", detail::conversion_parts_max_sources,
+          tables_.sources);
+  require(inputs.dropped_coefficients != nullptr && inputs.x_dropped != nullptr,
+          "ModDown with a rescale on a null device pointer");
+  const std::size_t dropped = rescale.config().dropped;
+  for (const std::size_t stride : {inputs.in_stride, inputs.x_stride}) {
+    require(stride % n == 0, "ModDown with a rescale: a stride of {} words is not whole limbs of N = {}", stride, n);
+  }
+  require(inputs.batch == 1 || (inputs.in_stride >= tables_.sources * n && inputs.x_stride >= dropped * n),
+          "ModDown with a rescale: polynomials {} and {} words apart overlap", inputs.in_stride, inputs.x_stride);
+  detail::ConversionLaunch extra;
+  extra.x_dropped = inputs.x_dropped;
+  extra.x_dropped_stride = inputs.x_stride;
+  extra.rescale = detail::ConversionRescale{.kept = static_cast<u32>(rescale.kept()),
+                                            .remainder = rescale.remainder_constants(),
+                                            .constants = rescale.device_constants(),
+                                            .factors = static_cast<const u32*>(factors.device_data())};
+  launch(tables_, detail::ConversionEpilogue::mod_down_rescale, false, inputs.dropped_coefficients, corrections,
+         stream, nullptr,
+         Batch{.count = inputs.batch,
+               .in_limbs = inputs.batch == 1 ? tables_.sources : inputs.in_stride / n,
+               .out_limbs = tables_.targets},
+         &extra);
 }
 
 }  // namespace cerium::cuda

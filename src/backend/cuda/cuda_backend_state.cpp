@@ -107,8 +107,6 @@ const ModDownRescaleTables& CudaBackend::State::mod_down_rescale_tables(const ri
       d_inverse[i] = static_cast<u32>(math::inv_mod(tables->dropped->product_mod(q.modulus(i)), qi));
       pd_inverse[i] = static_cast<u32>(std::uint64_t{p_inverse[i]} * d_inverse[i] % qi);
     }
-    for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back(p_inverse[i]);
-    for (std::size_t i = kept; i < limbs; ++i) tables->dropped_terms.push_back((q.prime(i) - p_inverse[i]) % q.prime(i));
     for (std::size_t i = kept; i < limbs; ++i)
       tables->p_mod_dropped.push_back(mod_down.dropped().product_mod(q.modulus(i)));
     tables->p_mod = cuda::DeviceScalars(q, p_mod, stream);

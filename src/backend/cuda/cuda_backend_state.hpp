@@ -42,7 +42,6 @@ struct NttSkip {
 // Q_l, then division by D, the level's last 1-2 primes, in one forward transform.
 struct ModDownRescaleTables {
   ring::RnsBasisPtr dropped;                 // D's primes
-  std::vector<std::uint32_t> dropped_terms;  // on D's primes, term-major: P^{-1}, -P^{-1}
   std::vector<std::uint32_t> p_mod_dropped;  // [P]_{q_i} on D's primes
   cuda::DeviceScalars p_mod;                 // [P]_{q_i} on the kept limbs
   cuda::DeviceScalars pd_inverse;            // [(P D)^{-1}]_{q_i} on the kept limbs, 0 on D's

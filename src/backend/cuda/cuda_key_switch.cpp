@@ -141,19 +141,16 @@ void mod_down_rescale_ntt(CudaBackend::State& s, const ring::ModDown& mod_down, 
   // D's and P's limbs of both sums (consecutive in Q_l u P) to coefficient form in place, in one transform.
   s.ntt_inverse(in + kept * n, std::span(mod_down.full().primes()).subspan(kept, dropped + special), 2,
                 {.poly_stride = stride});
-  // The ModDown's corrections T over Q_l, both sums in one launch, read from the sums' P limbs.
+  // The ModDown's corrections T over Q_l read from the sums' P limbs, with P t_i added on the kept limbs, t the
+  // rescale's correction of c_D = (x_D + P a_D - T_D) P^{-1}: both sums in one launch.
   DeviceWords scratch(s.device, 2 * limbs * n, BufferInit::uninitialized);
   u32* corrections = scratch.data();
-  plan.apply(in + limbs * n, corrections, s.stream, 2, stride);
-  // The rescale's corrections from c_D = (x_D + P a_D) P^{-1} - T_D P^{-1} (summed in the kernel, never stored),
-  // added as P t_i onto the kept limbs of T: both sums in one launch.
-  cuda::RescaleDroppedTerms c_dropped{.terms = {in + kept * n, corrections + kept * n},
-                                      .strides = {stride, limbs * n},
-                                      .count = 2u,
-                                      .batch = 2};
-  for (std::size_t u = 0; u < 2; ++u)
-    for (std::size_t j = 0; j < dropped; ++j) c_dropped.scales[u][j] = tables.dropped_terms[u * dropped + j];
-  s.rescale_plan(rescaler).accumulate_corrections(c_dropped, corrections, limbs * n, tables.p_mod, s.stream);
+  plan.apply_rescaled({.dropped_coefficients = in + limbs * n,
+                       .in_stride = stride,
+                       .x_dropped = in + kept * n,
+                       .x_stride = stride,
+                       .batch = 2},
+                      corrections, s.rescale_plan(rescaler), tables.p_mod, s.stream);
   // One forward transform of both sums' corrections (D's limbs too, whose results are dropped) finishing
   // (x - T') (P D)^{-1} + a D^{-1} in place.
   const cuda::detail::NttFinish finish{.minuend = in,

@@ -39,18 +39,19 @@ RescalePlan::RescalePlan(const ring::RnsBasis& basis, RescaleConfig config, Stre
   const std::size_t l = limbs_;
   u64 p = basis.prime(l - 1);
   detail::RescaleLaunch& base = device_->base;
-  base.last = basis.prime(l - 1);
-  base.dropped_count = static_cast<int>(config_.dropped);
+  detail::RescaleRemainder& r = base.remainder;
+  r.last = basis.prime(l - 1);
+  r.dropped_count = static_cast<int>(config_.dropped);
   if (config_.dropped == 2) {
     const u32 a = basis.prime(l - 2);
     const u32 b = basis.prime(l - 1);
     const auto inv = static_cast<u32>(math::inv_mod(b % a, a));
-    base.second_last = basis.modulus(l - 2);
-    base.last_inv = inv;
-    base.last_inv_shoup = math::shoup_quotient(inv, a);
+    r.second_last = basis.modulus(l - 2);
+    r.last_inv = inv;
+    r.last_inv_shoup = math::shoup_quotient(inv, a);
     p *= a;
   }
-  base.half = config_.rounding == ring::Rounding::nearest ? (p - 1) / 2 : p;
+  r.half = config_.rounding == ring::Rounding::nearest ? (p - 1) / 2 : p;
   base.log_degree = log_n_;
   base.kept = kept();
   std::vector<detail::RescaleLimbConstants> constants;
@@ -105,49 +106,23 @@ void RescalePlan::apply_ntt(const std::uint32_t* in, std::uint32_t* out, const S
   device_->kept_elementwise->subtract_and_scale(out, in, correction.data(), device_->p_inv, kept(), stream);
 }
 
-namespace {
-void launch_corrections(detail::RescaleLaunch args, const std::uint32_t* dropped_coefficients, std::uint32_t* out,
-                        const void* accumulate_factor, const Stream& stream) {
-  require(dropped_coefficients != nullptr && out != nullptr, "rescale on a null device pointer");
+void RescalePlan::corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
+                              const Stream& stream) const {
+  require(dropped_coefficients != nullptr && corrections != nullptr, "rescale on a null device pointer");
+  detail::RescaleLaunch args = device_->base;
   args.dropped = dropped_coefficients;
-  args.out = out;
+  args.out = corrections;
   args.correction_only = true;
-  args.accumulate_factor = static_cast<const std::uint32_t*>(accumulate_factor);
   args.stream = stream.native_handle();
   detail::launch_rescale(args);
 }
-}  // namespace
-
-void RescalePlan::corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
-                              const Stream& stream) const {
-  launch_corrections(device_->base, dropped_coefficients, corrections, nullptr, stream);
-}
-
-void RescalePlan::accumulate_corrections(const RescaleDroppedTerms& dropped, std::uint32_t* acc,
-                                         std::size_t acc_stride, const DeviceScalars& factors,
-                                         const Stream& stream) const {
-  require(factors.size() == kept() && factors.device_data() != nullptr,
-          "rescale corrections: {} device factors for {} kept limbs", factors.size(), kept());
-  require(dropped.count >= 1 && dropped.count <= 3 && dropped.batch >= 1 && acc != nullptr,
-          "rescale corrections: {} terms over {} polynomials", dropped.count, dropped.batch);
-  detail::RescaleLaunch args = device_->base;
-  args.term_count = static_cast<int>(dropped.count);
-  for (std::size_t u = 0; u < dropped.count; ++u) {
-    require(dropped.terms[u] != nullptr, "rescale corrections: term {} is null", u);
-    args.terms[u] = dropped.terms[u];
-    args.term_stride[u] = dropped.strides[u];
-    for (std::size_t j = 0; j < config_.dropped; ++j) {
-      const u32 q = config_.dropped == 2 && j == 0 ? device_->base.second_last.value : device_->base.last;
-      const u32 s = dropped.scales[u][j];
-      require(s < q, "rescale corrections: scale {} of term {} is not reduced mod {}", s, u, q);
-      args.term_scales[u][j] = {s, math::shoup_quotient(s, q)};
-    }
-  }
-  args.batch = dropped.batch;
-  args.out_stride = acc_stride;
-  launch_corrections(args, dropped.terms[0], acc, factors.device_data(), stream);
-}
 
 const DeviceScalars& RescalePlan::p_inverse() const { return device_->p_inv; }
+
+const detail::RescaleRemainder& RescalePlan::remainder_constants() const { return device_->base.remainder; }
+
+const detail::RescaleLimbConstants* RescalePlan::device_constants() const {
+  return device_->base.constants;
+}
 
 }  // namespace cerium::cuda

@@ -12,6 +12,7 @@
 
 #include "cerium/backend/cuda/device_buffer.hpp"
 #include "cerium/backend/cuda/elementwise.hpp"
+#include "cerium/backend/cuda/rescale.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_basis.hpp"
@@ -95,6 +96,21 @@ class ModDownCorrectionPlan {
              std::size_t batch = 1, std::size_t in_stride = 0) const;
   // [P^{-1}]_{q_i} for every kept prime.
   const DeviceScalars& p_inverse() const { return p_inverse_; }
+
+  // The corrections of a ModDown that also rescales by D, the rescale's dropped primes (the last of kept()), in
+  // one launch: T_i + [P]_{q_i} t_i on the rescale's kept limbs, T_i on D's; t is the rescale's correction of
+  // c_D = (x_D - T_D) P^{-1} (ConversionEpilogue::mod_down_rescale). The batch's polynomial b reads its dropped
+  // limbs at dropped_coefficients + b in_stride, x's D limbs (coefficient form) at x_dropped + b x_stride, and
+  // writes kept() limbs at corrections + b kept() N. factors: [P]_{q_i} on the rescale's kept limbs.
+  struct RescaledInputs {
+    const std::uint32_t* dropped_coefficients = nullptr;
+    std::size_t in_stride = 0;
+    const std::uint32_t* x_dropped = nullptr;
+    std::size_t x_stride = 0;
+    std::size_t batch = 1;
+  };
+  void apply_rescaled(const RescaledInputs& inputs, std::uint32_t* corrections, const RescalePlan& rescale,
+                      const DeviceScalars& factors, const Stream& stream) const;
 
  private:
   ConversionTables tables_;

@@ -94,30 +94,23 @@ struct RescaleLimbConstants {
   std::uint32_t reserved = 0;
 };
 
-struct RescaleLaunch {
-  const std::uint32_t* in = nullptr;       // the kept limbs of x (kept entries)
-  const std::uint32_t* dropped = nullptr;  // the dropped limbs in coefficient form (1 or 2 limbs)
-  std::uint32_t* out = nullptr;            // kept limbs; may equal in
-  const RescaleLimbConstants* constants = nullptr;
+// The rescale's remainder r = x mod P from the dropped limbs (kernels/rescale_remainder.cuh).
+struct RescaleRemainder {
   math::Modulus second_last;               // a, for two dropped primes
   std::uint32_t last = 0;                  // b
   std::uint32_t last_inv = 0;              // [b^{-1}]_a and its Shoup quotient
   std::uint32_t last_inv_shoup = 0;
   std::uint64_t half = 0;                  // (P - 1) / 2 for nearest, P for floor (never flagged)
   int dropped_count = 1;
+};
+
+struct RescaleLaunch {
+  const std::uint32_t* in = nullptr;       // the kept limbs of x (kept entries)
+  const std::uint32_t* dropped = nullptr;  // the dropped limbs in coefficient form (1 or 2 limbs)
+  std::uint32_t* out = nullptr;            // kept limbs; may equal in
+  const RescaleLimbConstants* constants = nullptr;
+  RescaleRemainder remainder;
   bool correction_only = false;            // write t_i = [centered r]_{q_i} instead of the result (NTT path)
-  // With correction_only: out_i += t_i f_i instead, f_i the (value, Shoup quotient) pair at accumulate_factor[2 i]
-  // (a ModDown's correction that the same pass makes a rescale's too).
-  const std::uint32_t* accumulate_factor = nullptr;
-  // Dropped limbs computed instead of read (a ModDown that also rescales): with term_count > 0, dropped limb j's
-  // word k is sum_u terms[u][j N + k] term_scales[u][j] mod its prime. batch polynomials (grid z): polynomial p
-  // reads terms[u] + p term_stride[u] and writes out + p out_stride.
-  int term_count = 0;
-  const std::uint32_t* terms[3] = {};
-  std::size_t term_stride[3] = {};
-  ShoupPair term_scales[3][2] = {};
-  std::size_t batch = 1;
-  std::size_t out_stride = 0;
   int log_degree = 0;
   std::size_t kept = 0;
   void* stream = nullptr;
@@ -151,6 +144,19 @@ enum class ConversionEpilogue : int {
   store,           // out_j = Conv(x)_j
   mod_down,        // out_j = (x_j + h_j - Conv(x + h)_j) P^{-1}
   mod_down_shift,  // out_j = Conv(x + h)_j - h_j: ModDown's correction before its forward NTT (NTT form)
+  // ModDown's correction T_j = Conv(x + h)_j - h_j plus, on the first rescale.kept targets, [P]_{q_j} t_j: t the
+  // correction of a rescale by D (the other targets' primes, whose T_j are stored as they are) of
+  // c_D = (x_D - T_D) P^{-1}, x_D read from ConversionPart::x_dropped. One pass for the corrections of a ModDown
+  // that also rescales (register form only).
+  mod_down_rescale,
+};
+
+// The constants of the mod_down_rescale epilogue.
+struct ConversionRescale {
+  std::uint32_t kept = 0;                            // targets below get the rescale's correction too
+  RescaleRemainder remainder;                        // of c_D (D: targets kept .. kept + dropped_count - 1)
+  const RescaleLimbConstants* constants = nullptr;   // kept entries: q_j and [D]_{q_j}
+  const std::uint32_t* factors = nullptr;            // kept (value, Shoup quotient) pairs: [P]_{q_j}
 };
 
 struct ConversionLaunch {
@@ -169,6 +175,10 @@ struct ConversionLaunch {
   std::size_t batch = 1;
   std::size_t in_stride = 0;
   std::size_t out_stride = 0;
+  // mod_down_rescale: polynomial b's D limbs of x (coefficient form, consecutive) at x_dropped + b x_dropped_stride.
+  const std::uint32_t* x_dropped = nullptr;
+  std::size_t x_dropped_stride = 0;
+  ConversionRescale rescale;
   int log_degree = 0;
   void* stream = nullptr;
 };
@@ -186,6 +196,7 @@ struct ConversionPart {
   const std::uint32_t* q_hat_mod = nullptr;  // target_count x source_count
   std::uint32_t source_count = 0;
   std::uint32_t target_count = 0;
+  const std::uint32_t* x_dropped = nullptr;  // mod_down_rescale: D's limbs of x
 };
 inline constexpr std::size_t conversion_max_parts = 16;
 inline constexpr std::size_t conversion_parts_max_sources = 32;

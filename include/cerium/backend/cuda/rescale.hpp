@@ -10,6 +10,7 @@
 #include "cerium/backend/cuda/device_buffer.hpp"
 #include "cerium/backend/cuda/elementwise.hpp"
 #include "cerium/backend/cuda/ntt.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_basis.hpp"
@@ -20,17 +21,6 @@ struct RescaleConfig {
   std::size_t dropped = 1;                          // 1 or 2 primes, and fewer than the basis has
   ring::Rounding rounding = ring::Rounding::nearest;
   bool ntt_form = true;                             // also upload the NTT tables that apply_ntt needs
-};
-
-// Dropped limbs in coefficient form as a sum of terms (a ModDown that also rescales, cuda_key_switch.cpp):
-// polynomial p's dropped limb j is sum_u terms[u][p strides[u] + j N ..] scales[u][j], mod dropped prime j
-// (j = 0 the first dropped prime).
-struct RescaleDroppedTerms {
-  std::array<const std::uint32_t*, 3> terms{};
-  std::array<std::size_t, 3> strides{};  // words between polynomials
-  std::array<std::array<std::uint32_t, 2>, 3> scales{};  // reduced
-  std::size_t count = 0;
-  std::size_t batch = 1;
 };
 
 class RescalePlan {
@@ -57,11 +47,11 @@ class RescalePlan {
   // forward NTT, out = (x - t) p_inverse() finishes the rescale (ElementwisePlan::subtract_and_scale).
   void corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
                    const Stream& stream) const;
-  // The same added into acc instead, each times a per-limb factor: acc_i += t_i f_i (f: kept() device scalars),
-  // for dropped limbs given as a sum of scaled terms, over a batch of polynomials in one launch.
-  void accumulate_corrections(const RescaleDroppedTerms& dropped, std::uint32_t* acc, std::size_t acc_stride,
-                              const DeviceScalars& factors, const Stream& stream) const;
   const DeviceScalars& p_inverse() const;
+  // For kernels that compute the rescale's correction themselves (a ModDown's conversion that also rescales): the
+  // remainder's constants and the kept limbs' constants on the device.
+  const detail::RescaleRemainder& remainder_constants() const;
+  const detail::RescaleLimbConstants* device_constants() const;
 
  private:
   struct Device;
