@@ -121,29 +121,24 @@ __global__ void __launch_bounds__(kThreads) conversion_kernel(ConversionLaunch a
 
 // The register-blocked form for up to 32 sources (every ModUp digit and ModDown of the parameter sets in use).
 // A block of 128 threads owns 256 coefficients, two per thread (k and k + 128, both coalesced); each thread keeps
-// its y_i of both in registers (Sources of each: the source count rounded up to even, the padding zero). The
-// block's targets' rows of [Q_i]_{p_j} (padded with zeros to a multiple of 4 words), their constants and the
-// sources' constants sit in shared memory, so that one 16-byte broadcast load feeds eight products: four of each
+// its y_i of both in registers (Sources of each: the source count rounded up to a multiple of 4, the padding
+// zero). The block's targets' rows of [Q_i]_{p_j} (zero-padded likewise), their constants and the sources'
+// constants sit in shared memory, so that one 16-byte broadcast load feeds eight products: four of each
 // coefficient, for two targets at a time (four independent accumulation chains, which hide the multiply latency
 // that one or two chains left exposed). The loops are unrolled at compile time: per product one multiply-add
-// into a 64-bit partial sum, per four products one carry-chain add. Exactly the same sums as the staged form,
+// into a 64-bit partial sum, per four products one 128-bit add. Exactly the same sums as the staged form,
 // hence the same words.
 constexpr int kRegisterTargets = 16;  // targets per block (grid.y splits the rest)
 constexpr int kCoefficientsPerThread = 2;
 
-// A 96-bit running sum of 64-bit partial sums, added with PTX carry chains: three instructions per partial,
-// where the portable 128-bit form (math::WideAccumulator) compiles to a compare and select besides. The top word
-// stays below 2^32 for fewer than 2^32 partials.
-struct CarryAccumulator {
-  u32 w0 = 0, w1 = 0, w2 = 0;
-  __device__ __forceinline__ void add(u64 x) {
-    asm("add.cc.u32 %0, %0, %3;\n\t"
-        "addc.cc.u32 %1, %1, %4;\n\t"
-        "addc.u32 %2, %2, 0;"
-        : "+r"(w0), "+r"(w1), "+r"(w2)
-        : "r"(static_cast<u32>(x)), "r"(static_cast<u32>(x >> 32)));
-  }
-  __device__ __forceinline__ u64 lo() const { return (static_cast<u64>(w1) << 32) | w0; }
+// A target's running sum: 64-bit partial sums of 4 products added into a 128-bit math::WideAccumulator. (A PTX
+// carry-chain form with fewer instructions measured slower, 66 against 51 us for ModUp's conversion at N = 2^16:
+// its dependent carries lengthened the accumulation chains of a kernel bound by latency.)
+struct RowSum {
+  math::WideAccumulator acc;
+  __device__ __forceinline__ void add(u64 x) { acc.add(x); }
+  __device__ __forceinline__ u64 lo() const { return acc.lo; }
+  __device__ __forceinline__ u32 hi() const { return static_cast<u32>(acc.hi); }
 };
 
 // Products of chunk c of a row: 4 sources (a 16-byte load), or the last 2 of a row of Sources = 2 mod 4 (8 bytes).
@@ -181,8 +176,8 @@ __device__ __forceinline__ void load_rows(u32* rows, const ConversionPart& part,
 }
 
 template <int Sources>
-__device__ __forceinline__ CarryAccumulator row_sum(const u32 (&y)[Sources], const u32* row) {
-  CarryAccumulator a;
+__device__ __forceinline__ RowSum row_sum(const u32 (&y)[Sources], const u32* row) {
+  RowSum a;
 #pragma unroll
   for (int c = 0; c < RowChunks<Sources>::kCount; ++c) a.add(chunk_sum(y, row, c));
   return a;
@@ -201,21 +196,17 @@ __device__ __forceinline__ u64 rescale_remainder_at(const ConversionLaunch& args
   for (int j = 0; j < 2; ++j) {
     if (j >= r.dropped_count) break;
     const ConversionTarget& t = d_targets[j];
-    const CarryAccumulator a = row_sum(y, d_rows + j * RowChunks<Sources>::kStride);
-    const u32 correction = converted<ConversionEpilogue::mod_down_rescale>(nullptr, t, a.lo(), a.w2, l, n, k);
+    const RowSum a = row_sum(y, d_rows + j * RowChunks<Sources>::kStride);
+    const u32 correction = converted<ConversionEpilogue::mod_down_rescale>(nullptr, t, a.lo(), a.hi(), l, n, k);
     const u32 d = t.modulus.value;  // ModDown's target constants hold [P^{-1}]_d
     c[j] = math::mul_shoup(math::sub_mod(part.x_dropped[j * n + k], correction, d), t.p_inv, t.p_inv_shoup, d);
   }
   return rescale_remainder::remainder(r, r.dropped_count == 2 ? c[1] : c[0], c[0]);
 }
 
-// At most 72 registers (7 blocks per SM): left free, the compiler ran ahead on the unrolled chains to 96-120
-// registers, and the lost occupancy cost more than the scheduling won (51 -> 68 us for ModUp's conversion).
-constexpr int kRegisterBlocksPerSm = 7;
-
 template <int Sources, ConversionEpilogue Epilogue>
-__global__ void __launch_bounds__(kThreads, kRegisterBlocksPerSm) register_conversion_kernel(ConversionLaunch args, ConversionParts parts) {
-  static_assert(Sources % 2 == 0 && Sources <= 32);
+__global__ void __launch_bounds__(kThreads) register_conversion_kernel(ConversionLaunch args, ConversionParts parts) {
+  static_assert(Sources % 4 == 0 && Sources <= 32);
   using Chunks = RowChunks<Sources>;
   constexpr bool kRescale = Epilogue == ConversionEpilogue::mod_down_rescale;
   __shared__ __align__(16) u32 rows[kRegisterTargets * Chunks::kStride];
@@ -284,9 +275,9 @@ __global__ void __launch_bounds__(kThreads, kRegisterBlocksPerSm) register_conve
     r0 = rescale_remainder_at(args, part, y0, d_rows, d_targets, l, n, k0);
     if (second) r1 = rescale_remainder_at(args, part, y1, d_rows, d_targets, l, n, k1);
   }
-  const auto store = [&](unsigned j, const CarryAccumulator& a, u64 r, std::size_t k) {
+  const auto store = [&](unsigned j, const RowSum& a, u64 r, std::size_t k) {
     const ConversionTarget& t = targets[j];
-    u32 word = converted<Epilogue>(in, t, a.lo(), a.w2, l, n, k);
+    u32 word = converted<Epilogue>(in, t, a.lo(), a.hi(), l, n, k);
     if constexpr (kRescale) {
       if (first + j < args.rescale.kept) {
         const RescaleLimbConstants& c = rescale_constants[j];
@@ -302,7 +293,7 @@ __global__ void __launch_bounds__(kThreads, kRegisterBlocksPerSm) register_conve
   for (; j + 1 < count; j += 2) {
     const u32* row0 = rows + j * Chunks::kStride;
     const u32* row1 = row0 + Chunks::kStride;
-    CarryAccumulator a00, a01, a10, a11;  // a<target><coefficient>
+    RowSum a00, a01, a10, a11;  // a<target><coefficient>
 #pragma unroll
     for (int c = 0; c < Chunks::kCount; ++c) {
       a00.add(chunk_sum(y0, row0, c));
@@ -319,7 +310,7 @@ __global__ void __launch_bounds__(kThreads, kRegisterBlocksPerSm) register_conve
   }
   if (j < count) {
     const u32* row = rows + j * Chunks::kStride;
-    CarryAccumulator a0, a1;
+    RowSum a0, a1;
 #pragma unroll
     for (int c = 0; c < Chunks::kCount; ++c) {
       a0.add(chunk_sum(y0, row, c));
@@ -344,20 +335,21 @@ void launch_registers(const ConversionLaunch& args, const ConversionParts& parts
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
 
-template <ConversionEpilogue Epilogue, int... Pairs>
-bool launch_pairs(std::size_t pairs, const ConversionLaunch& args, const ConversionParts& parts,
-                  std::integer_sequence<int, Pairs...>) {
-  return ((pairs == Pairs + 1 ? (launch_registers<2 * (Pairs + 1), Epilogue>(args, parts), true) : false) || ...);
+template <ConversionEpilogue Epilogue, int... Quads>
+bool launch_quads(std::size_t quads, const ConversionLaunch& args, const ConversionParts& parts,
+                  std::integer_sequence<int, Quads...>) {
+  return ((quads == Quads + 1 ? (launch_registers<4 * (Quads + 1), Epilogue>(args, parts), true) : false) || ...);
 }
 
-// The source count rounded up to even: at most one padded product per target.
+// The source count rounded up to a multiple of 4: at most 3 padded products per target. (Exact even counts, with
+// a last chunk of 2, measured slower together with the carry-chain sums; not measured on their own.)
 template <ConversionEpilogue Epilogue>
 bool launch_parts_in_registers(const ConversionLaunch& args, const ConversionParts& parts) {
   std::size_t sources = 0;
   for (std::size_t p = 0; p < parts.count; ++p) sources = sources > parts.part[p].source_count ? sources : parts.part[p].source_count;
   if (sources == 0 || sources > conversion_parts_max_sources) return false;
-  return launch_pairs<Epilogue>((sources + 1) / 2, args, parts,
-                                std::make_integer_sequence<int, conversion_parts_max_sources / 2>{});
+  return launch_quads<Epilogue>((sources + 3) / 4, args, parts,
+                                std::make_integer_sequence<int, conversion_parts_max_sources / 4>{});
 }
 
 // A batch sharing one set of tables as parts, conversion_max_parts per launch.
