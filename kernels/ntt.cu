@@ -20,10 +20,11 @@
 // first group with its own twiddles, multiplies each word by a twist factor (8 bytes per thread, shared by its 8
 // words), and runs the other groups with row 0's twiddles, which stay in cache for all rows of the limb.
 //
-// Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): forward 28.5 us and inverse 26.5 us, 3.6x and
-// 3.3x the time of copying the polynomial once (28.5 and 33.2 us before the twist). The row passes run at 22-28%
-// of DRAM peak and 62-68% SM throughput: bound by instruction issue and latency, so the next levers are fewer
-// instructions per butterfly and one pass at 2^16 (thread-block clusters sharing the limb).
+// Where it stands (H200, N = 2^16, 64 limbs, bench/RESULTS.md): forward 26.3 us and inverse 24.7 us, 3.3x and
+// 3.1x the time of copying the polynomial once (28.5 and 33.2 us before the twist, 28.5 and 26.5 before the padded
+// tiles). The row passes run at 22-30% of DRAM peak and 58-64% SM throughput: bound by instruction issue and
+// latency. A forward row-pass thread runs 616 instructions, 308 of them its 44 butterflies; the next levers are
+// the rest (addresses, twiddle loads) and one pass at 2^16 (thread-block clusters sharing the limb).
 //
 // Tile-local stage s (0-based) pairs tile positions p and p + 2^(LT-1-s), with twiddle index
 // (root << s) + (p >> (LT - s)): root is 1 for a column tile and for a whole-limb tile, and
