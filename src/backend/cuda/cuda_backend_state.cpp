@@ -97,18 +97,18 @@ const ModDownRescaleTables& CudaBackend::State::mod_down_rescale_tables(const ri
     const std::size_t limbs = q.size(), kept = rescaler.kept().size();
     auto tables = std::make_unique<ModDownRescaleTables>();
     tables->dropped = ring::make_basis(q.sub_basis(kept, limbs - kept));
-    std::vector<u32> p_mod, pd_inverse(limbs, 0), d_inverse(limbs, 0), p_inverse(limbs);
+    std::vector<u32> p_mod, pd_inverse(limbs, 0), d_inverse(limbs, 0);
     for (std::size_t i = 0; i < limbs; ++i) {
       const u32 qi = q.prime(i);
       const u32 p = mod_down.dropped().product_mod(q.modulus(i));
-      p_inverse[i] = static_cast<u32>(math::inv_mod(p, qi));
-      if (i >= kept) continue;
+      if (i >= kept) {
+        tables->p_mod_dropped.push_back(p);
+        continue;
+      }
       p_mod.push_back(p);
       d_inverse[i] = static_cast<u32>(math::inv_mod(tables->dropped->product_mod(q.modulus(i)), qi));
-      pd_inverse[i] = static_cast<u32>(std::uint64_t{p_inverse[i]} * d_inverse[i] % qi);
+      pd_inverse[i] = static_cast<u32>(math::inv_mod(p, qi) * d_inverse[i] % qi);
     }
-    for (std::size_t i = kept; i < limbs; ++i)
-      tables->p_mod_dropped.push_back(mod_down.dropped().product_mod(q.modulus(i)));
     tables->p_mod = cuda::DeviceScalars(q, p_mod, stream);
     tables->pd_inverse = cuda::DeviceScalars(q, pd_inverse, stream);
     tables->d_inverse = cuda::DeviceScalars(q, d_inverse, stream);

@@ -85,10 +85,10 @@ struct CudaBackend::State {
   // The basis's math::Modulus entries on the device.
   const cuda::DeviceBuffer& moduli_table(const ring::RnsBasis& basis);
 
-  // NTT in place, on the work stream, of `batch` consecutive polynomials at data whose primes are `primes`.
-  // With `finish`, the forward's last pass finishes a rescale or ModDown instead (cuda::detail::NttFinish);
-  // `skip` names limbs left as they are.
-  // A batch of polynomials over primes at data (layout: NttBatchLayout; by default consecutive, in place).
+  // NTT, on the work stream, of `batch` polynomials at data whose primes are `primes`: consecutive and in place
+  // unless `layout` says otherwise (cuda::NttBatchLayout: strides, a separate source). With `finish`, the
+  // forward's last pass finishes a rescale or ModDown instead (cuda::detail::NttFinish); `skip` names limbs left
+  // as they are.
   void ntt_forward(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1,
                    const cuda::detail::NttFinish* finish = nullptr, NttSkip skip = {},
                    const cuda::NttBatchLayout& layout = {});

@@ -2,7 +2,6 @@
 // Rescale on the device: division by the last one or two primes of a basis with rounding to nearest (or floor),
 // the words of ring::Rescaler::apply, in coefficient form or in NTT form.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
