@@ -238,14 +238,23 @@ ModDownCorrectionPlan::ModDownCorrectionPlan(const ring::RnsBasis& full, const r
   p_inverse_ = DeviceScalars(kept, p_inverse, stream);
 }
 
+namespace {
+// Limbs from one polynomial of a batch's input to the next: stride words, a whole number of limbs and at least
+// `limbs` of them, or `limbs` (consecutive) for a stride of 0.
+std::size_t stride_limbs(std::size_t stride, std::size_t n, std::size_t limbs, const char* what) {
+  require(stride % n == 0, "{}: a stride of {} words is not whole limbs of N = {}; pass a multiple of N", what, stride,
+          n);
+  require(stride == 0 || stride >= limbs * n,
+          "{}: polynomials {} words apart cannot hold their {} limbs of N = {}; pass at least {} words, or 0 for "
+          "consecutive polynomials",
+          what, stride, limbs, n, limbs * n);
+  return stride == 0 ? limbs : stride / n;
+}
+}  // namespace
+
 void ModDownCorrectionPlan::apply(const u32* dropped_coefficients, u32* corrections, const Stream& stream,
                                   std::size_t batch, std::size_t in_stride) const {
-  require(in_stride % tables_.n == 0, "ModDown corrections: a stride of {} words is not whole limbs of N = {}",
-          in_stride, tables_.n);
-  require(in_stride == 0 || in_stride >= tables_.sources * tables_.n,
-          "ModDown corrections: polynomials {} words apart hold fewer than the {} dropped limbs", in_stride,
-          tables_.sources);
-  const std::size_t in_limbs = in_stride == 0 ? tables_.sources : in_stride / tables_.n;
+  const std::size_t in_limbs = stride_limbs(in_stride, tables_.n, tables_.sources, "ModDown corrections");
   launch(tables_, detail::ConversionEpilogue::mod_down_shift, false, dropped_coefficients, corrections, stream, nullptr,
          Batch{.count = batch, .in_limbs = in_limbs, .out_limbs = tables_.targets});
 }
@@ -263,24 +272,19 @@ void ModDownCorrectionPlan::apply_rescaled(const RescaledInputs& inputs, u32* co
           tables_.sources);
   require(inputs.dropped_coefficients != nullptr && inputs.x_dropped != nullptr,
           "ModDown with a rescale on a null device pointer");
-  const std::size_t dropped = rescale.config().dropped;
-  for (const std::size_t stride : {inputs.in_stride, inputs.x_stride}) {
-    require(stride % n == 0, "ModDown with a rescale: a stride of {} words is not whole limbs of N = {}", stride, n);
-  }
-  require(inputs.batch == 1 || (inputs.in_stride >= tables_.sources * n && inputs.x_stride >= dropped * n),
-          "ModDown with a rescale: polynomials {} and {} words apart overlap", inputs.in_stride, inputs.x_stride);
+  const char* what = "ModDown with a rescale";
+  const std::size_t in_limbs = stride_limbs(inputs.in_stride, n, tables_.sources, what);
+  const std::size_t x_limbs = stride_limbs(inputs.x_stride, n, rescale.config().dropped, what);
   detail::ConversionLaunch extra;
   extra.x_dropped = inputs.x_dropped;
-  extra.x_dropped_stride = inputs.x_stride;
+  extra.x_dropped_stride = x_limbs * n;
   extra.rescale = detail::ConversionRescale{.kept = static_cast<u32>(rescale.kept()),
                                             .remainder = rescale.remainder_constants(),
                                             .constants = rescale.device_constants(),
                                             .factors = static_cast<const u32*>(factors.device_data())};
   launch(tables_, detail::ConversionEpilogue::mod_down_rescale, false, inputs.dropped_coefficients, corrections,
          stream, nullptr,
-         Batch{.count = inputs.batch,
-               .in_limbs = inputs.batch == 1 ? tables_.sources : inputs.in_stride / n,
-               .out_limbs = tables_.targets},
+         Batch{.count = inputs.batch, .in_limbs = in_limbs, .out_limbs = tables_.targets},
          &extra);
 }
 

@@ -100,8 +100,9 @@ class ModDownCorrectionPlan {
   // The corrections of a ModDown that also rescales by D, the rescale's dropped primes (the last of kept()), in
   // one launch: T_i + [P]_{q_i} t_i on the rescale's kept limbs, T_i on D's; t is the rescale's correction of
   // c_D = (x_D - T_D) P^{-1} (ConversionEpilogue::mod_down_rescale). The batch's polynomial b reads its dropped
-  // limbs at dropped_coefficients + b in_stride, x's D limbs (coefficient form) at x_dropped + b x_stride, and
-  // writes kept() limbs at corrections + b kept() N. factors: [P]_{q_i} on the rescale's kept limbs.
+  // limbs at dropped_coefficients + b in_stride, x's D limbs (coefficient form) at x_dropped + b x_stride (strides
+  // as apply's in_stride: whole limbs, 0 for consecutive), and writes kept() limbs at corrections + b kept() N.
+  // factors: [P]_{q_i} on the rescale's kept limbs.
   struct RescaledInputs {
     const std::uint32_t* dropped_coefficients = nullptr;
     std::size_t in_stride = 0;
