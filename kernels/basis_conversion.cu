@@ -11,6 +11,7 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "cerium/backend/cuda/check.hpp"
@@ -38,15 +39,21 @@ __device__ __forceinline__ math::WideAccumulator accumulate(const u32* staged, c
   return acc;
 }
 
-// Target t of coefficient k from its sum hi 2^64 + lo: reduced, then the epilogue (ModDown reads x from in).
-template <ConversionEpilogue Epilogue>
+// Target t of coefficient k from its sum hi 2^64 + lo (Narrow: the sum is lo alone): reduced, then the epilogue
+// (ModDown reads x from in).
+template <ConversionEpilogue Epilogue, bool Narrow = false>
 __device__ __forceinline__ u32 converted(const u32* in, const ConversionTarget& t, u64 lo, u32 hi, std::size_t l,
                                          std::size_t n, std::size_t k) {
   // hi 2^64 + lo = hi 2^64 + a 2^32 + b is congruent to hi [2^64]_p + a [2^32]_p + b < 2^6 2^31 + 2^63 + 2^32 (hi
   // stays below 2^6 for the at most 96 sources), so one Barrett step instead of WideAccumulator::reduce's three.
-  const u64 folded = static_cast<u64>(hi) * t.modulus.two64_mod + static_cast<u64>(static_cast<u32>(lo >> 32)) *
-                     t.two32_mod + static_cast<u32>(lo);
-  const u32 v = math::barrett_reduce(l <= kChunk ? lo : folded, t.modulus);
+  u32 v;
+  if constexpr (Narrow) {
+    v = math::barrett_reduce(lo, t.modulus);
+  } else {
+    const u64 folded = static_cast<u64>(hi) * t.modulus.two64_mod +
+                       static_cast<u64>(static_cast<u32>(lo >> 32)) * t.two32_mod + static_cast<u32>(lo);
+    v = math::barrett_reduce(l <= kChunk ? lo : folded, t.modulus);
+  }
   const u32 p = t.modulus.value;
   if constexpr (Epilogue == ConversionEpilogue::mod_down) {
     const u32 x = in[t.x_limb * n + k];
@@ -141,23 +148,51 @@ struct RegisterConversionArgs {
 };
 constexpr int kCoefficientsPerThread = 2;
 
-// A target's running sum: 64-bit partial sums of 4 products added into a 128-bit math::WideAccumulator. (A PTX
-// carry-chain form with fewer instructions measured slower, 66 against 51 us for ModUp's conversion at N = 2^16:
-// its dependent carries lengthened the accumulation chains of a kernel bound by latency.)
-struct RowSum {
-  math::WideAccumulator acc;
-  __device__ __forceinline__ void add(u64 x) { acc.add(x); }
-  __device__ __forceinline__ u64 lo() const { return acc.lo; }
-  __device__ __forceinline__ u32 hi() const { return static_cast<u32>(acc.hi); }
-};
-
-// The 4 products of chunk c (sources 4c .. 4c + 3) with a row's 16-byte chunk r.
+// The 4 products of chunk c (sources 4c .. 4c + 3) with a row's 16-byte chunk r, added to sum (one 64-bit
+// multiply-add each).
 template <int Sources>
-__device__ __forceinline__ u64 chunk_sum(const u32 (&y)[Sources], const uint4 r, int c) {
-  u64 sum = static_cast<u64>(y[4 * c]) * r.x;
+__device__ __forceinline__ u64 chunk_sum(const u32 (&y)[Sources], const uint4 r, int c, u64 sum = 0) {
+  sum += static_cast<u64>(y[4 * c]) * r.x;
   sum += static_cast<u64>(y[4 * c + 1]) * r.y;
   sum += static_cast<u64>(y[4 * c + 2]) * r.z;
   return sum + static_cast<u64>(y[4 * c + 3]) * r.w;
+}
+
+// A target's running sum. Wide: 64-bit partial sums of 4 products added into a 128-bit math::WideAccumulator
+// (4 products of 31-bit words always fit in 64 bits). Narrow: one 64-bit sum of all products, for blocks whose
+// sums are known to stay below 2^64 (sum_fits): 28-bit digit primes against 31-bit targets leave room for all 32
+// sources, and it saves the 128-bit adds and the wide reduction (about 40% of the instructions per word).
+// (A PTX carry-chain form of the wide sum with fewer instructions measured slower, 66 against 51 us for ModUp's
+// conversion at N = 2^16: its dependent carries lengthened the accumulation chains of a kernel bound by latency.)
+template <bool Narrow>
+struct RowSum;
+template <>
+struct RowSum<false> {
+  math::WideAccumulator acc;
+  template <int Sources>
+  __device__ __forceinline__ void add_chunk(const u32 (&y)[Sources], const uint4 r, int c) {
+    acc.add(chunk_sum(y, r, c));
+  }
+  __device__ __forceinline__ u64 lo() const { return acc.lo; }
+  __device__ __forceinline__ u32 hi() const { return static_cast<u32>(acc.hi); }
+};
+template <>
+struct RowSum<true> {
+  u64 sum = 0;
+  template <int Sources>
+  __device__ __forceinline__ void add_chunk(const u32 (&y)[Sources], const uint4 r, int c) {
+    sum = chunk_sum(y, r, c, sum);
+  }
+  __device__ __forceinline__ u64 lo() const { return sum; }
+  __device__ __forceinline__ u32 hi() const { return 0; }
+};
+
+// Whether every sum for target modulus p over the part's l sources stays below 2^64: y_i < q_i and the row's
+// words are below p, so sum_i (q_i - 1)(p - 1) bounds it.
+__device__ __forceinline__ bool sum_fits(const ConversionSource* sources, unsigned l, u32 p) {
+  math::WideAccumulator bound;
+  for (unsigned i = 0; i < l; ++i) bound.add(static_cast<u64>(sources[i].modulus - 1) * (p - 1));
+  return bound.hi == 0;
 }
 
 // The block's rows of [Q_i]_{p_j} for targets [first, first + count), zero-padded, into rows (count x Sources).
@@ -170,17 +205,17 @@ __device__ __forceinline__ void load_rows(u32* rows, const ConversionPart& part,
   }
 }
 
-template <int Sources>
-__device__ __forceinline__ RowSum row_sum(const u32 (&y)[Sources], const u32* row) {
-  RowSum a;
+template <bool Narrow, int Sources>
+__device__ __forceinline__ RowSum<Narrow> row_sum(const u32 (&y)[Sources], const u32* row) {
+  RowSum<Narrow> a;
 #pragma unroll
-  for (int c = 0; c < Sources / 4; ++c) a.add(chunk_sum(y, reinterpret_cast<const uint4*>(row)[c], c));
+  for (int c = 0; c < Sources / 4; ++c) a.add_chunk(y, reinterpret_cast<const uint4*>(row)[c], c);
   return a;
 }
 
 // The rescale's remainder of coefficient k: c_D = (x_D - T_D) P^{-1} from the D targets' sums (their rows in
 // d_rows, their constants in d_targets).
-template <int Sources>
+template <bool Narrow, int Sources>
 __device__ __forceinline__ u64 rescale_remainder_at(const RescaleRemainder r, const u32* x_dropped,
                                                     const u32 (&y)[Sources], const u32* d_rows,
                                                     const ConversionTarget* d_targets, unsigned l, std::size_t n,
@@ -190,8 +225,9 @@ __device__ __forceinline__ u64 rescale_remainder_at(const RescaleRemainder r, co
   for (int j = 0; j < 2; ++j) {
     if (j >= r.dropped_count) break;
     const ConversionTarget& t = d_targets[j];
-    const RowSum a = row_sum(y, d_rows + j * Sources);
-    const u32 correction = converted<ConversionEpilogue::mod_down_rescale>(nullptr, t, a.lo(), a.hi(), l, n, k);
+    const RowSum<Narrow> a = row_sum<Narrow>(y, d_rows + j * Sources);
+    const u32 correction =
+        converted<ConversionEpilogue::mod_down_rescale, Narrow>(nullptr, t, a.lo(), a.hi(), l, n, k);
     const u32 d = t.modulus.value;  // ModDown's target constants hold [P^{-1}]_d
     c[j] = math::mul_shoup(math::sub_mod(x_dropped[j * n + k], correction, d), t.p_inv, t.p_inv_shoup, d);
   }
@@ -200,11 +236,11 @@ __device__ __forceinline__ u64 rescale_remainder_at(const RescaleRemainder r, co
 
 // Target t's word of coefficient k from its sum; mod_down_rescale adds [P]_{q_j} t_j (factor f) from the
 // rescale's remainder r where `rescaled` (a kept target; rc and f point at its constants and factor).
-template <ConversionEpilogue Epilogue>
-__device__ __forceinline__ void store_word(const u32* in, u32* out, const ConversionTarget& t, const RowSum& a,
+template <ConversionEpilogue Epilogue, bool Narrow>
+__device__ __forceinline__ void store_word(const u32* in, u32* out, const ConversionTarget& t, const RowSum<Narrow>& a,
                                            unsigned l, std::size_t n, std::size_t k, u64 r,
                                            const RescaleLimbConstants* rc, const uint2* f, bool rescaled) {
-  u32 word = converted<Epilogue>(in, t, a.lo(), a.hi(), l, n, k);
+  u32 word = converted<Epilogue, Narrow>(in, t, a.lo(), a.hi(), l, n, k);
   if constexpr (Epilogue == ConversionEpilogue::mod_down_rescale) {
     if (rescaled) {
       const u32 q = rc->modulus.value;
@@ -237,6 +273,10 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(RegisterC
   load_rows<Sources>(rows, part, first, count, l);
   if (threadIdx.x < count) targets[threadIdx.x] = part.targets[first + threadIdx.x];
   if (threadIdx.x < l) sources[threadIdx.x] = part.sources[threadIdx.x];
+  // Whether all of the block's sums (its targets', and the D targets' of mod_down_rescale) fit in 64 bits: one
+  // thread per target checks its bound.
+  bool fits = true;
+  if (threadIdx.x < count) fits = sum_fits(part.sources, l, part.targets[first + threadIdx.x].modulus.value);
   if constexpr (kRescale) {
     const unsigned kept = args.rescale.kept, dropped = static_cast<unsigned>(args.rescale.remainder.dropped_count);
     load_rows<Sources>(d_rows, part, kept, dropped, l);
@@ -245,8 +285,11 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(RegisterC
       rescale_constants[threadIdx.x] = args.rescale.constants[first + threadIdx.x];
       rescale_factors[threadIdx.x] = reinterpret_cast<const uint2*>(args.rescale.factors)[first + threadIdx.x];
     }
+    const unsigned d = threadIdx.x - kRegisterTargets;  // threads past the targets' check the D targets
+    if (threadIdx.x >= kRegisterTargets && d < dropped)
+      fits = sum_fits(part.sources, l, part.targets[kept + d].modulus.value);
   }
-  __syncthreads();
+  const bool narrow = __syncthreads_and(fits) != 0;
   const std::size_t n = std::size_t{1} << args.log_degree;
   const std::size_t k0 = static_cast<std::size_t>(blockIdx.x) * (kCoefficientsPerThread * kThreads) + threadIdx.x;
   const std::size_t k1 = k0 + kThreads;
@@ -279,53 +322,63 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(RegisterC
       y1[i] = math::mul_shoup(x1, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
     }
   }
-  // The rescale's remainders of both coefficients (mod_down_rescale), and the store of target j's word, which
-  // adds [P]_{q_j} t_j on the kept targets.
-  u64 r0 = 0, r1 = 0;
-  if constexpr (kRescale) {
-    r0 = rescale_remainder_at(args.rescale.remainder, part.x_dropped, y0, d_rows, d_targets, l, n, k0);
-    if (second) r1 = rescale_remainder_at(args.rescale.remainder, part.x_dropped, y1, d_rows, d_targets, l, n, k1);
-  }
   // mod_down_rescale: whether the block's target j is a kept one (it gets the rescale's correction).
   const auto rescaled = [first, kept = kRescale ? args.rescale.kept : 0u](unsigned j) {
     return kRescale && first + j < kept;
   };
-  unsigned j = 0;
-  for (; j + 1 < count; j += 2) {
-    const uint4* row0 = reinterpret_cast<const uint4*>(rows + j * Sources);
-    const uint4* row1 = row0 + Sources / 4;
-    RowSum a00, a01, a10, a11;  // a<target><coefficient>
+  // The sums and stores, with 64-bit sums where they fit (block-uniform, so no divergence).
+  const auto convert = [&](auto narrow_sums) {
+    constexpr bool Narrow = decltype(narrow_sums)::value;
+    // The rescale's remainders of both coefficients (mod_down_rescale), and the store of target j's word, which
+    // adds [P]_{q_j} t_j on the kept targets.
+    u64 r0 = 0, r1 = 0;
+    if constexpr (kRescale) {
+      r0 = rescale_remainder_at<Narrow>(args.rescale.remainder, part.x_dropped, y0, d_rows, d_targets, l, n, k0);
+      if (second)
+        r1 = rescale_remainder_at<Narrow>(args.rescale.remainder, part.x_dropped, y1, d_rows, d_targets, l, n, k1);
+    }
+    unsigned j = 0;
+    for (; j + 1 < count; j += 2) {
+      const uint4* row0 = reinterpret_cast<const uint4*>(rows + j * Sources);
+      const uint4* row1 = row0 + Sources / 4;
+      RowSum<Narrow> a00, a01, a10, a11;  // a<target><coefficient>
 #pragma unroll
-    for (int c = 0; c < Sources / 4; ++c) {
-      const uint4 r0 = row0[c], r1 = row1[c];
-      a00.add(chunk_sum(y0, r0, c));
-      a01.add(chunk_sum(y1, r0, c));
-      a10.add(chunk_sum(y0, r1, c));
-      a11.add(chunk_sum(y1, r1, c));
+      for (int c = 0; c < Sources / 4; ++c) {
+        const uint4 r0 = row0[c], r1 = row1[c];
+        a00.add_chunk(y0, r0, c);
+        a01.add_chunk(y1, r0, c);
+        a10.add_chunk(y0, r1, c);
+        a11.add_chunk(y1, r1, c);
+      }
+      const RescaleLimbConstants* c0 = rescale_constants + j;
+      const uint2* f0 = rescale_factors + j;
+      const bool kept0 = rescaled(j), kept1 = rescaled(j + 1);
+      store_word<Epilogue>(in, out, targets[j], a00, l, n, k0, r0, c0, f0, kept0);
+      store_word<Epilogue>(in, out, targets[j + 1], a10, l, n, k0, r0, c0 + 1, f0 + 1, kept1);
+      if (second) {
+        store_word<Epilogue>(in, out, targets[j], a01, l, n, k1, r1, c0, f0, kept0);
+        store_word<Epilogue>(in, out, targets[j + 1], a11, l, n, k1, r1, c0 + 1, f0 + 1, kept1);
+      }
     }
-    const RescaleLimbConstants* c0 = rescale_constants + j;
-    const uint2* f0 = rescale_factors + j;
-    const bool kept0 = rescaled(j), kept1 = rescaled(j + 1);
-    store_word<Epilogue>(in, out, targets[j], a00, l, n, k0, r0, c0, f0, kept0);
-    store_word<Epilogue>(in, out, targets[j + 1], a10, l, n, k0, r0, c0 + 1, f0 + 1, kept1);
-    if (second) {
-      store_word<Epilogue>(in, out, targets[j], a01, l, n, k1, r1, c0, f0, kept0);
-      store_word<Epilogue>(in, out, targets[j + 1], a11, l, n, k1, r1, c0 + 1, f0 + 1, kept1);
-    }
-  }
-  if (j < count) {
-    const uint4* row = reinterpret_cast<const uint4*>(rows + j * Sources);
-    RowSum a0, a1;
+    if (j < count) {
+      const uint4* row = reinterpret_cast<const uint4*>(rows + j * Sources);
+      RowSum<Narrow> a0, a1;
 #pragma unroll
-    for (int c = 0; c < Sources / 4; ++c) {
-      const uint4 r = row[c];
-      a0.add(chunk_sum(y0, r, c));
-      a1.add(chunk_sum(y1, r, c));
+      for (int c = 0; c < Sources / 4; ++c) {
+        const uint4 r = row[c];
+        a0.add_chunk(y0, r, c);
+        a1.add_chunk(y1, r, c);
+      }
+      const bool kept = rescaled(j);
+      store_word<Epilogue>(in, out, targets[j], a0, l, n, k0, r0, rescale_constants + j, rescale_factors + j, kept);
+      if (second)
+        store_word<Epilogue>(in, out, targets[j], a1, l, n, k1, r1, rescale_constants + j, rescale_factors + j, kept);
     }
-    const bool kept = rescaled(j);
-    store_word<Epilogue>(in, out, targets[j], a0, l, n, k0, r0, rescale_constants + j, rescale_factors + j, kept);
-    if (second)
-      store_word<Epilogue>(in, out, targets[j], a1, l, n, k1, r1, rescale_constants + j, rescale_factors + j, kept);
+  };
+  if (narrow) {
+    convert(std::true_type{});
+  } else {
+    convert(std::false_type{});
   }
 }
 
