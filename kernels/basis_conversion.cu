@@ -195,29 +195,32 @@ __device__ __forceinline__ bool sum_fits(const ConversionSource* sources, unsign
   return bound.hi == 0;
 }
 
-// The block's rows of [Q_i]_{p_j} for targets [first, first + count), zero-padded, into rows (count x Sources).
-template <int Sources>
+// The block's rows of [Q_i]_{p_j} for targets [first, first + count), zero-padded, into rows (count rows of
+// Stride words; words from Sources on are left to the caller).
+template <int Sources, int Stride>
 __device__ __forceinline__ void load_rows(u32* rows, const ConversionPart& part, unsigned first, unsigned count,
                                           unsigned l) {
   for (unsigned w = threadIdx.x; w < count * Sources; w += kThreads) {
     const unsigned j = w / Sources, i = w % Sources;
-    rows[w] = i < l ? part.q_hat_mod[(first + j) * l + i] : 0u;
+    rows[j * Stride + i] = i < l ? part.q_hat_mod[(first + j) * l + i] : 0u;
   }
 }
 
-template <bool Narrow, int Sources>
-__device__ __forceinline__ RowSum<Narrow> row_sum(const u32 (&y)[Sources], const u32* row) {
+// The sum of the first 4 Chunks words of y with a row.
+template <int Chunks, bool Narrow, int Words>
+__device__ __forceinline__ RowSum<Narrow> row_sum(const u32 (&y)[Words], const u32* row) {
+  static_assert(4 * Chunks <= Words);
   RowSum<Narrow> a;
 #pragma unroll
-  for (int c = 0; c < Sources / 4; ++c) a.add_chunk(y, reinterpret_cast<const uint4*>(row)[c], c);
+  for (int c = 0; c < Chunks; ++c) a.add_chunk(y, reinterpret_cast<const uint4*>(row)[c], c);
   return a;
 }
 
-// The rescale's remainder of coefficient k: c_D = (x_D - T_D) P^{-1} from the D targets' sums (their rows in
-// d_rows, their constants in d_targets).
-template <bool Narrow, int Sources>
+// The rescale's remainder of coefficient k: c_D = (x_D - T_D) P^{-1} from the D targets' sums over the l sources
+// (their rows in d_rows, Sources words each, their constants in d_targets).
+template <int Sources, bool Narrow, int Words>
 __device__ __forceinline__ u64 rescale_remainder_at(const RescaleRemainder r, const u32* x_dropped,
-                                                    const u32 (&y)[Sources], const u32* d_rows,
+                                                    const u32 (&y)[Words], const u32* d_rows,
                                                     const ConversionTarget* d_targets, unsigned l, std::size_t n,
                                                     std::size_t k) {
   u32 c[2] = {0, 0};
@@ -225,7 +228,7 @@ __device__ __forceinline__ u64 rescale_remainder_at(const RescaleRemainder r, co
   for (int j = 0; j < 2; ++j) {
     if (j >= r.dropped_count) break;
     const ConversionTarget& t = d_targets[j];
-    const RowSum<Narrow> a = row_sum<Narrow>(y, d_rows + j * Sources);
+    const RowSum<Narrow> a = row_sum<Sources / 4, Narrow>(y, d_rows + j * Sources);
     const u32 correction =
         converted<ConversionEpilogue::mod_down_rescale, Narrow>(nullptr, t, a.lo(), a.hi(), l, n, k);
     const u32 d = t.modulus.value;  // ModDown's target constants hold [P^{-1}]_d
@@ -234,21 +237,46 @@ __device__ __forceinline__ u64 rescale_remainder_at(const RescaleRemainder r, co
   return rescale_remainder::remainder(r, r.dropped_count == 2 ? c[1] : c[0], c[0]);
 }
 
-// Target t's word of coefficient k from its sum; mod_down_rescale adds [P]_{q_j} t_j (factor f) from the
-// rescale's remainder r where `rescaled` (a kept target; rc and f point at its constants and factor).
+// mod_down_rescale's correction as three more terms of each kept target's sum. The kept word is
+// T_j + [P]_{q_j} ([r]_{q_j} - f [D]_{q_j}) for the rescale's remainder r < 2^63 (f its flag, D the dropped
+// primes' product), and T_j = [sum]_{q_j} - h_j; with r = r_hi 2^32 + r_lo that is [sum + r_lo [P]_{q_j} +
+// r_hi [P 2^32]_{q_j} + f [-P D]_{q_j}]_{q_j} - h_j, the same residue, so the same word, at three multiply-adds
+// instead of a second Barrett reduction and a Shoup product per word. The terms: y words Sources .. Sources + 3
+// = (r_lo, r_hi, f, 0), their row words the constants (zero on the D targets, whose T_j are stored as they are).
+constexpr int kRescaleTerms = 4;
+__device__ __forceinline__ void set_rescale_terms(u32* y, u64 r) {
+  y[0] = static_cast<u32>(r);
+  y[1] = static_cast<u32>((r & ~rescale_remainder::kNegative) >> 32);
+  y[2] = static_cast<u32>(r >> 63);
+  y[3] = 0;
+}
+__device__ __forceinline__ uint4 rescale_row_terms(const RescaleLimbConstants& rc, uint2 p_mod_q) {
+  const math::Modulus& m = rc.modulus;
+  const u32 p = p_mod_q.x;  // [P]_{q_j} (ModDown's P)
+  const u32 p_two32 = math::mul_mod(p, math::barrett_reduce(u64{1} << 32, m), m);
+  const u32 p_d = math::mul_mod(p, rc.p_mod, m);  // rc.p_mod: the rescale's [D]_{q_j}
+  return make_uint4(p, p_two32, p_d == 0 ? 0u : m.value - p_d, 0u);
+}
+
+// Whether every sum for target modulus p stays below 2^64: y_i < q_i over the l sources (and with Terms, the
+// rescale terms' y below 2^32, 2^31 and 2), the row's words below p.
+template <bool Terms>
+__device__ __forceinline__ bool sum_fits(const ConversionSource* sources, unsigned l, u32 p) {
+  math::WideAccumulator bound;
+  for (unsigned i = 0; i < l; ++i) bound.add(static_cast<u64>(sources[i].modulus - 1) * (p - 1));
+  if constexpr (Terms) {
+    bound.add(static_cast<u64>(~0u) * (p - 1));
+    bound.add(static_cast<u64>(~0u >> 1) * (p - 1));
+    bound.add(p - 1);
+  }
+  return bound.hi == 0;
+}
+
+// Target t's word of coefficient k from its sum of `terms` products.
 template <ConversionEpilogue Epilogue, bool Narrow>
 __device__ __forceinline__ void store_word(const u32* in, u32* out, const ConversionTarget& t, const RowSum<Narrow>& a,
-                                           unsigned l, std::size_t n, std::size_t k, u64 r,
-                                           const RescaleLimbConstants* rc, const uint2* f, bool rescaled) {
-  u32 word = converted<Epilogue, Narrow>(in, t, a.lo(), a.hi(), l, n, k);
-  if constexpr (Epilogue == ConversionEpilogue::mod_down_rescale) {
-    if (rescaled) {
-      const u32 q = rc->modulus.value;
-      const u32 correction = rescale_remainder::remainder_mod(r, rc->modulus, rc->p_mod);
-      word = math::add_mod(word, math::mul_shoup(correction, f->x, f->y, q), q);
-    }
-  }
-  out[t.out_limb * n + k] = word;
+                                           unsigned terms, std::size_t n, std::size_t k) {
+  out[t.out_limb * n + k] = converted<Epilogue, Narrow>(in, t, a.lo(), a.hi(), terms, n, k);
 }
 
 // Grid slice blockIdx.z converts part blockIdx.z: a polynomial of a batch, or a ModUp digit with its own tables.
@@ -256,38 +284,42 @@ template <int Sources, ConversionEpilogue Epilogue>
 __global__ void __launch_bounds__(kThreads) register_conversion_kernel(RegisterConversionArgs args, ConversionParts parts) {
   static_assert(Sources % 4 == 0 && Sources <= 32);
   constexpr bool kRescale = Epilogue == ConversionEpilogue::mod_down_rescale;
-  __shared__ __align__(16) u32 rows[kRegisterTargets * Sources];
+  constexpr int kWords = Sources + (kRescale ? kRescaleTerms : 0);  // y words and row words per target
+  __shared__ __align__(16) u32 rows[kRegisterTargets * kWords];
   __shared__ ConversionTarget targets[kRegisterTargets];
   __shared__ ConversionSource sources[Sources];
   // mod_down_rescale: every block also sums the D targets (at most 2), whose corrections give c_D.
   __shared__ __align__(16) u32 d_rows[kRescale ? 2 * Sources : 4];
   __shared__ ConversionTarget d_targets[kRescale ? 2 : 1];
-  // mod_down_rescale: the block's kept targets' rescale constants and factors [P]_{q_j} (unused otherwise).
-  __shared__ RescaleLimbConstants rescale_constants[kRegisterTargets];
-  __shared__ uint2 rescale_factors[kRegisterTargets];
   const ConversionPart& part = parts.part[blockIdx.z];
   const unsigned l = part.source_count;
   const unsigned first = blockIdx.y * kRegisterTargets;
   const unsigned remaining = first < part.target_count ? part.target_count - first : 0u;
   const unsigned count = remaining < kRegisterTargets ? remaining : kRegisterTargets;
-  load_rows<Sources>(rows, part, first, count, l);
+  load_rows<Sources, kWords>(rows, part, first, count, l);
   if (threadIdx.x < count) targets[threadIdx.x] = part.targets[first + threadIdx.x];
   if (threadIdx.x < l) sources[threadIdx.x] = part.sources[threadIdx.x];
-  // Whether all of the block's sums (its targets', and the D targets' of mod_down_rescale) fit in 64 bits: one
-  // thread per target checks its bound.
-  bool fits = true;
-  if (threadIdx.x < count) fits = sum_fits(part.sources, l, part.targets[first + threadIdx.x].modulus.value);
   if constexpr (kRescale) {
     const unsigned kept = args.rescale.kept, dropped = static_cast<unsigned>(args.rescale.remainder.dropped_count);
-    load_rows<Sources>(d_rows, part, kept, dropped, l);
+    load_rows<Sources, Sources>(d_rows, part, kept, dropped, l);
     if (threadIdx.x < dropped) d_targets[threadIdx.x] = part.targets[kept + threadIdx.x];
-    if (threadIdx.x < count && first + threadIdx.x < kept) {
-      rescale_constants[threadIdx.x] = args.rescale.constants[first + threadIdx.x];
-      rescale_factors[threadIdx.x] = reinterpret_cast<const uint2*>(args.rescale.factors)[first + threadIdx.x];
+    if (threadIdx.x < count) {
+      const unsigned j = first + threadIdx.x;
+      const uint4 terms = j < kept ? rescale_row_terms(args.rescale.constants[j],
+                                                       reinterpret_cast<const uint2*>(args.rescale.factors)[j])
+                                   : make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(rows + threadIdx.x * kWords + Sources) = terms;
     }
+  }
+  __syncthreads();
+  // Whether all of the block's sums (its targets', and the D targets' of mod_down_rescale) fit in 64 bits: one
+  // thread per target checks its bound (from shared memory: a loop of dependent global loads cost microseconds).
+  bool fits = true;
+  if (threadIdx.x < count) fits = sum_fits<kRescale>(sources, l, targets[threadIdx.x].modulus.value);
+  if constexpr (kRescale) {
     const unsigned d = threadIdx.x - kRegisterTargets;  // threads past the targets' check the D targets
-    if (threadIdx.x >= kRegisterTargets && d < dropped)
-      fits = sum_fits(part.sources, l, part.targets[kept + d].modulus.value);
+    if (threadIdx.x >= kRegisterTargets && d < static_cast<unsigned>(args.rescale.remainder.dropped_count))
+      fits = sum_fits<false>(sources, l, d_targets[d].modulus.value);
   }
   const bool narrow = __syncthreads_and(fits) != 0;
   const std::size_t n = std::size_t{1} << args.log_degree;
@@ -299,21 +331,51 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(RegisterC
   const u32* copy_in = part.copy_in;
   u32* out = part.out;
   const bool copy = args.copy_sources && blockIdx.y == 0;
-  u32 y0[Sources], y1[Sources];
+  // The sources' words, all loads first. A copy's store between them would order every later load after it (as
+  // far as the compiler knows, out may alias in), one DRAM round trip per source: that was most of this kernel's
+  // time (ncu: stalls on long scoreboard). out never overlaps in: blocks of other targets read in while these
+  // copies are written.
+  u32 y0[kWords], y1[kWords];
 #pragma unroll
-  for (int i = 0; i < Sources; ++i) {
+  for (int i = 0; i < kWords; ++i) {
     y0[i] = 0;
     y1[i] = 0;
-    if (i < static_cast<int>(l)) {  // only the padding source (odd counts) fails it
-      const ConversionSource& s = sources[i];
-      const u32* limb = in + s.in_limb * n;
-      u32 x0 = limb[k0];
-      u32 x1 = second ? limb[k1] : 0u;
-      if (copy && s.copy_to != ~0u) {
-        const u32* from = copy_in ? copy_in + s.in_limb * n : limb;
-        out[s.copy_to * n + k0] = copy_in ? from[k0] : x0;
-        if (second) out[s.copy_to * n + k1] = copy_in ? from[k1] : x1;
+    if (i < static_cast<int>(l)) {  // only the padding sources fail it
+      const u32* limb = in + sources[i].in_limb * n;
+      y0[i] = limb[k0];
+      if (second) y1[i] = limb[k1];
+    }
+  }
+  if (copy) {  // four sources at a time: their loads (copy_in), then their stores
+#pragma unroll
+    for (int i0 = 0; i0 < Sources; i0 += 4) {
+      u32 c0[4], c1[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int i = i0 + u;
+        c0[u] = y0[i];
+        c1[u] = y1[i];
+        if (copy_in != nullptr && i < static_cast<int>(l)) {
+          const u32* from = copy_in + sources[i].in_limb * n;
+          c0[u] = from[k0];
+          if (second) c1[u] = from[k1];
+        }
       }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int i = i0 + u;
+        if (i >= static_cast<int>(l) || sources[i].copy_to == ~0u) continue;
+        u32* to = out + sources[i].copy_to * n;
+        to[k0] = c0[u];
+        if (second) to[k1] = c1[u];
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < Sources; ++i) {
+    if (i < static_cast<int>(l)) {
+      const ConversionSource& s = sources[i];
+      u32 x0 = y0[i], x1 = y1[i];
       if constexpr (Epilogue != ConversionEpilogue::store) {
         x0 = math::add_mod(x0, s.shift, s.modulus);
         x1 = math::add_mod(x1, s.shift, s.modulus);
@@ -322,57 +384,43 @@ __global__ void __launch_bounds__(kThreads) register_conversion_kernel(RegisterC
       y1[i] = math::mul_shoup(x1, s.q_hat_inv, s.q_hat_inv_shoup, s.modulus);
     }
   }
-  // mod_down_rescale: whether the block's target j is a kept one (it gets the rescale's correction).
-  const auto rescaled = [first, kept = kRescale ? args.rescale.kept : 0u](unsigned j) {
-    return kRescale && first + j < kept;
-  };
+  // Products per kept sum (the l sources and the rescale's terms): the reduction's shortcut for a single chunk
+  // must see them all.
+  const unsigned terms = l + (kRescale ? kRescaleTerms : 0);
   // The sums and stores, with 64-bit sums where they fit (block-uniform, so no divergence).
   const auto convert = [&](auto narrow_sums) {
     constexpr bool Narrow = decltype(narrow_sums)::value;
-    // The rescale's remainders of both coefficients (mod_down_rescale), and the store of target j's word, which
-    // adds [P]_{q_j} t_j on the kept targets.
-    u64 r0 = 0, r1 = 0;
-    if constexpr (kRescale) {
-      r0 = rescale_remainder_at<Narrow>(args.rescale.remainder, part.x_dropped, y0, d_rows, d_targets, l, n, k0);
+    if constexpr (kRescale) {  // the rescale's remainders of both coefficients, as the kept sums' last terms
+      const RescaleRemainder& rr = args.rescale.remainder;
+      set_rescale_terms(y0 + Sources, rescale_remainder_at<Sources, Narrow>(rr, part.x_dropped, y0, d_rows, d_targets, l, n, k0));
       if (second)
-        r1 = rescale_remainder_at<Narrow>(args.rescale.remainder, part.x_dropped, y1, d_rows, d_targets, l, n, k1);
+        set_rescale_terms(y1 + Sources,
+                          rescale_remainder_at<Sources, Narrow>(rr, part.x_dropped, y1, d_rows, d_targets, l, n, k1));
     }
     unsigned j = 0;
     for (; j + 1 < count; j += 2) {
-      const uint4* row0 = reinterpret_cast<const uint4*>(rows + j * Sources);
-      const uint4* row1 = row0 + Sources / 4;
+      const uint4* row0 = reinterpret_cast<const uint4*>(rows + j * kWords);
+      const uint4* row1 = row0 + kWords / 4;
       RowSum<Narrow> a00, a01, a10, a11;  // a<target><coefficient>
 #pragma unroll
-      for (int c = 0; c < Sources / 4; ++c) {
+      for (int c = 0; c < kWords / 4; ++c) {
         const uint4 r0 = row0[c], r1 = row1[c];
         a00.add_chunk(y0, r0, c);
         a01.add_chunk(y1, r0, c);
         a10.add_chunk(y0, r1, c);
         a11.add_chunk(y1, r1, c);
       }
-      const RescaleLimbConstants* c0 = rescale_constants + j;
-      const uint2* f0 = rescale_factors + j;
-      const bool kept0 = rescaled(j), kept1 = rescaled(j + 1);
-      store_word<Epilogue>(in, out, targets[j], a00, l, n, k0, r0, c0, f0, kept0);
-      store_word<Epilogue>(in, out, targets[j + 1], a10, l, n, k0, r0, c0 + 1, f0 + 1, kept1);
+      store_word<Epilogue>(in, out, targets[j], a00, terms, n, k0);
+      store_word<Epilogue>(in, out, targets[j + 1], a10, terms, n, k0);
       if (second) {
-        store_word<Epilogue>(in, out, targets[j], a01, l, n, k1, r1, c0, f0, kept0);
-        store_word<Epilogue>(in, out, targets[j + 1], a11, l, n, k1, r1, c0 + 1, f0 + 1, kept1);
+        store_word<Epilogue>(in, out, targets[j], a01, terms, n, k1);
+        store_word<Epilogue>(in, out, targets[j + 1], a11, terms, n, k1);
       }
     }
     if (j < count) {
-      const uint4* row = reinterpret_cast<const uint4*>(rows + j * Sources);
-      RowSum<Narrow> a0, a1;
-#pragma unroll
-      for (int c = 0; c < Sources / 4; ++c) {
-        const uint4 r = row[c];
-        a0.add_chunk(y0, r, c);
-        a1.add_chunk(y1, r, c);
-      }
-      const bool kept = rescaled(j);
-      store_word<Epilogue>(in, out, targets[j], a0, l, n, k0, r0, rescale_constants + j, rescale_factors + j, kept);
-      if (second)
-        store_word<Epilogue>(in, out, targets[j], a1, l, n, k1, r1, rescale_constants + j, rescale_factors + j, kept);
+      const RowSum<Narrow> a0 = row_sum<kWords / 4, Narrow>(y0, rows + j * kWords);
+      store_word<Epilogue>(in, out, targets[j], a0, terms, n, k0);
+      if (second) store_word<Epilogue>(in, out, targets[j], row_sum<kWords / 4, Narrow>(y1, rows + j * kWords), terms, n, k1);
     }
   };
   if (narrow) {

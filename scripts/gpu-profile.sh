@@ -41,12 +41,14 @@ PY
 
 # PROFILE_DETAIL=<kernel regex>: Nsight Compute's full sections (scheduler, warp states, instruction mix, memory)
 # for the first launch of that kernel in the profiled call (PROFILE_DETAIL_COUNT: the first that many), to
-# $OUT/profile_detail.txt.
+# $OUT/profile_detail.txt (SourceCounters names the instructions where warps stall; PROFILE_DETAIL_ARGS adds
+# ncu options, e.g. --print-details all).
 if [[ -n ${PROFILE_DETAIL:-} ]]; then
   CERIUM_BENCH_PROFILE=1 ncu --profile-from-start off --clock-control none --kernel-name "regex:$PROFILE_DETAIL" \
     --launch-count "${PROFILE_DETAIL_COUNT:-1}" --section SpeedOfLight --section ComputeWorkloadAnalysis \
     --section SchedulerStats \
     --section WarpStateStats --section InstructionStats --section Occupancy --section MemoryWorkloadAnalysis \
+    --section SourceCounters ${PROFILE_DETAIL_ARGS:-} \
     "$build_dir/bench/cerium_bench_gpu" --benchmark_filter="$filter" --benchmark_repetitions=1 \
     >"$out/profile_detail.txt" 2>&1
   echo "ncu detail exit: $?"

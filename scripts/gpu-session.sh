@@ -3,7 +3,7 @@
 # operations), with every log packed into $OUT/results.tgz: the device tool brings back at most 8 files. The
 # summary and the benchmark JSON also come back on their own. Environment: as the two scripts take, plus
 # GPU_PROFILE=0 to skip the profile, GPU_PROFILE_LIMIT_S (default 100) to bound it, GPU_SASS=1 for
-# scripts/gpu-sass.sh's machine-code counts.
+# scripts/gpu-sass.sh's machine-code counts, AB_DIR for scripts/gpu-ab.sh's comparison of kernel variants.
 set -uo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 final=${OUT:-$repo_root/build-gpu/out}
@@ -16,9 +16,10 @@ if [[ ${GPU_PROFILE:-1} == 1 ]]; then
     tail -80
 fi
 [[ ${GPU_SASS:-0} == 1 ]] && "$repo_root/scripts/gpu-sass.sh" 2>&1 | tail -40
+[[ -n ${AB_DIR:-} ]] && "$repo_root/scripts/gpu-ab.sh" 2>&1 | tee "$work/ab_summary.txt"
 mkdir -p "$final"
 tar czf "$final/results.tgz" -C "$work" .
-for f in summary.txt profile_table.txt bench_gpu.json bench_bootstrap.json; do
+for f in summary.txt ab_summary.txt profile_table.txt bench_gpu.json bench_bootstrap.json; do
   [[ -f $work/$f ]] && cp "$work/$f" "$final/"
 done
 exit $rc
