@@ -38,6 +38,7 @@
 
 #include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/ntt_launch.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/math/ntt_butterfly.hpp"
 
 namespace cerium::cuda::detail {
@@ -349,9 +350,10 @@ __device__ __forceinline__ void twist(u32 (&x)[kValues], uint2 factor, u32 q) {
 }
 
 // One group's turn: words come from global memory (first group) or shared memory, leave to shared memory or
-// global memory (last group), the forward's last pass reducing them fully first (and finishing, with Finish).
+// global memory (last group), the forward's last pass reducing them fully first (and finishing, with Finish; with
+// Keep the last group's words stay in x).
 // Twisted rows multiply by the twist after group 0 (forward) or before it (inverse).
-template <class T, bool Forward, bool Final, bool Finish, int I, bool First, bool Last>
+template <class T, bool Forward, bool Final, bool Finish, int I, bool First, bool Last, bool Keep = false>
 __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, const u32* source, u32* limb,
                                           const uint2* twiddles, uint2 twist_factor, const NttLimbConstants& c,
                                           const FinishLimb& f) {
@@ -370,7 +372,9 @@ __device__ __forceinline__ void run_group(u32 (&x)[kValues], u32* tile, const u3
 #pragma unroll
       for (int i = 0; i < kValues; ++i) x[i] = math::csub(x[i], c.modulus);
     }
-    if constexpr (Forward && Final && Finish) {
+    if constexpr (Keep) {
+      // the caller takes the words from x
+    } else if constexpr (Forward && Final && Finish) {
       const u32 q = c.modulus;
       u32 m[kValues];
       load_global<G, T>(m, f.minuend);
@@ -435,6 +439,84 @@ __global__ void __launch_bounds__(1 << (T::kLog - kLogValues)) ntt_tile_kernel(K
   run_tile<T, Forward, Final, Finish>(tile, args, std::make_integer_sequence<int, (T::kStages + 2) / 3>{});
 }
 
+// The forward's last pass fused with the key-switch inner product (NttLaunch::inner_product): block (tile, l)
+// transforms limb l of every digit of the batch in turn (a digit's own limbs, which the launch skips, are read as
+// they are), multiplies each by its key digits' words and sums the products in 64 bits (up to 4 digits of
+// products below 2^62), then reduces once: exactly key_switch_kernels' sums, so the same words, without the
+// extended digits' trip to global memory and back.
+template <class T, int Digits, int... Is>
+__device__ __forceinline__ void run_inner_product(u32* tile, const KernelArgs& args, const InnerProductLaunch& ip,
+                                                  std::integer_sequence<int, Is...>) {
+  constexpr int count = sizeof...(Is);
+  using Last = GroupAt<T, count - 1>;
+  constexpr std::size_t n = std::size_t{1} << T::kLogN;
+  const u32 l = blockIdx.y;
+  const std::size_t table = l < args.split ? l : l + args.shift;
+  const uint2* twiddles = args.twiddles + table * n;
+  const NttLimbConstants c = args.constants[table];
+  uint2 twist_factor{};
+  if constexpr (T::kTwisted)
+    twist_factor = __ldg(args.twists + table * ntt_twists_per_limb(n) + (blockIdx.x << (T::kLog - kLogValues)) +
+                         threadIdx.x);
+  const std::size_t limb_offset = static_cast<std::size_t>(l) * n;
+  const std::size_t key_offset = (l < ip.q_limbs ? l : l + ip.key_p_shift) * n;
+  math::u64 s0[kValues] = {}, s1[kValues] = {};
+#pragma unroll
+  for (int d = 0; d < Digits; ++d) {
+    u32* limb = args.data + d * args.poly_stride + limb_offset;
+    u32 x[kValues];
+    LimbPosition at(args);
+    at.b = static_cast<u32>(d);
+    at.l = l;
+    if (skipped(args, at)) {  // block-uniform
+      load_global<Last, T>(x, limb);
+    } else {
+      if (d > 0) __syncthreads();  // the previous digit's last reads of the tile are done
+      (run_group<T, true, true, false, Is, Is == 0, Is == count - 1, true>(x, tile, limb, limb, twiddles,
+                                                                           twist_factor, c, FinishLimb{}),
+       ...);
+    }
+    u32 b[kValues], a[kValues];
+    load_global<Last, T>(b, ip.key_b[d] + key_offset);
+    load_global<Last, T>(a, ip.key_a[d] + key_offset);
+#pragma unroll
+    for (int i = 0; i < kValues; ++i) {
+      s0[i] += static_cast<math::u64>(x[i]) * b[i];
+      s1[i] += static_cast<math::u64>(x[i]) * a[i];
+    }
+  }
+  const math::Modulus m = ip.moduli[l];
+  u32 out[kValues];
+#pragma unroll
+  for (int i = 0; i < kValues; ++i) out[i] = math::barrett_reduce(s0[i], m);
+  store_global<Last, T>(out, ip.out0 + limb_offset);
+#pragma unroll
+  for (int i = 0; i < kValues; ++i) out[i] = math::barrett_reduce(s1[i], m);
+  store_global<Last, T>(out, ip.out1 + limb_offset);
+}
+
+template <class T, int Digits>
+__global__ void __launch_bounds__(1 << (T::kLog - kLogValues))
+    ntt_inner_product_kernel(KernelArgs args, InnerProductLaunch ip) {
+  static_assert(Digits >= 1 && Digits <= 4, "four products below 2^62 each fit 64 bits");
+  __shared__ __align__(16) u32 tile[kPaddedTileWords<T::kLog>];
+  run_inner_product<T, Digits>(tile, args, ip, std::make_integer_sequence<int, (T::kStages + 2) / 3>{});
+}
+
+template <class T>
+void launch_inner_product_tile(const KernelArgs& args, const InnerProductLaunch& ip, cudaStream_t stream) {
+  const dim3 grid(1u << (T::kLogN - T::kLog), static_cast<unsigned>(args.period));
+  const unsigned threads = 1u << (T::kLog - kLogValues);
+  switch (ip.digit_count) {
+    case 1: ntt_inner_product_kernel<T, 1><<<grid, threads, 0, stream>>>(args, ip); break;
+    case 2: ntt_inner_product_kernel<T, 2><<<grid, threads, 0, stream>>>(args, ip); break;
+    case 3: ntt_inner_product_kernel<T, 3><<<grid, threads, 0, stream>>>(args, ip); break;
+    case 4: ntt_inner_product_kernel<T, 4><<<grid, threads, 0, stream>>>(args, ip); break;
+    default: CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // NttPlan checks the digit count
+  }
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
+
 template <class T, bool Forward, bool Final, bool Finish = false>
 void launch_tile(const KernelArgs& args, std::size_t limbs, cudaStream_t stream) {
   const dim3 grid(1u << (T::kLogN - T::kLog), static_cast<unsigned>(limbs));
@@ -461,9 +543,24 @@ void launch_passes(const KernelArgs& args, std::size_t limbs, cudaStream_t strea
   }
 }
 
+// The forward transform whose last pass is the key-switch inner product (every digit in one launch).
+template <int LogN>
+void launch_inner_product_passes(const KernelArgs& args, std::size_t limbs, const InnerProductLaunch& ip,
+                                 cudaStream_t stream) {
+  if constexpr (LogN <= kMaxSingleLog) {
+    launch_inner_product_tile<Tile<LogN, LogN, LogN, false>>(args, ip, stream);
+  } else {
+    launch_tile<Tile<LogN, kRowLog, LogN - kRowLog, true>, true, false>(args, limbs, stream);
+    KernelArgs second = args;
+    second.source = nullptr;
+    launch_inner_product_tile<Tile<LogN, kRowLog, kRowLog, false>>(second, ip, stream);
+  }
+}
+
 template <int LogN, bool Forward>
-void launch_degree(const KernelArgs& args, std::size_t limbs, cudaStream_t stream) {
+void launch_degree(const KernelArgs& args, std::size_t limbs, cudaStream_t stream, const InnerProductLaunch* ip) {
   if constexpr (Forward) {
+    if (ip != nullptr) return launch_inner_product_passes<LogN>(args, limbs, *ip, stream);
     if (args.finish.out != nullptr) return launch_passes<LogN, true, true>(args, limbs, stream);
   }
   launch_passes<LogN, Forward, false>(args, limbs, stream);
@@ -477,6 +574,12 @@ void launch(const NttLaunch& launch) {
   const std::size_t n = std::size_t{1} << launch.log_degree;
   // The kernels index the batch's limbs in 32 bits (LimbPosition).
   if (launch.limbs >= (std::size_t{1} << 31)) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
+  // The inner product's last pass covers every digit of a limb in one block: one launch, never chunked
+  // (NttPlan::forward_inner_product checks the shape).
+  const InnerProductLaunch* ip = Forward ? launch.inner_product : nullptr;
+  if (ip != nullptr && (launch.limbs > max_limbs_per_launch || launch.period == 0 ||
+                        launch.limbs != launch.period * ip->digit_count || launch.finish != nullptr))
+    CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
   for (std::size_t first = 0; first < launch.limbs; first += max_limbs_per_launch) {
     const std::size_t limbs = launch.limbs - first < max_limbs_per_launch ? launch.limbs - first : max_limbs_per_launch;
     const std::size_t period = launch.period == 0 ? launch.limbs : launch.period;
@@ -489,14 +592,14 @@ void launch(const NttLaunch& launch) {
                     launch.skip_width, launch.skip_limit, NttFinish{}};
     if (Forward && launch.finish != nullptr) args.finish = *launch.finish;
     switch (launch.log_degree) {
-      case 10: launch_degree<10, Forward>(args, limbs, stream); break;
-      case 11: launch_degree<11, Forward>(args, limbs, stream); break;
-      case 12: launch_degree<12, Forward>(args, limbs, stream); break;
-      case 13: launch_degree<13, Forward>(args, limbs, stream); break;
-      case 14: launch_degree<14, Forward>(args, limbs, stream); break;
-      case 15: launch_degree<15, Forward>(args, limbs, stream); break;
-      case 16: launch_degree<16, Forward>(args, limbs, stream); break;
-      case 17: launch_degree<17, Forward>(args, limbs, stream); break;
+      case 10: launch_degree<10, Forward>(args, limbs, stream, ip); break;
+      case 11: launch_degree<11, Forward>(args, limbs, stream, ip); break;
+      case 12: launch_degree<12, Forward>(args, limbs, stream, ip); break;
+      case 13: launch_degree<13, Forward>(args, limbs, stream, ip); break;
+      case 14: launch_degree<14, Forward>(args, limbs, stream, ip); break;
+      case 15: launch_degree<15, Forward>(args, limbs, stream, ip); break;
+      case 16: launch_degree<16, Forward>(args, limbs, stream, ip); break;
+      case 17: launch_degree<17, Forward>(args, limbs, stream, ip); break;
       default: CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // NttPlan checks the degree before
     }
   }

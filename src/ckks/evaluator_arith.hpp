@@ -343,14 +343,26 @@ Ciphertext BasicEvaluator<B>::multiply_rescale(const Ciphertext& a, const Cipher
 }
 
 template <backend::PolyBackend B>
+std::array<ring::RnsPoly, 2> BasicEvaluator<B>::relinearized(const ring::RnsPoly& c2, int level,
+                                                             std::array<const ring::RnsPoly*, 2> addends,
+                                                             const ring::Rescaler* rescaler) const {
+  const SwitchingKey& key = relin_key_->key();
+  if constexpr (backend::FusedKeySwitch<B>) {
+    return backend_.key_switch(*context_, c2, level, key, addends, rescaler);
+  } else {
+    const DecomposedPoly digits = backend_.mod_up(*context_, c2, level);
+    if (rescaler != nullptr) return backend_.key_switch_apply(*context_, digits, key, nullptr, addends, *rescaler);
+    return backend_.key_switch_apply(*context_, digits, key, nullptr, addends);
+  }
+}
+
+template <backend::PolyBackend B>
 void BasicEvaluator<B>::relinearize_inplace(Ciphertext& a) const {
   check_operand(a, "relinearize");
   if (a.size() == 2) return;
   require_relinearization_key("relinearize");
-  const DecomposedPoly digits = backend_.mod_up(*context_, a.part(2), a.level());
   // (c0, c1) + the key-switched c2, the sums added in the backend's ModDown (one pass fewer on the GPU).
-  auto switched = backend_.key_switch_apply(*context_, digits, relin_key_->key(), nullptr,
-                                            std::array<const ring::RnsPoly*, 2>{&a.part(0), &a.part(1)});
+  auto switched = relinearized(a.part(2), a.level(), {&a.part(0), &a.part(1)}, nullptr);
   a.parts().pop_back();
   a.part(0) = std::move(switched[0]);
   a.part(1) = std::move(switched[1]);
@@ -363,10 +375,7 @@ void BasicEvaluator<B>::relinearize_rescale_inplace(Ciphertext& a) const {
   if (a.size() == 2) return rescale_inplace(a);
   require_relinearization_key("relinearize_rescale");
   const int level = a.level();
-  const DecomposedPoly digits = backend_.mod_up(*context_, a.part(2), level);
-  auto switched = backend_.key_switch_apply(*context_, digits, relin_key_->key(), nullptr,
-                                            std::array<const ring::RnsPoly*, 2>{&a.part(0), &a.part(1)},
-                                            context_->rescaler(level));
+  auto switched = relinearized(a.part(2), level, {&a.part(0), &a.part(1)}, &context_->rescaler(level));
   a.parts().pop_back();
   a.part(0) = std::move(switched[0]);
   a.part(1) = std::move(switched[1]);

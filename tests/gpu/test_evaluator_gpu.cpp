@@ -231,6 +231,49 @@ TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][qui
   }
 }
 
+// The fused key switch (ModUp's last NTT pass summing the digits with the key) against the CPU's ModUp and
+// key_switch_apply: one-pass (N <= 2^13) and two-pass degrees, 1 to 4 digits (fused) and 5 (the unfused path),
+// at the top level and at level 1, with addends, with and without the rescale.
+TEST_CASE("CUDA fused key switch equals ModUp then key_switch_apply", "[gpu][backend][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto rng = cerium_test::make_rng();
+  for (const CkksConfig& config : {toy(12, 3, 2, 2), toy(13, 4, 2, 3), toy(14, 4, 2, 4), toy(14, 4, 2, 5),
+                                   toy(15, 3, 1, 1)}) {
+    const auto context = Context::create(config);
+    const CudaBackend gpu(context);
+    const backend::CpuBackend cpu;
+    KeyGenerator keygen(context);
+    const auto relin = std::make_shared<const RelinearizationKey>(keygen.relinearization_key(KeyStorage::seeded));
+    const auto relin_gpu = gpu.resident(relin);
+    for (const int level : {context->max_level(), 1}) {
+      INFO("N = " << context->ring_degree() << ", dnum " << config.dnum << ", level " << level);
+      const auto random_poly = [&] {
+        ring::RnsPoly p(context->q_basis(level), ring::PolyForm::ntt);
+        for (std::size_t i = 0; i < p.limb_count(); ++i) {
+          std::uniform_int_distribution<std::uint32_t> dist(0, p.basis().prime(i) - 1);
+          for (auto& w : p.limb(i)) w = dist(rng);
+        }
+        return p;
+      };
+      const ring::RnsPoly y = random_poly(), other = random_poly();
+      const ring::RnsPoly y_gpu = gpu.upload(y), other_gpu = gpu.upload(other);
+      const auto digits = cpu.mod_up(*context, y, level);
+      using Addends = std::array<const ring::RnsPoly*, 2>;
+      const auto want = cpu.key_switch_apply(*context, digits, relin->key(), nullptr, Addends{&other, nullptr});
+      const auto got = gpu.key_switch(*context, y_gpu, level, relin_gpu->key(), Addends{&other_gpu, nullptr}, nullptr);
+      CHECK(gpu.download(got[0]) == want[0]);
+      CHECK(gpu.download(got[1]) == want[1]);
+      const auto& rescaler = context->rescaler(level);
+      const auto want_rescaled =
+          cpu.key_switch_apply(*context, digits, relin->key(), nullptr, Addends{&other, &y}, rescaler);
+      const auto got_rescaled =
+          gpu.key_switch(*context, y_gpu, level, relin_gpu->key(), Addends{&other_gpu, &y_gpu}, &rescaler);
+      CHECK(gpu.download(got_rescaled[0]) == want_rescaled[0]);
+      CHECK(gpu.download(got_rescaled[1]) == want_rescaled[1]);
+    }
+  }
+}
+
 TEST_CASE("Device memory: statistics, a cap that fails cleanly, pinned round trips", "[gpu][memory]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
   const auto context = Context::create(toy(14, 3, 2, 2));

@@ -111,4 +111,15 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   { b.mod_down(mod_down, y) } -> std::same_as<ring::RnsPoly>;
 };
 
+// Optional: ModUp followed by key_switch_apply without an automorphism, as one call with the same words (addends
+// and rescaler as key_switch_apply takes them; a null rescaler: none). A backend that can fuse the two (the CUDA
+// backend sums ModUp's digits with the key inside its last NTT pass) provides it; the evaluator uses it for
+// relinearization where it is there.
+template <class B>
+concept FusedKeySwitch = requires(const B& b, const ckks::Context& context, const ring::RnsPoly& y, int level,
+                                  const ckks::SwitchingKey& key, std::array<const ring::RnsPoly*, 2> addends,
+                                  const ring::Rescaler* rescaler) {
+  { b.key_switch(context, y, level, key, addends, rescaler) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+};
+
 }  // namespace cerium::backend

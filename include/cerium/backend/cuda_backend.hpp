@@ -101,6 +101,12 @@ class CudaBackend {
                                                 const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends,
                                                 const ring::Rescaler& rescaler) const;
+  // ModUp and key_switch_apply (no automorphism; addends and rescaler as there, both optional) in one call, with
+  // the words of the two: ModUp's last NTT pass sums the digits with the key as it goes (up to 4 digits), so the
+  // extended digits never go to global memory (backend::FusedKeySwitch).
+  std::array<ring::RnsPoly, 2> key_switch(const ckks::Context& context, const ring::RnsPoly& y, int level,
+                                          const ckks::SwitchingKey& key, std::array<const ring::RnsPoly*, 2> addends,
+                                          const ring::Rescaler* rescaler) const;
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
 
   // --- Placement of whole objects ---
@@ -123,5 +129,6 @@ class CudaBackend {
 };
 
 static_assert(PolyBackend<CudaBackend>, "CudaBackend must provide every operation of the PolyBackend concept");
+static_assert(FusedKeySwitch<CudaBackend>);
 
 }  // namespace cerium::backend

@@ -158,6 +158,11 @@ class BasicEvaluator {
   void check_scale_fits(double scale, int level, const char* operation) const;
   void check_level_left(const Ciphertext& a, const char* operation) const;
   void require_relinearization_key(const char* operation) const;
+  // c2's key switch with the relinearization key plus addends (rescaled by rescaler unless null): the backend's
+  // fused key_switch where it has one (backend::FusedKeySwitch), else mod_up and key_switch_apply.
+  std::array<ring::RnsPoly, 2> relinearized(const ring::RnsPoly& c2, int level,
+                                            std::array<const ring::RnsPoly*, 2> addends,
+                                            const ring::Rescaler* rescaler) const;
   // A rescale's bookkeeping once a's parts are divided: the level's basis object, level - 1, scale / P_level.
   void finish_rescale(Ciphertext& a, int level) const;
 

@@ -233,6 +233,30 @@ void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::u
   transform<true>(data, primes, batch, finish, skip, layout);
 }
 
+bool CudaBackend::State::ntt_forward_inner_product(std::uint32_t* data, std::span<const std::uint32_t> primes,
+                                                   std::size_t batch, NttSkip skip,
+                                                   const cuda::detail::InnerProductLaunch& inner_product) {
+  if (primes.empty() || batch == 0 || batch > 4) return false;
+  const std::size_t period = primes.size();
+  cuda::NttTableMap map{.period = period, .skip_stride = skip.stride, .skip_width = skip.width,
+                        .skip_limit = skip.limit};
+  const auto found = runs(primes);
+  const cuda::NttPlan* plan = ntt.get();
+  if (!found) {
+    plan = &foreign_ntt_plan(primes);
+  } else if (found->size() == 1) {
+    map.first_table = (*found)[0].first_table;
+  } else if (found->size() == 2 && (*found)[1].first_table > (*found)[0].first_table + (*found)[0].count) {
+    map.first_table = (*found)[0].first_table;
+    map.split = (*found)[0].count;
+    map.shift = (*found)[1].first_table - (*found)[0].first_table - (*found)[0].count;
+  } else {
+    return false;
+  }
+  plan->forward_inner_product(data, map, batch * period, stream, inner_product);
+  return true;
+}
+
 void CudaBackend::State::ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
                                      const cuda::NttBatchLayout& layout) {
   transform<false>(data, primes, batch, nullptr, {}, layout);

@@ -94,6 +94,11 @@ struct CudaBackend::State {
                    const cuda::NttBatchLayout& layout = {});
   void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1,
                    const cuda::NttBatchLayout& layout = {});
+  // The forward NTT of a ModUp's `batch` digits at data (consecutive, over `primes`, each digit's own limbs named
+  // by skip) fused with the key-switch inner product (cuda::NttPlan::forward_inner_product): false, with nothing
+  // queued, when the primes need more than one launch (then transform and apply the inner product apart).
+  bool ntt_forward_inner_product(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
+                                 NttSkip skip, const cuda::detail::InnerProductLaunch& inner_product);
 
  private:
   // The runs of primes in the context's tables, or nothing when a prime is not the context's.

@@ -173,12 +173,11 @@ std::vector<ring::RnsPoly> batch_of(const CudaBackend::State& s, const ring::Rns
   return out;
 }
 
-}  // namespace
-
-ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const {
-  require_context(*this, context, "ModUp");
-  ckks::require_key_switch_input(context, y, level);
-  State& s = *state_;
+// ModUp's inverse NTT and every digit's conversion, in NTT form except that the limbs that the forward transform
+// makes are still in coefficient form (it runs next, alone or fused with the inner product). own_limbs: the
+// digits' own limbs (copied in NTT form from the input), which that transform skips.
+ckks::DecomposedPoly convert_digits(CudaBackend::State& s, const ckks::Context& context, const ring::RnsPoly& y,
+                                    int level, NttSkip& own_limbs) {
   const u32* in = device_words(y, s.device, "the polynomial to key-switch");
   // One inverse NTT of every limb serves all digits.
   DeviceWords coefficients(s.device, y.limb_count() * s.n, BufferInit::uninitialized);
@@ -187,8 +186,7 @@ ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const rin
   const auto& qp = context.qp_basis(level);
   // The digits in one allocation, so that one forward NTT (per pass) covers all of them.
   ckks::DecomposedPoly out{level, batch_of(s, qp, digits)};
-  // Every digit's conversion in one launch; the digit's own limbs are copied in NTT form from the input, and the
-  // forward transform below skips them.
+  // Every digit's conversion in one launch; the digit's own limbs are copied in NTT form from the input.
   std::vector<const cuda::ModUpPlan*> plans;
   std::vector<const u32*> sources, copies;
   std::vector<u32*> targets;
@@ -201,11 +199,106 @@ ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const rin
   }
   cuda::apply_mod_up_digits(plans, sources, targets, copies, s.stream);
   // Digit d's own limbs are Q_l's [d alpha, min((d + 1) alpha, l)) (digits are consecutive runs of alpha primes).
-  const NttSkip own_limbs{.stride = context.parameters().alpha(), .width = context.parameters().alpha(),
-                          .limit = y.limb_count()};
-  if (digits != 0)
-    s.ntt_forward(device_words(out.digits[0], s.device, "a ModUp digit"), qp->primes(), digits, nullptr, own_limbs);
+  own_limbs = NttSkip{.stride = context.parameters().alpha(), .width = context.parameters().alpha(),
+                      .limit = y.limb_count()};
   return out;
+}
+
+// The key's digits on the device, as the inner product reads them.
+struct KeyWords {
+  std::vector<const u32*> b, a;
+};
+KeyWords key_words(const CudaBackend::State& s, const ckks::SwitchingKey& key, std::size_t digits) {
+  KeyWords k;
+  for (std::size_t d = 0; d < digits; ++d) {
+    k.b.push_back(device_words(key.b(d), s.device, "the switching key"));
+    const ring::RnsPoly* a = key.stored_a(d);
+    require<UnsupportedError>(a != nullptr, "the CUDA backend needs switching keys uploaded expanded "
+                                            "(CudaBackend::upload expands seeded keys)");
+    k.a.push_back(device_words(*a, s.device, "the switching key"));
+  }
+  return k;
+}
+
+// ModDown of both inner-product sums in place (Q_l is the first part of Q_l u P), their transforms as one batch,
+// with the addends and optionally the rescale.
+std::array<ring::RnsPoly, 2> mod_down_sums(CudaBackend::State& s, const ckks::Context& context, int level,
+                                           std::vector<ring::RnsPoly>& sums,
+                                           std::array<const ring::RnsPoly*, 2> addends,
+                                           const ring::Rescaler* rescaler) {
+  u32* out0 = device_words(sums[0], s.device, "a key-switch sum");
+  u32* out1 = device_words(sums[1], s.device, "a key-switch sum");
+  const ring::ModDown& down = context.mod_down(level);
+  std::array<const u32*, 2> addend_words{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (addends[i] == nullptr) continue;
+    const ring::RnsPoly& a = *addends[i];
+    require<MismatchError>(a.form() == ring::PolyForm::ntt && a.basis() == down.kept(),
+                           "key switching: addend {} must be in NTT form over {}; it is in {} form over {}", i,
+                           ring::describe(down.kept()), ring::to_string(a.form()), ring::describe(a.basis()));
+    addend_words[i] = device_words(a, s.device, "a key-switch addend");
+  }
+  const std::size_t stride = static_cast<std::size_t>(out1 - out0);
+  if (rescaler != nullptr) {
+    require<MismatchError>(rescaler->basis() == down.kept(),
+                           "key switching with a rescale: the rescale is over {}, the key switch's result over {}",
+                           ring::describe(rescaler->basis()), ring::describe(down.kept()));
+    mod_down_rescale_ntt(s, down, *rescaler, out0, stride, addend_words);
+  } else {
+    mod_down_ntt(s, down, out0, out0, 2, stride, stride, addend_words);
+  }
+  const ring::RnsBasisPtr& result = rescaler != nullptr ? rescaler->kept_ptr() : down.kept_ptr();
+  std::array<ring::RnsPoly, 2> sum{std::move(sums[0]), std::move(sums[1])};
+  sum[0].drop_to(result);
+  sum[1].drop_to(result);
+  return sum;
+}
+
+std::vector<const u32*> digit_words(const CudaBackend::State& s, const ckks::DecomposedPoly& decomposed) {
+  std::vector<const u32*> words;
+  for (const ring::RnsPoly& digit : decomposed.digits) words.push_back(device_words(digit, s.device, "a ModUp digit"));
+  return words;
+}
+
+}  // namespace
+
+ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const {
+  require_context(*this, context, "ModUp");
+  ckks::require_key_switch_input(context, y, level);
+  State& s = *state_;
+  NttSkip own_limbs;
+  ckks::DecomposedPoly out = convert_digits(s, context, y, level, own_limbs);
+  if (!out.digits.empty())
+    s.ntt_forward(device_words(out.digits[0], s.device, "a ModUp digit"), context.qp_basis(level)->primes(),
+                  out.digits.size(), nullptr, own_limbs);
+  return out;
+}
+
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch(const ckks::Context& context, const ring::RnsPoly& y, int level,
+                                                     const ckks::SwitchingKey& key,
+                                                     std::array<const ring::RnsPoly*, 2> addends,
+                                                     const ring::Rescaler* rescaler) const {
+  require_context(*this, context, "key switching");
+  ckks::require_key_switch_input(context, y, level);
+  State& s = *state_;
+  NttSkip own_limbs;
+  ckks::DecomposedPoly decomposed = convert_digits(s, context, y, level, own_limbs);
+  ckks::require_key_switch_apply_inputs(context, decomposed, key, nullptr);
+  const std::size_t digits = decomposed.digits.size();
+  const KeyWords k = key_words(s, key, digits);
+  const std::vector<const u32*> words = digit_words(s, decomposed);
+  auto sums = batch_of(s, context.qp_basis(level), 2);
+  u32* out0 = device_words(sums[0], s.device, "a key-switch sum");
+  u32* out1 = device_words(sums[1], s.device, "a key-switch sum");
+  const cuda::KeySwitchInnerProductPlan& plan = s.inner_product_plan(level);
+  const cuda::detail::InnerProductLaunch ip = plan.launch_args(words, k.b, k.a, out0, out1, s.stream);
+  // ModUp's forward transform and the inner product in one: the extended digits never reach global memory.
+  u32* first_digit = const_cast<u32*>(words[0]);  // the digits are this function's own
+  if (!s.ntt_forward_inner_product(first_digit, context.qp_basis(level)->primes(), digits, own_limbs, ip)) {
+    s.ntt_forward(first_digit, context.qp_basis(level)->primes(), digits, nullptr, own_limbs);
+    plan.apply(words, k.b, k.a, out0, out1, s.stream);
+  }
+  return mod_down_sums(s, context, level, sums, addends, rescaler);
 }
 
 std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& context,
@@ -242,47 +335,13 @@ std::array<ring::RnsPoly, 2> CudaBackend::switch_keys(const ckks::Context& conte
   ckks::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   State& s = *state_;
   const int level = decomposed.level;
-  const std::size_t digits = context.digit_count(level);
-  const auto& qp = context.qp_basis(level);
-  std::vector<const u32*> digit_words, key_b, key_a;
-  for (std::size_t d = 0; d < digits; ++d) {
-    digit_words.push_back(device_words(decomposed.digits[d], s.device, "a ModUp digit"));
-    key_b.push_back(device_words(key.b(d), s.device, "the switching key"));
-    const ring::RnsPoly* a = key.stored_a(d);
-    require<UnsupportedError>(a != nullptr, "the CUDA backend needs switching keys uploaded expanded "
-                                            "(CudaBackend::upload expands seeded keys)");
-    key_a.push_back(device_words(*a, s.device, "the switching key"));
-  }
+  const KeyWords k = key_words(s, key, context.digit_count(level));
   const cuda::AutomorphismPlan* permutation = automorphism ? &s.automorphism_plan(*automorphism) : nullptr;
-  auto sums = batch_of(s, qp, 2);
+  auto sums = batch_of(s, context.qp_basis(level), 2);
   u32* out0 = device_words(sums[0], s.device, "a key-switch sum");
   u32* out1 = device_words(sums[1], s.device, "a key-switch sum");
-  s.inner_product_plan(level).apply(digit_words, key_b, key_a, out0, out1, s.stream, permutation);
-  // ModDown of both sums in place (Q_l is the first part of Q_l u P), their transforms as one batch.
-  const ring::ModDown& down = context.mod_down(level);
-  std::array<const u32*, 2> addend_words{};
-  for (std::size_t i = 0; i < 2; ++i) {
-    if (addends[i] == nullptr) continue;
-    const ring::RnsPoly& a = *addends[i];
-    require<MismatchError>(a.form() == ring::PolyForm::ntt && a.basis() == down.kept(),
-                           "key switching: addend {} must be in NTT form over {}; it is in {} form over {}", i,
-                           ring::describe(down.kept()), ring::to_string(a.form()), ring::describe(a.basis()));
-    addend_words[i] = device_words(a, s.device, "a key-switch addend");
-  }
-  const std::size_t stride = static_cast<std::size_t>(out1 - out0);
-  if (rescaler != nullptr) {
-    require<MismatchError>(rescaler->basis() == down.kept(),
-                           "key switching with a rescale: the rescale is over {}, the key switch's result over {}",
-                           ring::describe(rescaler->basis()), ring::describe(down.kept()));
-    mod_down_rescale_ntt(s, down, *rescaler, out0, stride, addend_words);
-  } else {
-    mod_down_ntt(s, down, out0, out0, 2, stride, stride, addend_words);
-  }
-  const ring::RnsBasisPtr& result = rescaler != nullptr ? rescaler->kept_ptr() : down.kept_ptr();
-  std::array<ring::RnsPoly, 2> sum{std::move(sums[0]), std::move(sums[1])};
-  sum[0].drop_to(result);
-  sum[1].drop_to(result);
-  return sum;
+  s.inner_product_plan(level).apply(digit_words(s, decomposed), k.b, k.a, out0, out1, s.stream, permutation);
+  return mod_down_sums(s, context, level, sums, addends, rescaler);
 }
 
 ring::RnsPoly CudaBackend::mod_down(const ring::ModDown& down, const ring::RnsPoly& y) const {

@@ -41,6 +41,17 @@ void KeySwitchInnerProductPlan::apply(std::span<const std::uint32_t* const> digi
                                       std::span<const std::uint32_t* const> key_a, std::uint32_t* out0,
                                       std::uint32_t* out1, const Stream& stream,
                                       const AutomorphismPlan* automorphism) const {
+  for (std::size_t d = 0; d < digits.size(); ++d)
+    require(digits[d] != nullptr, "key-switch inner product on a null device pointer (digit {})", d);
+  detail::launch_inner_product(launch_args(digits, key_b, key_a, out0, out1, stream, automorphism));
+}
+
+detail::InnerProductLaunch KeySwitchInnerProductPlan::launch_args(std::span<const std::uint32_t* const> digits,
+                                                                  std::span<const std::uint32_t* const> key_b,
+                                                                  std::span<const std::uint32_t* const> key_a,
+                                                                  std::uint32_t* out0, std::uint32_t* out1,
+                                                                  const Stream& stream,
+                                                                  const AutomorphismPlan* automorphism) const {
   const std::size_t count = digits.size();
   require(count <= detail::inner_product_max_digits && key_b.size() >= count && key_a.size() >= count,
           "key-switch inner product over {} digits with {} and {} key digits (at most {} digits)", count,
@@ -51,8 +62,8 @@ void KeySwitchInnerProductPlan::apply(std::span<const std::uint32_t* const> digi
           n_);
   detail::InnerProductLaunch args;
   for (std::size_t d = 0; d < count; ++d) {
-    require(digits[d] != nullptr && key_b[d] != nullptr && key_a[d] != nullptr,
-            "key-switch inner product on a null device pointer (digit {})", d);
+    require(key_b[d] != nullptr && key_a[d] != nullptr, "key-switch inner product on a null key pointer (digit {})",
+            d);
     args.digits[d] = digits[d];
     args.key_b[d] = key_b[d];
     args.key_a[d] = key_a[d];
@@ -67,7 +78,7 @@ void KeySwitchInnerProductPlan::apply(std::span<const std::uint32_t* const> digi
   args.limbs = limbs_;
   args.log_degree = log_n_;
   args.stream = stream.native_handle();
-  detail::launch_inner_product(args);
+  return args;
 }
 
 }  // namespace cerium::cuda

@@ -4,6 +4,7 @@
 
 #include "cerium/backend/cuda/ntt.hpp"
 #include "cerium/backend/cuda/ntt_launch.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/math/modarith.hpp"
 #include "cerium/math/ntt_row_twist.hpp"
@@ -184,6 +185,23 @@ void NttPlan::forward(std::uint32_t* device_data, const NttTableMap& map, std::s
             "an NTT finish needs its minuend, output and scale on the device");
     launch.finish = finish;
   }
+  detail::launch_ntt_forward(launch);
+}
+
+void NttPlan::forward_inner_product(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
+                                    const Stream& stream, const detail::InnerProductLaunch& inner_product,
+                                    const NttBatchLayout& layout) const {
+  const std::size_t digits = inner_product.digit_count;
+  require(digits >= 1 && digits <= 4 && map.period != 0 && limbs == digits * map.period,
+          "an NTT fused with the key-switch inner product takes 1 to 4 digits of period limbs each; got {} limbs "
+          "of period {} for {} digits",
+          limbs, map.period, digits);
+  require(inner_product.limbs == map.period && inner_product.log_degree == log_n_,
+          "the key-switch inner product is over {} limbs of N = 2^{}, the NTT batch over {} limbs of N = 2^{}",
+          inner_product.limbs, inner_product.log_degree, map.period, log_n_);
+  require(inner_product.permutation == nullptr, "an NTT fused with the inner product applies no automorphism");
+  auto launch = batch_launch(device_data, map, limbs, true, stream, layout);
+  launch.inner_product = &inner_product;
   detail::launch_ntt_forward(launch);
 }
 

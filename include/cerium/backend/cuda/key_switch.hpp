@@ -10,6 +10,7 @@
 
 #include "cerium/backend/cuda/automorphism.hpp"
 #include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/ring/rns_basis.hpp"
 
@@ -38,6 +39,13 @@ class KeySwitchInnerProductPlan {
   void apply(std::span<const std::uint32_t* const> digits, std::span<const std::uint32_t* const> key_b,
              std::span<const std::uint32_t* const> key_a, std::uint32_t* out0, std::uint32_t* out1,
              const Stream& stream, const AutomorphismPlan* automorphism = nullptr) const;
+  // The launch that apply() makes, checked the same way: for a kernel that forms the digits itself and sums them
+  // as it goes (NttPlan::forward_inner_product; the digit pointers may then be null).
+  detail::InnerProductLaunch launch_args(std::span<const std::uint32_t* const> digits,
+                                         std::span<const std::uint32_t* const> key_b,
+                                         std::span<const std::uint32_t* const> key_a, std::uint32_t* out0,
+                                         std::uint32_t* out1, const Stream& stream,
+                                         const AutomorphismPlan* automorphism = nullptr) const;
 
  private:
   std::size_t n_ = 0;

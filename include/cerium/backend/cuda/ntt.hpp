@@ -66,6 +66,13 @@ class NttPlan {
                const detail::NttFinish* finish = nullptr, const NttBatchLayout& layout = {}) const;
   void inverse(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs, const Stream& stream,
                const NttBatchLayout& layout = {}) const;
+  // The forward transform of a ModUp's digits (one per map.period, consecutive unless layout says otherwise,
+  // map's skip range naming each digit's own limbs) whose last pass sums them with the key instead of storing
+  // them: inner_product's out0 / out1 receive the inner product (detail::NttLaunch::inner_product), device_data
+  // keeps the first pass's output. At most 4 digits, limbs = digits x period.
+  void forward_inner_product(std::uint32_t* device_data, const NttTableMap& map, std::size_t limbs,
+                             const Stream& stream, const detail::InnerProductLaunch& inner_product,
+                             const NttBatchLayout& layout = {}) const;
 
  private:
   void check_range(std::size_t first_table, std::size_t limbs) const;

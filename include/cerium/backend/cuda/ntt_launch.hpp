@@ -7,6 +7,8 @@
 
 namespace cerium::cuda::detail {
 
+struct InnerProductLaunch;  // primitives_launch.hpp
+
 inline constexpr int ntt_min_log_degree = 10;
 inline constexpr int ntt_max_log_degree = 17;
 // Up to 2^13 words a limb is one block's tile (one pass); above, the transform makes a column pass and a row
@@ -73,6 +75,11 @@ struct NttLaunch {
   std::size_t source_stride = 0;
   void* stream = nullptr;                      // cudaStream_t
   const NttFinish* finish = nullptr;           // forward only: the last pass's epilogue (see NttFinish)
+  // Forward only, instead of storing: the last pass multiplies the batch's polynomials (the digits of a ModUp, one
+  // per period, inner_product->digit_count of them, at most 4) by their key digits and writes the two sums to
+  // inner_product->out0 / out1, as launch_inner_product would from the stored transforms (its digits and
+  // permutation unused). Skipped limbs enter the sums as they are. data keeps the first pass's output.
+  const InnerProductLaunch* inner_product = nullptr;
 };
 
 // Forward (Cooley-Tukey) and inverse (Gentleman-Sande, N^{-1} folded in) over all limbs, one launch per pass.
