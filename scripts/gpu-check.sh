@@ -8,7 +8,8 @@
 #
 # Environment: OUT, CERIUM_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S (default 480: the optional
 # sanitizers are skipped past it, and every step is cut short so that the whole script ends near it),
-# GPU_CHECK_QUICK=1 (only the GPU test suite and the GPU benchmarks: for iterating on kernels),
+# GPU_CHECK_QUICK=1 (only the GPU test suite and the GPU benchmarks: for iterating on kernels), GPU_CHECK_SANITIZE
+# (quick mode: 1 runs memcheck on the [quick] tests, full every sanitizer on the GPU tests as a full run does),
 # GPU_CHECK_CTEST=0 (skip the CPU suites' ctest run: CI runs them), GPU_CHECK_CPU_BENCH=0 (skip the CPU benchmarks),
 # GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
@@ -161,6 +162,9 @@ sanitize() {  # TOOL FILTER
 }
 have_sanitizer=0
 [[ -x $test_bin ]] && command -v compute-sanitizer >/dev/null 2>&1 && ((!quick)) && have_sanitizer=1
+# GPU_CHECK_SANITIZE=full: the full sanitizer set below in quick mode too (a quick build, every sanitizer).
+[[ -x $test_bin ]] && command -v compute-sanitizer >/dev/null 2>&1 && [[ ${GPU_CHECK_SANITIZE:-0} == full ]] &&
+  have_sanitizer=1
 # memcheck on every GPU test but those that provoke refused calls on purpose (the sanitizer reports those) and
 # the large-ring evaluator comparisons and bootstraps (minutes under the sanitizer; smaller rings run the same
 # code). In quick mode, GPU_CHECK_SANITIZE=1 runs memcheck on the [quick] subset only.
