@@ -5,8 +5,8 @@
 // stages its own y_i in shared memory (a column per thread, so no barrier is needed), then produces a run of
 // targets from them; the grid's y dimension splits the targets so that enough blocks run, each recomputing the
 // y_i from the few source limbs (L2-resident for ModUp's alpha and ModDown's |P| primes). Sums of products are
-// accumulated exactly (64-bit partial sums of 4 products in a 128-bit math::WideAccumulator) and reduced once,
-// as the CPU does, so the words are the CPU's. ModUp's copies of the digit limbs and ModDown's subtract-and-scale
+// accumulated exactly (64-bit partial sums of 4 products in a 128-bit math::WideAccumulator, or one 64-bit sum
+// where a block's bounds show it fits) and reduced once, as the CPU does, so the words are the CPU's. ModUp's copies of the digit limbs and ModDown's subtract-and-scale
 // are fused into the same kernel (the source load and the epilogue), so neither costs another pass.
 
 #include <cuda_runtime.h>

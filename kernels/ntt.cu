@@ -26,6 +26,10 @@
 // latency. A forward row-pass thread runs 616 instructions, 308 of them its 44 butterflies; the next levers are
 // the rest (addresses, twiddle loads) and one pass at 2^16 (thread-block clusters sharing the limb).
 //
+// ModUp's forward transform can end in the key-switch inner product instead of a store (NttLaunch::inner_product,
+// ntt_inner_product_kernel): 54.5 us for 3 digits of 54 limbs, against 29.3 us for the row pass plus 37.2 us for
+// the separate inner product (N = 2^16, 40 limbs, dnum 3).
+//
 // Tile-local stage s (0-based) pairs tile positions p and p + 2^(LT-1-s), with twiddle index
 // (root << s) + (p >> (LT - s)): root is 1 for a column tile and for a whole-limb tile, and
 // 2^(log2(N) - 11) + row for row `row` (that is m + i of the CPU loop, m = 2^(global stage), i = j / 2t).
