@@ -293,7 +293,7 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch(const ckks::Context& contex
   const cuda::KeySwitchInnerProductPlan& plan = s.inner_product_plan(level);
   const cuda::detail::InnerProductLaunch ip = plan.launch_args(words, k.b, k.a, out0, out1, s.stream);
   // ModUp's forward transform and the inner product in one: the extended digits never reach global memory.
-  u32* first_digit = const_cast<u32*>(words[0]);  // the digits are this function's own
+  u32* first_digit = device_words(decomposed.digits[0], s.device, "a ModUp digit");
   if (!s.ntt_forward_inner_product(first_digit, context.qp_basis(level)->primes(), digits, own_limbs, ip)) {
     s.ntt_forward(first_digit, context.qp_basis(level)->primes(), digits, nullptr, own_limbs);
     plan.apply(words, k.b, k.a, out0, out1, s.stream);
