@@ -11,7 +11,8 @@
 # GPU_CHECK_QUICK=1 (only the GPU test suite and the GPU benchmarks: for iterating on kernels), GPU_CHECK_SANITIZE
 # (quick mode: 1 runs memcheck on the [quick] tests, full every sanitizer on the GPU tests as a full run does),
 # GPU_CHECK_CTEST=0 (skip the CPU suites' ctest run: CI runs them), GPU_CHECK_CPU_BENCH=0 (skip the CPU benchmarks),
-# GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec).
+# GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec),
+# GPU_MEMCHECK_FILTER and GPU_SANITIZE_FILTER (the tests memcheck, and racecheck, initcheck and synccheck, cover).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
 # of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
 set -uo pipefail
@@ -168,7 +169,7 @@ have_sanitizer=0
 # memcheck on every GPU test but those that provoke refused calls on purpose (the sanitizer reports those) and
 # the large-ring evaluator comparisons and bootstraps (minutes under the sanitizer; smaller rings run the same
 # code). In quick mode, GPU_CHECK_SANITIZE=1 runs memcheck on the [quick] subset only.
-((have_sanitizer)) && { sanitize memcheck '[gpu]~[errors]~[large]~[bootstrap]' || true; }
+((have_sanitizer)) && { sanitize memcheck "${GPU_MEMCHECK_FILTER:-[gpu]~[errors]~[large]~[bootstrap]}" || true; }
 if ((quick)) && [[ ${GPU_CHECK_SANITIZE:-0} == 1 && -x $test_bin ]] && command -v compute-sanitizer >/dev/null; then
   sanitize memcheck '[quick]' || true
 fi
