@@ -503,10 +503,12 @@ __device__ __forceinline__ void run_inner_product(u32* tile, const KernelArgs& a
 // waits on its key loads, and more warps in flight beat the spill (multiply_rescale 250.8 -> 247.9 us, relinearize
 // 229.0 -> 224.8 us at N = 2^16, 40 limbs, dnum 3, H200).
 template <class T>
-inline constexpr int kInnerProductMinBlocks = (1 << (T::kLog - kLogValues)) >= 1024 ? 1 : 1024 >> (T::kLog - kLogValues);
+inline constexpr int kTileThreads = 1 << (T::kLog - kLogValues);
+template <class T>
+inline constexpr int kInnerProductMinBlocks = kTileThreads<T> >= 1024 ? 1 : 1024 / kTileThreads<T>;
 
 template <class T, int Digits>
-__global__ void __launch_bounds__(1 << (T::kLog - kLogValues), kInnerProductMinBlocks<T>)
+__global__ void __launch_bounds__(kTileThreads<T>, kInnerProductMinBlocks<T>)
     ntt_inner_product_kernel(KernelArgs args, InnerProductLaunch ip) {
   static_assert(Digits >= 1 && Digits <= 4, "four products below 2^62 each fit 64 bits");
   __shared__ __align__(16) u32 tile[kPaddedTileWords<T::kLog>];
