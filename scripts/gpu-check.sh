@@ -193,7 +193,7 @@ if [[ -x $cpu_bench ]] && ((!quick)) && [[ ${GPU_CHECK_CPU_BENCH:-1} == 1 ]]; th
 fi
 
 # --- the slower sanitizers, while time remains ---------------------------------------------------------------
-# (the same subset as memcheck; GPU_SANITIZE_FILTER narrows it, e.g. to '[quick]')
+# (by default memcheck's subset; GPU_SANITIZE_FILTER chooses another, e.g. '[quick]')
 if ((have_sanitizer)); then
   for tool in racecheck initcheck synccheck; do
     sanitize "$tool" "${GPU_SANITIZE_FILTER:-[gpu]~[errors]~[large]~[bootstrap]}" || true
