@@ -1,8 +1,18 @@
 # cerium_add_layer(<name> [DEPENDS targets...]): one library per layer of include/cerium/<name>, compiled from
-# src/<name>/*.cpp. A layer with no sources yet is an INTERFACE (header-only) target.
+# src/<name>/*.cpp, linked only to the layers below it (scripts/check-layers.sh holds the order). A layer's
+# instantiations for the CUDA backend live in src/<name>/cuda/ and are compiled, and cerium_cuda linked, only when
+# the CUDA backend is built. A layer with no sources is an INTERFACE (header-only) target.
 function(cerium_add_layer name)
   cmake_parse_arguments(ARG "" "" "DEPENDS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
+  file(GLOB_RECURSE cuda_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/cuda/*.cpp)
+  if(cuda_sources)
+    if(CERIUM_HAS_CUDA)
+      list(APPEND ARG_DEPENDS cerium_cuda)
+    else()
+      list(REMOVE_ITEM sources ${cuda_sources})
+    endif()
+  endif()
   set(target cerium_${name})
   if(sources)
     add_library(${target} STATIC ${sources})

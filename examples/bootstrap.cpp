@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "cerium/ckks/bootstrap/bootstrapper.hpp"
+#include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/decryptor.hpp"
 #include "cerium/ckks/encoder.hpp"
@@ -31,11 +31,12 @@
 #include "cerium/ckks/key_generator.hpp"
 #if CERIUM_HAS_CUDA
 #include "cerium/backend/cuda/device.hpp"
-#include "cerium/backend/cuda_bootstrapper.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
 #endif
 
 using namespace cerium;
 using namespace cerium::ckks;
+using namespace cerium::boot;
 
 namespace {
 

@@ -1,8 +1,8 @@
-// A baby-step giant-step matrix-vector product written with the eDSL: y = M x for a 64 x 64 matrix over 64
-// slots, as y = sum_j rot( sum_i rot(x, i) * rot(diag_{jg+i}, -jg), jg ) with g = 8 (diag_k's slot i holds
-// M[i][(i + k) mod 64]). The planner hoists the 7 baby-step rotations of x onto one ModUp and reuses them for
-// all 8 giant steps, and each inner sum of 8 plaintext products is one fused pass per polynomial. Prints the plan,
-// then precision and time against the unfused plan and the eager evaluator doing the same.
+// An encrypted matrix-vector product y = M x with circuits::LinearTransform: M (64 x 64, random) in diagonal form,
+// evaluated baby-step giant-step (the babies' rotations share one ModUp, each giant's products are one fused pass
+// per polynomial, one rescale). Prints the plan, the precision against the plaintext product and the time, next to
+// the diagonal method without giant steps (every diagonal a hoisted rotation), and checks that both give the words
+// of the eager evaluator sequence they stand for.
 // Toy parameters (N = 2^12, not secure): an example of the API, not a benchmark.
 
 #include <fmt/format.h>
@@ -14,49 +14,23 @@
 #include <cstdint>
 #include <memory>
 #include <random>
-#include <utility>
+#include <span>
 #include <vector>
 
+#include "cerium/circuits/linear_transform.hpp"
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/decryptor.hpp"
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/ckks/key_generator.hpp"
-#include "cerium/expr/expr.hpp"
-#include "cerium/plan/eval.hpp"
-#include "cerium/plan/explain.hpp"
 
 using namespace cerium;
 using namespace cerium::ckks;
 
 namespace {
 
-constexpr std::size_t kSlots = 64, kBaby = 8, kGiant = 8;
-
-template <std::size_t I>
-auto baby(const expr::CipherLeaf& x) {
-  if constexpr (I == 0) {
-    return x;
-  } else {
-    return rotate(x, static_cast<std::int64_t>(I));
-  }
-}
-
-template <std::size_t J, std::size_t... I>
-auto giant(const expr::CipherLeaf& x, const std::vector<expr::PlainLeaf>& diagonals, std::index_sequence<I...>) {
-  auto sum = (... + (baby<I>(x) * diagonals[J * kBaby + I]));
-  if constexpr (J == 0) {
-    return sum;
-  } else {
-    return rotate(std::move(sum), static_cast<std::int64_t>(J * kBaby));
-  }
-}
-
-template <std::size_t... J>
-auto matvec(const expr::CipherLeaf& x, const std::vector<expr::PlainLeaf>& diagonals, std::index_sequence<J...>) {
-  return rescale((... + giant<J>(x, diagonals, std::make_index_sequence<kBaby>{})));
-}
+constexpr std::size_t kSlots = 64;
 
 template <class F>
 double milliseconds(F&& f) {
@@ -65,20 +39,46 @@ double milliseconds(F&& f) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The eager sequence a transform stands for: babies hoisted, per giant the products by the pre-rotated diagonals
+// summed, the giant's rotation, the giants summed, one rescale.
+Ciphertext eager(const Evaluator& ev, const Encoder& encoder, const circuits::LinearTransform<>& lt,
+                 const Ciphertext& x) {
+  const auto& plan = lt.plan();
+  const std::vector<Ciphertext> babies = ev.rotate_hoisted(ev.level_down(x, lt.level()), plan.babies);
+  Ciphertext total;
+  for (const auto& [giant, giant_babies] : plan.giants) {
+    Ciphertext inner;
+    for (const auto baby : giant_babies) {
+      const auto at = std::find(plan.babies.begin(), plan.babies.end(), baby) - plan.babies.begin();
+      const auto diagonal = circuits::bsgs_diagonal(*lt.matrix(), giant, baby);
+      const Plaintext pt = encoder.encode(std::span<const std::complex<double>>(diagonal),
+                                          {.level = lt.level(), .scale = lt.config().plaintext_scale, .slots = kSlots});
+      Ciphertext term = ev.multiply(babies[static_cast<std::size_t>(at)], pt);
+      if (inner.empty()) inner = std::move(term); else ev.add_inplace(inner, term);
+    }
+    if (giant != 0) inner = ev.rotate(inner, giant);
+    if (total.empty()) total = std::move(inner); else ev.add_inplace(total, inner);
+  }
+  ev.rescale_inplace(total);
+  return total;
+}
+
+bool same_words(const Ciphertext& a, const Ciphertext& b) {
+  bool same = a.size() == b.size() && a.level() == b.level() && a.scale() == b.scale();
+  for (std::size_t i = 0; same && i < a.size(); ++i) same = a.part(i) == b.part(i);
+  return same;
+}
+
 }  // namespace
 
 int main() {
   const ContextPtr context = Context::create(CkksConfig{
       .log_n = 12, .levels = 3, .level_width = 2, .level_prime_bits = 28, .dnum = 2, .insecure_opt_out = true});
-  KeyGenerator keygen(context);
-  std::vector<std::int64_t> steps;
-  for (std::size_t i = 1; i < kBaby; ++i) steps.push_back(static_cast<std::int64_t>(i));
-  for (std::size_t j = 1; j < kGiant; ++j) steps.push_back(static_cast<std::int64_t>(j * kBaby));
-  Evaluator evaluator(context);
-  evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(keygen.galois_keys(steps)));
   const Encoder encoder(context);
+  KeyGenerator keygen(context);
   const Encryptor encryptor(keygen.public_key());
   const Decryptor decryptor(keygen.secret_key());
+  Evaluator evaluator(context);
 
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
@@ -87,62 +87,15 @@ int main() {
     for (auto& v : row) v = dist(rng);
   std::vector<double> x(kSlots);
   for (auto& v : x) v = dist(rng);
-  const EncodeOptions sparse{.slots = kSlots};
-  const Ciphertext cx = encryptor.encrypt(encoder.encode(x, sparse));
 
-  std::vector<Plaintext> diagonals;
-  for (std::size_t k = 0; k < kSlots; ++k) {
-    const std::size_t shift = k / kBaby * kBaby;  // pre-rotated by -jg for its giant step
-    std::vector<double> diag(kSlots);
-    for (std::size_t i = 0; i < kSlots; ++i) {
-      const std::size_t row = (i + kSlots - shift) % kSlots;
-      diag[i] = m[row][(row + k) % kSlots];
-    }
-    diagonals.push_back(encoder.encode(diag, sparse));
-  }
-  std::vector<expr::PlainLeaf> leaves;
-  for (const auto& d : diagonals) leaves.push_back(lift(d));
-
-  auto y = matvec(lift(cx), leaves, std::make_index_sequence<kGiant>{});
-  fmt::print("BSGS {}x{} matrix-vector product, {}\n\n{}\n", kSlots, kSlots, context->parameters().describe(),
-             explain(y));
-
-  Ciphertext fused, unfused, eager;
-  const double fused_ms = milliseconds([&] { fused = eval(y, EvalContext{evaluator}); });
-  const double unfused_ms =
-      milliseconds([&] { unfused = eval(y, EvalContext{evaluator}, PlanOptions{.fuse_sums = false}); });
-  const double eager_ms = milliseconds([&] {  // the textbook eager loop: every rotation its own ModUp
-    Ciphertext total;
-    for (std::size_t j = 0; j < kGiant; ++j) {
-      Ciphertext acc;
-      for (std::size_t i = 0; i < kBaby; ++i) {
-        Ciphertext term = i == 0 ? cx.clone() : evaluator.rotate(cx, static_cast<std::int64_t>(i));
-        evaluator.multiply_inplace(term, diagonals[j * kBaby + i]);
-        if (i == 0) acc = std::move(term); else evaluator.add_inplace(acc, term);
-      }
-      if (j > 0) acc = evaluator.rotate(acc, static_cast<std::int64_t>(j * kBaby));
-      if (j == 0) total = std::move(acc); else evaluator.add_inplace(total, acc);
-    }
-    evaluator.rescale_inplace(total);
-    eager = std::move(total);
-  });
-
-  Ciphertext eager_once;
-  const double eager_once_ms = milliseconds([&] {  // eager, baby steps rotated once (one ModUp each)
-    std::vector<Ciphertext> babies;
-    babies.push_back(cx.clone());
-    for (std::size_t i = 1; i < kBaby; ++i) babies.push_back(evaluator.rotate(cx, static_cast<std::int64_t>(i)));
-    Ciphertext total;
-    for (std::size_t j = 0; j < kGiant; ++j) {
-      Ciphertext acc = evaluator.multiply(babies[0], diagonals[j * kBaby]);
-      for (std::size_t i = 1; i < kBaby; ++i)
-        evaluator.add_inplace(acc, evaluator.multiply(babies[i], diagonals[j * kBaby + i]));
-      if (j > 0) acc = evaluator.rotate(acc, static_cast<std::int64_t>(j * kBaby));
-      if (j == 0) total = std::move(acc); else evaluator.add_inplace(total, acc);
-    }
-    evaluator.rescale_inplace(total);
-    eager_once = std::move(total);
-  });
+  const auto matrix = circuits::DiagonalMatrix::from_dense(m);
+  const circuits::LinearTransform<> bsgs(evaluator, matrix, {.level = 3});
+  const circuits::LinearTransform<> diagonal(evaluator, matrix, {.level = 3, .bsgs = {.stride = kSlots}});
+  // Keys for exactly the steps the two transforms use.
+  std::vector<std::int64_t> steps = bsgs.rotation_steps();
+  for (const auto s : diagonal.rotation_steps()) steps.push_back(s);
+  evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(keygen.galois_keys(steps)));
+  const Ciphertext cx = encryptor.encrypt(encoder.encode(x, EncodeOptions{.slots = kSlots}));
 
   const auto precision = [&](const Ciphertext& ct) {
     const auto out = encoder.decode(decryptor.decrypt(ct));
@@ -154,21 +107,19 @@ int main() {
     }
     return -std::log2(worst);
   };
-  const auto same_words = [](const Ciphertext& a, const Ciphertext& b) {
-    bool same = a.size() == b.size() && a.level() == b.level() && a.scale() == b.scale();
-    for (std::size_t i = 0; same && i < a.size(); ++i) same = a.part(i) == b.part(i);
-    return same;
-  };
-  const bool same = same_words(fused, eager) && same_words(fused, eager_once) && same_words(fused, unfused);
-  const auto fused_stats = plan_stats(y), unfused_stats = plan_stats(y, PlanOptions{.fuse_sums = false});
-  fmt::print("eval (planned):  {:7.2f} ms, precision {:.1f} bits, {} elementwise passes\n", fused_ms,
-             precision(fused), fused_stats.elementwise_passes);
-  fmt::print("eval, unfused:   {:7.2f} ms, precision {:.1f} bits, {} elementwise passes (fuse_sums off)\n",
-             unfused_ms, precision(unfused), unfused_stats.elementwise_passes);
-  fmt::print("eager, textbook: {:7.2f} ms, precision {:.1f} bits (baby steps redone per giant step)\n", eager_ms,
-             precision(eager));
-  fmt::print("eager, babies once: {:4.2f} ms, precision {:.1f} bits (one ModUp per rotation)\n", eager_once_ms,
-             precision(eager_once));
-  fmt::print("same words (planned vs both eager): {}\n", same ? "yes" : "no");
-  return same ? 0 : 1;
+
+  fmt::print("{}x{} matrix-vector product, {}\n\n", kSlots, kSlots, context->parameters().describe());
+  bool all_same = true;
+  for (const auto* lt : {&bsgs, &diagonal}) {
+    const auto& plan = lt->plan();
+    Ciphertext y;
+    const double ms = milliseconds([&] { y = lt->apply(evaluator, cx); });
+    const bool same = same_words(y, eager(evaluator, encoder, *lt, cx));
+    all_same = all_same && same;
+    fmt::print("{:<9} stride {:>2}: {:>2} baby + {:>2} giant rotations ({} key switches), {:6.2f} ms, precision "
+               "{:.1f} bits, eager words: {}\n",
+               lt == &bsgs ? "BSGS" : "diagonal", plan.stride, plan.babies.size() - 1,
+               plan.rotations() - (plan.babies.size() - 1), plan.rotations(), ms, precision(y), same ? "same" : "DIFFER");
+  }
+  return all_same ? 0 : 1;
 }

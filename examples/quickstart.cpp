@@ -22,7 +22,7 @@
 #include "cerium/ckks/key_generator.hpp"
 #if CERIUM_HAS_CUDA
 #include "cerium/backend/cuda/device.hpp"
-#include "cerium/backend/cuda_evaluator.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
 #endif
 
 using namespace cerium::ckks;

@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "cerium/ckks/bootstrap/bootstrapper.hpp"
+#include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/decryptor.hpp"
 #include "cerium/ckks/encoder.hpp"
@@ -24,6 +24,7 @@
 namespace {
 
 using namespace cerium::ckks;
+using namespace cerium::boot;
 
 struct BootSetup {
   ContextPtr context;

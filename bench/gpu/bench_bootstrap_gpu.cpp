@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "cerium/backend/cuda_bootstrap_graph.hpp"
+#include "cerium/boot/cuda_bootstrap_graph.hpp"
 #include "cerium/backend/cuda/memory.hpp"
 #include "cerium/backend/cuda/timer.hpp"
-#include "cerium/backend/cuda_bootstrapper.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/decryptor.hpp"
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
@@ -29,6 +29,7 @@ namespace {
 
 using namespace cerium;
 using namespace cerium::ckks;
+using namespace cerium::boot;
 
 void BM_bootstrap_n16_gpu(benchmark::State& state) {
   const auto context = Context::create(presets::bootstrappable_n16());

@@ -19,7 +19,7 @@
 
 #include "cerium/backend/cuda/memory.hpp"
 #include "cerium/backend/cuda/timer.hpp"
-#include "cerium/backend/cuda_evaluator.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"

@@ -9,14 +9,15 @@
 #include <random>
 #include <utility>
 
-#include "cerium/backend/cuda_bootstrap_graph.hpp"
-#include "cerium/backend/cuda_bootstrapper.hpp"
+#include "cerium/boot/cuda_bootstrap_graph.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
 #include "gpu_test_support.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 
 namespace {
 
 using namespace evaluator_test;
+using namespace cerium::boot;
 
 // Mean and worst-slot precision in bits of decoded against want.
 std::pair<double, double> mean_and_worst_bits(const Values& decoded, const Values& want) {

@@ -11,7 +11,7 @@
 
 #include "cerium/backend/cuda/graph.hpp"
 #include "cerium/backend/cuda/memory.hpp"
-#include "cerium/backend/cuda_evaluator.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
 #include "gpu_test_support.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 

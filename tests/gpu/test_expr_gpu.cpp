@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "cerium/backend/cuda_evaluator.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
 #include "cerium/expr/expr.hpp"
 #include "cerium/plan/eval.hpp"
 #include "cerium/plan/explain.hpp"

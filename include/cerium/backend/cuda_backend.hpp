@@ -18,11 +18,9 @@
 #include <span>
 
 #include "cerium/backend/backend.hpp"
-#include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/key_switch.hpp"
 #include "cerium/ckks/keys.hpp"
-#include "cerium/ckks/plaintext.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"

@@ -23,7 +23,7 @@
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/ckks/scale.hpp"
-#include "cerium/plan/scaled_constant.hpp"
+#include "cerium/circuits/scaled_constant.hpp"
 #include "cerium/plan/terms.hpp"
 #include "cerium/ring/rns_poly.hpp"
 
@@ -61,7 +61,7 @@ bool product_allowed(const ckks::BasicEvaluator<B>& ev, const Term<ckks::Ciphert
   if (t.kind == Kind::scalar_product && t.constant != nullptr && (level < 1 || t.constant->value.imag() != 0))
     return false;  // complex constants are not a scalar per limb: the eager sequence multiplies them
   if (t.kind == Kind::scalar_product && t.integer != nullptr) return true;  // the scale is unchanged
-  return scale_fits(ev, scale, level);
+  return circuits::scale_fits(ev, scale, level);
 }
 
 // The scalar per limb of a constant or integer product, negated when the term is subtracted.

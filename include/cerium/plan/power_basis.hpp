@@ -20,13 +20,14 @@
 #include <vector>
 
 #include "cerium/backend/backend.hpp"
+#include "cerium/circuits/scale_chain.hpp"
+#include "cerium/circuits/scaled_constant.hpp"
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/expr/polynomial.hpp"
 #include "cerium/plan/fused_sum.hpp"
-#include "cerium/plan/scaled_constant.hpp"
 #include "cerium/plan/terms.hpp"
 
 namespace cerium::plan {
@@ -36,14 +37,10 @@ class PowerBasis {
  public:
   // lazy: see above; otherwise every power is relinearized (the eager form).
   PowerBasis(const ckks::BasicEvaluator<B>& evaluator, const ckks::Ciphertext& x, bool lazy = false)
-      : ev_(evaluator), lazy_(lazy) {
-    top_ = x.level();
-    chain_.assign(static_cast<std::size_t>(top_) + 1, 0.0);
-    chain_[static_cast<std::size_t>(top_)] = x.scale();
-    for (int l = top_; l >= 1; --l) {
-      const double s = chain_[static_cast<std::size_t>(l)];
-      chain_[static_cast<std::size_t>(l) - 1] = s * s / ev_.level_prime_product(l);
-    }
+      : ev_(evaluator),
+        lazy_(lazy),
+        top_(x.level()),
+        chain_(circuits::ScaleChain::descending(evaluator, x.level(), x.scale())) {
     powers_.resize(2);
     powers_[1] = x.clone();
   }
@@ -115,22 +112,8 @@ class PowerBasis {
   // The level of the deepest power of a polynomial of this degree: where its terms are summed.
   int sum_level(std::size_t degree) const { return top_ - static_cast<int>(std::bit_width(degree - 1)); }
 
-  // Onto the chain at `level`: dropping limbs when the scale is already the chain's, else from one level above
-  // with adjust_scale (the level it spends is one the target is below anyway).
-  void bring_to(ckks::Ciphertext& a, int level) const {
-    const double target = chain_.at(static_cast<std::size_t>(level));
-    if (ckks::scales_match(a.scale(), target)) {
-      ev_.level_down_inplace(a, level);
-      return;
-    }
-    require<LevelError>(a.level() > level,
-                        "polynomial: a power at level {} has scale {} off the chain's {}; start from a ciphertext "
-                        "whose scale is the chain's at its level",
-                        level, ckks::format_scale(a.scale()), ckks::format_scale(target));
-    ev_.level_down_inplace(a, level + 1);
-    ev_.adjust_scale_inplace(a, target);
-  }
-
+  // Onto the chain at `level` (circuits::ScaleChain::bring_to).
+  void bring_to(ckks::Ciphertext& a, int level) const { chain_.bring_to(ev_, a, level); }
 
  private:
   // Whether x^k enters the sum as a 3-part tensor term (lazy, and no other power is made from it).
@@ -145,33 +128,23 @@ class PowerBasis {
     bring_to(y, level + 1);
     ckks::Ciphertext x = power(a).clone();
     ev_.level_down_inplace(x, level);
-    const double target = chain_.at(static_cast<std::size_t>(level)) * ev_.level_prime_product(level);
+    const double target = chain_.at(level) * ev_.level_prime_product(level);
     const double encoding = target * ev_.level_prime_product(level + 1) / (x.scale() * y.scale());
-    multiply_constant_at_scale(ev_, y, c, encoding);
+    circuits::multiply_constant_at_scale(ev_, y, c, encoding);
     ev_.rescale_inplace(y);
     return {std::move(x), std::move(y)};
   }
 
+  // Relinearized and rescaled on the chain (circuits::ScaleChain::multiply).
   ckks::Ciphertext multiply_on_chain(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
-    const int level = std::min(a.level(), b.level());
-    ckks::Ciphertext x = a.clone();
-    bring_to(x, level);
-    if (&a == &b) {
-      ev_.multiply_no_relin_inplace(x, x);
-    } else {
-      ckks::Ciphertext y = b.clone();
-      bring_to(y, level);
-      ev_.multiply_no_relin_inplace(x, y);
-    }
-    ev_.relinearize_rescale_inplace(x);  // Delta_l^2 / P_l = Delta_(l-1)
-    return x;
+    return chain_.multiply(ev_, a, b);
   }
 
   const ckks::BasicEvaluator<B>& ev_;
   bool lazy_ = false;
   std::size_t degree_ = 0;  // of the polynomial being evaluated: which powers are factors of others
   int top_ = 0;
-  std::vector<double> chain_;
+  circuits::ScaleChain chain_;
   std::vector<std::optional<ckks::Ciphertext>> powers_;
 };
 

@@ -218,7 +218,7 @@ TEST_CASE("polynomial in the power basis: the eager sequence, the stated depth a
   Ciphertext y = ct.clone();
   const double encoding = chain1 * ev.level_prime_product(top - 1) * ev.level_prime_product(top) /
                           (ct.scale() * ct.scale());
-  cerium::plan::multiply_constant_at_scale(ev, y, c2[2], encoding);
+  cerium::circuits::multiply_constant_at_scale(ev, y, c2[2], encoding);
   ev.rescale_inplace(y);
   Ciphertext sq = ev.level_down(ct, top - 1);
   ev.multiply_no_relin_inplace(sq, y);

@@ -1,0 +1,39 @@
+#pragma once
+// What a bootstrapper does and with how many levels. See bootstrapper.hpp for the pipeline.
+
+#include <cstddef>
+
+namespace cerium::boot {
+
+struct BootstrapConfig {
+  // Slots of the ciphertexts to bootstrap: 0 means N/2 (full slots); otherwise a power of two below N/2
+  // (sparse packing: a SubSum of log2(N / (2 slots)) rotations comes first).
+  std::size_t slots = 0;
+  // Levels spent by the homomorphic DFTs; more levels mean fewer rotations (at most log2(slots) each).
+  int coeff_to_slot_levels = 3;
+  int slot_to_coeff_levels = 3;
+  // EvalMod: a Chebyshev series of this degree for cos(2 pi (K x - 1/4) / 2^r) on [-1, 1], then r double-angle
+  // steps. Levels: ceil(log2(degree + 1)) + 1 + r.
+  int eval_mod_degree = 31;
+  int double_angle_steps = 4;
+  // K: the raised plaintext is m + q0 I with |I| < K. With an ephemeral secret of Hamming weight h,
+  // |I| <= (1 + h) / 2 always, so K = 17 never fails for h = 32.
+  int k_range = 17;
+  // log2(q0 / scale) at ModRaise: the message is brought this far below the base modulus q0 first (one level),
+  // trading the sine's cubic error (smaller for larger ratios) against EvalMod's noise (amplified by the ratio,
+  // and by sqrt(slots) in SlotToCoeff). The cubic error depends on the message's polynomial coefficients, about
+  // |slot values| / sqrt(slots), so more slots allow a smaller ratio. 0 means automatic:
+  // clamp(round(12.5 - log2(slots) / 2), 5, 12), i.e. 5 at 2^15 slots, 8 at 2^10, 11 at 8.
+  int message_ratio_bits = 0;
+  // Sparse-secret encapsulation: switch to an ephemeral secret of this Hamming weight at level 0 and back at the
+  // top, so that K stays small with a dense secret.
+  bool sparse_encapsulation = true;
+  int ephemeral_hamming_weight = 32;
+  // Scale of the bootstrapped ciphertext; 0 means parameters().default_scale().
+  double output_scale = 0;
+  // Keep the DFT diagonals as plaintexts (fast, memory: one plaintext per diagonal and level) or encode each
+  // diagonal when it is used (slow, memory: n complex values per diagonal).
+  bool cache_plaintexts = true;
+};
+
+}  // namespace cerium::boot

@@ -1,0 +1,129 @@
+#pragma once
+// CKKS bootstrapping: a ciphertext at a low level in, the same message at a high level out.
+//
+// Pipeline (levels from the top level T down; c, e, s the stages' level counts):
+//  1. Scale-down (input level >= 1 -> level 0): multiply by 1 encoded so that after the rescale the scale is
+//     q0 / 2^message_ratio_bits (q0 = the base modulus): the message sits far below q0.
+//  2. Encapsulation (optional): key switch at level 0 from s to an ephemeral secret s' of Hamming weight h.
+//  3. ModRaise (level 0 -> T): the centered lift of c0, c1 modulo q0 into Q_T: the plaintext becomes
+//     t = m + q0 I with |I| <= (1 + h) / 2 (under s'), then a key switch from s' back to s.
+//  4. SubSum (sparse slots only): log2(N / 2n) rotations by multiples of n project t onto the subring of the slots.
+//  5. CoeffToSlot (c levels): the inverse special FFT as c grouped BSGS linear transforms; then conjugation splits
+//     the real and imaginary coefficient halves into two ciphertexts whose slots hold x = t_k / (K q0).
+//  6. EvalMod (e = ceil(log2(degree + 1)) + 1 + r levels, on both halves): a Chebyshev series of
+//     cos(2 pi (K x - 1/4) / 2^r), then r double-angle steps: sin(2 pi K x) ~ 2 pi m / q0.
+//  7. SlotToCoeff (s levels): the halves recombined (times i by the monomial X^(N/2), exact) and the special FFT as
+//     s grouped BSGS transforms, the constant q0 / (2 pi scale) folded into the diagonals.
+// The result is at level T - c - e - s with scale config.output_scale. Within EvalMod every ciphertext at level l
+// carries a fixed scale Delta_l (Delta_(l-1) = Delta_l^2 / P_l, anchored at the output), so products and sums
+// always meet at equal scales.
+//
+// BasicBootstrapper is a template over the polynomial backend like BasicEvaluator and is composed of circuits:
+// CoeffToSlot and SlotToCoeff are circuits::LinearTransforms, EvalMod's series a circuits::PolynomialEvaluator on
+// a circuits::ScaleChain; beyond them it uses the evaluator's public operations, the Encoder, and the backend's
+// key switch (for the encapsulation keys). Its member definitions live in src/boot/*.hpp, instantiated for the
+// CPU backend in bootstrapper.cpp and for the CUDA backend in src/boot/cuda/.
+// Plaintexts (the DFT diagonals, constants) and keys are placed where the backend computes, so that the CUDA
+// instantiation (backend/cuda_bootstrapper.hpp) runs the whole bootstrap on the device; ModRaise is the backend's.
+
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/backend/cpu_backend.hpp"
+#include "cerium/boot/bootstrap_config.hpp"
+#include "cerium/boot/bootstrap_keys.hpp"
+#include "cerium/circuits/linear_transform.hpp"
+#include "cerium/circuits/polynomial_evaluator.hpp"
+#include "cerium/circuits/scale_chain.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/context.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/ckks/plaintext.hpp"
+
+namespace cerium::boot {
+
+using ckks::Ciphertext;
+using ckks::ContextPtr;
+using ckks::Plaintext;
+
+// Levels each stage uses, derived from a config (ParameterError when the parameters have too few).
+struct BootstrapLevels {
+  int top = 0;              // ModRaise lands here
+  int after_coeff_to_slot = 0;
+  int after_eval_mod = 0;
+  int output = 0;           // the bootstrapped ciphertext's level
+  int eval_mod = 0;         // levels EvalMod spends
+};
+BootstrapLevels bootstrap_levels(const ckks::Parameters& parameters, const BootstrapConfig& config);
+
+template <backend::PolyBackend B = backend::CpuBackend>
+class BasicBootstrapper {
+ public:
+  // Plans the transforms and (with cache_plaintexts) encodes their diagonals; no keys yet.
+  BasicBootstrapper(ContextPtr context, BootstrapConfig config = {}, B backend = B{});
+
+  const ContextPtr& context() const { return context_; }
+  const BootstrapConfig& config() const { return config_; }
+  std::size_t slots() const { return slots_; }
+  const BootstrapLevels& levels() const { return levels_; }
+  // Every rotation step the bootstrap performs (conjugation comes on top).
+  const std::vector<std::int64_t>& rotation_steps() const { return rotation_steps_; }
+  // Exactly the keys this bootstrapper needs, from the user's key generator.
+  BootstrapKeys generate_keys(const ckks::KeyGenerator& keygen, ProgressCallback progress = {},
+                              ckks::KeyStorage storage = ckks::KeyStorage::expanded) const;
+  // MissingKeyError later, in bootstrap(), names what is absent.
+  void set_keys(std::shared_ptr<const BootstrapKeys> keys);
+  const ckks::BasicEvaluator<B>& evaluator() const { return evaluator_; }
+
+  // The input needs level >= 1, slots() slots and |message| <= 1 (a little more is fine, up to the sine's range).
+  Ciphertext bootstrap(const Ciphertext& input) const;
+
+  // The stages, public for tests and for callers who fuse them into their own pipelines.
+  Ciphertext scale_down(const Ciphertext& input) const;        // -> level 0, scale q0 / 2^ratio
+  Ciphertext mod_raise(const Ciphertext& level_zero) const;    // encapsulation included -> top, under s
+  Ciphertext sub_sum(const Ciphertext& raised) const;          // identity for full slots
+  std::array<Ciphertext, 2> coeff_to_slot(const Ciphertext& raised) const;  // real and imaginary halves
+  Ciphertext eval_mod(const Ciphertext& half) const;
+  Ciphertext slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const;
+
+  // Bytes of the cached diagonal plaintexts.
+  std::size_t plaintext_bytes() const;
+
+ private:
+  using Transform = circuits::LinearTransform<B>;
+  void plan_transforms();
+  Ciphertext key_switch(const Ciphertext& input, const ckks::SwitchingKey& key) const;
+  // A constant plaintext where the evaluator computes.
+  Plaintext constant(std::complex<double> value, const ckks::EncodeOptions& options) const;
+  // The monomial X^(N/2) (i in every slot) or its negative at a level: made once for the levels the stages use.
+  const Plaintext& monomial_i(bool negative, int level, Plaintext& scratch) const;
+
+  ContextPtr context_;
+  BootstrapConfig config_;
+  ckks::BasicEvaluator<B> evaluator_;
+  ckks::Encoder encoder_;
+  std::size_t slots_ = 0;
+  BootstrapLevels levels_;
+  double raise_scale_ = 0;                   // scale at ModRaise: q0 / 2^ratio
+  circuits::ScaleChain chain_;               // EvalMod's: Delta_l from the output up to after CoeffToSlot
+  circuits::PolynomialEvaluator eval_mod_series_;  // the scaled cosine's Chebyshev series
+  std::vector<std::shared_ptr<const Transform>> coeff_to_slot_, slot_to_coeff_;
+  std::vector<std::int64_t> rotation_steps_;
+  std::shared_ptr<const BootstrapKeys> keys_;
+  // The encapsulation keys where the backend computes (the same objects as keys_'s on the CPU).
+  std::shared_ptr<const ckks::SwitchingKey> to_sparse_, from_sparse_;
+  Plaintext minus_i_, plus_i_;  // at levels_.after_coeff_to_slot and levels_.after_eval_mod
+};
+
+using Bootstrapper = BasicBootstrapper<backend::CpuBackend>;
+
+extern template class BasicBootstrapper<backend::CpuBackend>;
+
+}  // namespace cerium::boot

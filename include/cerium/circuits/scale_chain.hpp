@@ -1,0 +1,118 @@
+#pragma once
+// The scale chain: one fixed scale Delta_l per level, tied by Delta_(l-1) = Delta_l^2 / P_l (P_l the primes a
+// rescale at level l divides by), so that the product of two values on the chain, rescaled once, is on the chain
+// again, and sums of values brought to one level always meet at equal scales. Polynomial evaluation and
+// bootstrapping's EvalMod keep every intermediate on it.
+//
+// Two anchors: descending from an input's (level, scale) (Delta_(l-1) = Delta_l^2 / P_l: a polynomial of that
+// input), or ascending from an output's (Delta_l = sqrt(Delta_(l-1) P_l): a circuit that must end on a given
+// scale; built upwards so that a deviation is damped by the square root instead of doubled at each level).
+//
+// A tracked scale that matches the chain's (ckks::scales_match) is the chain's up to the doubles' round-off and is
+// set to it: squarings double a relative round-off (four double angles multiply it by 16), which would otherwise
+// carry the tracked scale past scales_match's tolerance although the message's scale is the chain's.
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/ckks/ciphertext.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/ckks/scale.hpp"
+#include "cerium/core/check.hpp"
+
+namespace cerium::circuits {
+
+class ScaleChain {
+ public:
+  ScaleChain() = default;
+
+  // From (top, scale) down to level 0.
+  template <backend::PolyBackend B>
+  static ScaleChain descending(const ckks::BasicEvaluator<B>& ev, int top, double scale) {
+    return descending(products(ev, top), top, scale);
+  }
+  // From (bottom, scale) up to top.
+  template <backend::PolyBackend B>
+  static ScaleChain ascending(const ckks::BasicEvaluator<B>& ev, int bottom, double scale, int top) {
+    return ascending(products(ev, top), bottom, scale, top);
+  }
+  // The same from the level prime products P_1 .. P_top (index: level; [0] unused), for a simulation.
+  static ScaleChain descending(const std::vector<double>& level_products, int top, double scale);
+  static ScaleChain ascending(const std::vector<double>& level_products, int bottom, double scale, int top);
+
+  int top() const { return top_; }
+  int bottom() const { return bottom_; }
+  bool contains(int level) const { return level >= bottom_ && level <= top_; }
+  // Delta_level; LevelError outside [bottom, top].
+  double at(int level) const;
+
+  // Onto the chain at `level` (at or below a's): dropping limbs when a's scale matches the chain's there, else
+  // from one level above with adjust_scale (the level it spends is one the target is below anyway). LevelError
+  // when a is at `level` already with another scale.
+  template <backend::PolyBackend B>
+  void bring_to(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, int level) const {
+    const double target = at(level);
+    if (a.level() == level) {
+      require<LevelError>(ckks::scales_match(a.scale(), target),
+                          "scale chain: a ciphertext at level {} has scale {} off the chain's {}; start from a "
+                          "ciphertext whose scale is the chain's at its level",
+                          level, ckks::format_scale(a.scale()), ckks::format_scale(target));
+      a.set_scale(target);
+      return;
+    }
+    require<LevelError>(a.level() > level, "scale chain: a ciphertext at level {} cannot be brought up to level {}",
+                        a.level(), level);
+    if (ckks::scales_match(a.scale(), target)) {
+      ev.level_down_inplace(a, level);
+      a.set_scale(target);
+      return;
+    }
+    ev.level_down_inplace(a, level + 1);
+    ev.adjust_scale_inplace(a, target);  // within scales_match of the target: snapped at its next use
+  }
+
+  // a b on the chain at the lower of their levels, relinearized and rescaled in one key switch
+  // (Delta_l^2 / P_l = Delta_(l-1)). a and b may be the same object (a square).
+  template <backend::PolyBackend B>
+  ckks::Ciphertext multiply(const ckks::BasicEvaluator<B>& ev, const ckks::Ciphertext& a,
+                            const ckks::Ciphertext& b) const {
+    const int level = std::min(a.level(), b.level());
+    ckks::Ciphertext x = a.clone();
+    bring_to(ev, x, level);
+    if (&a == &b) {
+      ev.multiply_rescale_inplace(x, x);
+    } else {
+      ckks::Ciphertext y = b.clone();
+      bring_to(ev, y, level);
+      ev.multiply_rescale_inplace(x, y);
+    }
+    return x;
+  }
+
+  // a += b on the chain at the lower of their levels.
+  template <backend::PolyBackend B>
+  void add(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+    const int level = std::min(a.level(), b.level());
+    bring_to(ev, a, level);
+    ckks::Ciphertext y = b.clone();
+    bring_to(ev, y, level);
+    ev.add_inplace(a, y);
+  }
+
+ private:
+  template <backend::PolyBackend B>
+  static std::vector<double> products(const ckks::BasicEvaluator<B>& ev, int top) {
+    require<LevelError>(top >= 0 && top <= ev.context()->max_level(), "scale chain: level {} is outside 0..{}", top,
+                        ev.context()->max_level());
+    std::vector<double> p(static_cast<std::size_t>(top) + 1, 1.0);
+    for (int l = 1; l <= top; ++l) p[static_cast<std::size_t>(l)] = ev.level_prime_product(l);
+    return p;
+  }
+
+  int top_ = -1, bottom_ = 0;
+  std::vector<double> scales_;  // index: level - bottom
+};
+
+}  // namespace cerium::circuits

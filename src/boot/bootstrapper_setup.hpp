@@ -1,0 +1,175 @@
+#pragma once
+// Member definitions of BasicBootstrapper: construction (levels, scale chain, the DFTs as linear transforms, the
+// EvalMod series), rotation steps and keys. Included by the instantiations (bootstrapper.cpp, cuda/).
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <numbers>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/core/check.hpp"
+#include "dft_matrices.hpp"
+
+namespace cerium::boot {
+
+// The function EvalMod interpolates: cos(2 pi (K x - 1/4) / 2^r). After r double-angle steps
+// (c -> 2 c^2 - 1) it is sin(2 pi K x), and sin(2 pi K x) / (2 pi) = K x - round(K x) up to a cubic error.
+inline circuits::Polynomial scaled_cosine(int k_range, int double_angle_steps, int degree) {
+  const long double k = k_range;
+  const long double divisor = std::ldexp(1.0L, double_angle_steps);
+  return circuits::Polynomial::chebyshev_interpolant(
+      [k, divisor](long double x) {
+        return std::cos(2 * std::numbers::pi_v<long double> * (k * x - 0.25L) / divisor);
+      },
+      degree);
+}
+
+template <backend::PolyBackend B>
+BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig config, B backend)
+    : context_(std::move(context)),
+      config_(config),
+      evaluator_(context_, std::move(backend)),
+      encoder_(context_) {
+  const ckks::Parameters& params = context_->parameters();
+  const std::size_t max_slots = params.max_slots();
+  slots_ = config_.slots == 0 ? max_slots : config_.slots;
+  require<ParameterError>(std::has_single_bit(slots_) && slots_ <= max_slots && slots_ >= 2,
+                          "bootstrapping: slots = {} must be a power of two between 2 and N/2 = {} (0 means N/2)",
+                          config_.slots, max_slots);
+  require<ParameterError>(config_.k_range >= 1, "bootstrapping: k_range = {} must be at least 1", config_.k_range);
+  const double log_q0 = context_->q_basis(0)->log2_product();
+  require<ParameterError>(log_q0 < 63,
+                          "bootstrapping: the base modulus q0 = 2^{:.1f} must stay below 2^63 (ModRaise lifts its "
+                          "residues through 64-bit integers); use fewer or smaller base primes",
+                          log_q0);
+  if (config_.message_ratio_bits == 0) {
+    const double automatic = std::round(12.5 - std::log2(static_cast<double>(slots_)) / 2);
+    config_.message_ratio_bits = static_cast<int>(std::clamp(automatic, 5.0, 12.0));
+  }
+  // At least the evaluator's headroom above the scale, so that the scale-down's product keeps it.
+  const int min_ratio = evaluator_.options().scale_headroom_bits + 1;
+  require<ParameterError>(config_.message_ratio_bits >= min_ratio && config_.message_ratio_bits < log_q0 - 20,
+                          "bootstrapping: message_ratio_bits = {} must be within {}..{:.0f}",
+                          config_.message_ratio_bits, min_ratio, log_q0 - 21);
+  levels_ = bootstrap_levels(params, config_);
+  raise_scale_ = std::exp2(log_q0 - config_.message_ratio_bits);
+
+  // The scale chain of EvalMod, anchored at the output scale and built upwards.
+  const double output_scale = config_.output_scale == 0 ? params.default_scale() : config_.output_scale;
+  require<ParameterError>(std::isfinite(output_scale) && output_scale > 1,
+                          "bootstrapping: output_scale = {} must be a finite scale above 1", config_.output_scale);
+  chain_ = circuits::ScaleChain::ascending(evaluator_, levels_.after_eval_mod, output_scale,
+                                           levels_.after_coeff_to_slot);
+  eval_mod_series_ = circuits::PolynomialEvaluator(
+      scaled_cosine(config_.k_range, config_.double_angle_steps, config_.eval_mod_degree));
+  plan_transforms();
+
+  // SubSum's rotations are by multiples of the slot count, made on a ciphertext viewed with N/2 slots.
+  std::set<std::int64_t> steps;
+  for (std::size_t step = slots_; step < max_slots; step *= 2) steps.insert(static_cast<std::int64_t>(step));
+  for (const auto* group : {&coeff_to_slot_, &slot_to_coeff_})
+    for (const auto& t : *group)
+      for (const auto step : t->rotation_steps()) steps.insert(step);
+  rotation_steps_.assign(steps.begin(), steps.end());
+  // The monomials that split and join the real and imaginary halves, encoded once (an NTT of every limb each).
+  Plaintext scratch;
+  (void)monomial_i(true, levels_.after_coeff_to_slot, scratch);
+  minus_i_ = std::move(scratch);
+  (void)monomial_i(false, levels_.after_eval_mod, scratch);
+  plus_i_ = std::move(scratch);
+}
+
+template <backend::PolyBackend B>
+void BasicBootstrapper<B>::plan_transforms() {
+  const double q0 = std::exp2(context_->q_basis(0)->log2_product());
+  const double gap = static_cast<double>(context_->parameters().max_slots() / slots_);
+  const auto& tables = context_->fft(slots_);
+  // CoeffToSlot: decoded z / raise_scale (times gap after SubSum) -> BR(u) / (2 K q0).
+  const double cts_scalar = raise_scale_ / (2.0 * config_.k_range * q0 * gap);
+  // SlotToCoeff: 2 pi BR(u_m) / q0 -> z_m / raise_scale.
+  const double stc_scalar = q0 / (2.0 * std::numbers::pi * raise_scale_);
+
+  auto build = [&](std::vector<circuits::DiagonalMatrix> matrices, int first_level, bool lands_on_chain) {
+    std::vector<std::shared_ptr<const Transform>> out;
+    for (std::size_t g = 0; g < matrices.size(); ++g) {
+      const int level = first_level - static_cast<int>(g);
+      const double primes = evaluator_.level_prime_product(level);
+      const bool last = g + 1 == matrices.size();
+      // Scale-preserving (encoded at the primes the rescale divides by), except that the last CoeffToSlot group
+      // lands on EvalMod's chain.
+      const double plaintext_scale = lands_on_chain && last ? chain_.at(level - 1) * primes / raise_scale_ : primes;
+      out.push_back(std::make_shared<const Transform>(
+          evaluator_, std::move(matrices[g]),
+          circuits::LinearTransformConfig{.level = level,
+                                          .plaintext_scale = plaintext_scale,
+                                          .slots = slots_,
+                                          .cache_plaintexts = config_.cache_plaintexts}));
+    }
+    return out;
+  };
+  coeff_to_slot_ = build(dft::coeff_to_slot_matrices(tables, config_.coeff_to_slot_levels, cts_scalar),
+                         levels_.top, true);
+  slot_to_coeff_ = build(dft::slot_to_coeff_matrices(tables, config_.slot_to_coeff_levels, stc_scalar),
+                         levels_.after_eval_mod, false);
+}
+
+template <backend::PolyBackend B>
+Plaintext BasicBootstrapper<B>::constant(std::complex<double> value, const ckks::EncodeOptions& options) const {
+  return evaluator_.upload(encoder_.encode_constant(value, options));
+}
+
+template <backend::PolyBackend B>
+const Plaintext& BasicBootstrapper<B>::monomial_i(bool negative, int level, Plaintext& scratch) const {
+  const Plaintext& made = negative ? minus_i_ : plus_i_;
+  if (!made.empty() && made.level() == level) return made;
+  scratch = constant(std::complex<double>(0.0, negative ? -1.0 : 1.0),
+                     ckks::EncodeOptions{.level = level, .scale = 1.0, .slots = slots_});
+  return scratch;
+}
+
+template <backend::PolyBackend B>
+std::size_t BasicBootstrapper<B>::plaintext_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto* group : {&coeff_to_slot_, &slot_to_coeff_})
+    for (const auto& t : *group) bytes += t->plaintext_bytes();
+  return bytes;
+}
+
+template <backend::PolyBackend B>
+BootstrapKeys BasicBootstrapper<B>::generate_keys(const ckks::KeyGenerator& keygen, ProgressCallback progress,
+                                                  ckks::KeyStorage storage) const {
+  ckks::require_same_context(context_, keygen.context(), "bootstrapping key generation");
+  BootstrapKeyRequest request{.rotation_steps = rotation_steps_,
+                              .sparse_encapsulation = config_.sparse_encapsulation,
+                              .ephemeral_hamming_weight = config_.ephemeral_hamming_weight,
+                              .storage = storage,
+                              .seed = std::nullopt};
+  return generate_bootstrap_keys(keygen, request, std::move(progress));
+}
+
+template <backend::PolyBackend B>
+void BasicBootstrapper<B>::set_keys(std::shared_ptr<const BootstrapKeys> keys) {
+  require<MissingKeyError>(keys != nullptr && keys->relinearization && keys->galois,
+                           "bootstrapping: set_keys needs the keys of generate_keys (relinearization and Galois)");
+  require<MissingKeyError>(!config_.sparse_encapsulation || (keys->to_sparse && keys->from_sparse),
+                           "bootstrapping: sparse_encapsulation is on but the keys lack the encapsulation keys; make "
+                           "them with generate_keys of a bootstrapper with the same config");
+  evaluator_.set_relinearization_key(keys->relinearization);
+  evaluator_.set_galois_keys(keys->galois);
+  // Aliasing pointers: the keys stay owned by `keys`; a device backend makes its own copies.
+  const B& backend = evaluator_.backend();
+  to_sparse_ = keys->to_sparse
+                   ? backend.resident(std::shared_ptr<const ckks::SwitchingKey>(keys, &*keys->to_sparse))
+                   : nullptr;
+  from_sparse_ = keys->from_sparse
+                     ? backend.resident(std::shared_ptr<const ckks::SwitchingKey>(keys, &*keys->from_sparse))
+                     : nullptr;
+  keys_ = std::move(keys);
+}
+
+}  // namespace cerium::boot

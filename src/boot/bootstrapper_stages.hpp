@@ -1,0 +1,134 @@
+#pragma once
+// Member definitions of BasicBootstrapper: the pipeline and its stages (scale-down, encapsulation and ModRaise,
+// SubSum, CoeffToSlot, EvalMod, SlotToCoeff). Included by the instantiations (bootstrapper.cpp, cuda/).
+
+#include <array>
+#include <bit>
+#include <complex>
+#include <utility>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/circuits/scaled_constant.hpp"
+#include "cerium/core/check.hpp"
+
+namespace cerium::boot {
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input) const {
+  Ciphertext raised = sub_sum(mod_raise(scale_down(input)));
+  auto halves = coeff_to_slot(raised);
+  const Ciphertext real_half = eval_mod(halves[0]);
+  const Ciphertext imaginary_half = eval_mod(halves[1]);
+  return slot_to_coeff(real_half, imaginary_half);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::scale_down(const Ciphertext& input) const {
+  ckks::require_same_context(context_, input.context(), "bootstrap");
+  require<LevelError>(input.level() >= 1,
+                      "bootstrap: the input is at level 0; bootstrapping spends one level bringing the message "
+                      "below q0, so pass it at level 1 or above");
+  require(input.slots() == slots_,
+          "bootstrap: the input has {} slots and this bootstrapper was made for {} (BootstrapConfig::slots)",
+          input.slots(), slots_);
+  require(input.size() == 2, "bootstrap: the input has {} parts; relinearize it first", input.size());
+  Ciphertext ct = evaluator_.level_down(input, 1);
+  // 1 encoded so that the rescale by P_1 lands on raise_scale_: the message keeps its value, its integer
+  // representation shrinks to about q0 / 2^ratio.
+  const double scale = raise_scale_ * evaluator_.level_prime_product(1) / ct.scale();
+  circuits::multiply_constant_at_scale(evaluator_, ct, 1.0, scale);
+  evaluator_.rescale_inplace(ct);
+  return ct;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::key_switch(const Ciphertext& input, const ckks::SwitchingKey& key) const {
+  const B& backend = evaluator_.backend();
+  const ckks::DecomposedPoly digits = backend.mod_up(*context_, input.part(1), input.level());
+  auto switched = backend.key_switch_apply(*context_, digits, key, static_cast<const ring::Automorphism*>(nullptr),
+                                           std::array<const ring::RnsPoly*, 2>{&input.part(0), nullptr});
+  std::vector<ring::RnsPoly> parts;
+  parts.push_back(std::move(switched[0]));
+  parts.push_back(std::move(switched[1]));
+  return Ciphertext(context_, std::move(parts), input.level(), input.scale(), input.slots());
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::mod_raise(const Ciphertext& level_zero) const {
+  require<LevelError>(level_zero.level() == 0, "mod_raise: the ciphertext is at level {}; ModRaise starts at level 0",
+                      level_zero.level());
+  require(level_zero.size() == 2, "mod_raise: the ciphertext has {} parts; relinearize it first", level_zero.size());
+  if (config_.sparse_encapsulation) {
+    require<MissingKeyError>(keys_ != nullptr && keys_->to_sparse && keys_->from_sparse,
+                             "mod_raise: sparse encapsulation needs the keys of generate_keys; call set_keys");
+  }
+  const Ciphertext under_sparse =
+      config_.sparse_encapsulation ? key_switch(level_zero, *to_sparse_) : level_zero.clone();
+  // The centered lift of each part modulo q0, reduced into every prime of the top level: the plaintext becomes
+  // m + q0 I for a small integer polynomial I.
+  const B& backend = evaluator_.backend();
+  const auto& top_basis = context_->q_basis(levels_.top);
+  std::vector<ring::RnsPoly> parts;
+  for (const auto& part : under_sparse.parts()) parts.push_back(backend.mod_raise(part, top_basis));
+  Ciphertext raised(context_, std::move(parts), levels_.top, under_sparse.scale(), under_sparse.slots());
+  if (config_.sparse_encapsulation) return key_switch(raised, *from_sparse_);
+  return raised;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::sub_sum(const Ciphertext& raised) const {
+  const std::size_t max_slots = context_->parameters().max_slots();
+  Ciphertext sum = raised.clone();
+  if (slots_ == max_slots) return sum;
+  // The automorphisms X -> X^(5^(k n)) fix the subring of the slots; their sum keeps gap * (the subring part)
+  // and cancels the rest. Rotating by multiples of n needs the ciphertext viewed with N/2 slots.
+  sum.set_slots(max_slots);
+  for (std::size_t step = slots_; step < max_slots; step *= 2) {
+    evaluator_.add_inplace(sum, evaluator_.rotate(sum, static_cast<std::int64_t>(step)));
+  }
+  sum.set_slots(slots_);
+  return sum;
+}
+
+template <backend::PolyBackend B>
+std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& raised) const {
+  Ciphertext ct = raised.clone();
+  for (const auto& t : coeff_to_slot_) ct = t->apply(evaluator_, ct);
+  // Slots hold w = BR(u) / (2 K q0) with u_k = t_k + i t_(k + N/2): w + conj(w) and -i (w - conj(w)) are the
+  // two real halves.
+  const Ciphertext conjugated = evaluator_.conjugate(ct);
+  Ciphertext imaginary = evaluator_.sub(ct, conjugated);
+  Plaintext scratch;
+  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), scratch));  // the monomial -X^(N/2): exact, scale unchanged
+  evaluator_.add_inplace(ct, conjugated);
+  return {std::move(ct), std::move(imaginary)};
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half) const {
+  require<LevelError>(half.level() == levels_.after_coeff_to_slot,
+                      "eval_mod: the ciphertext is at level {}; EvalMod starts at level {} (after CoeffToSlot)",
+                      half.level(), levels_.after_coeff_to_slot);
+  // The series checks that CoeffToSlot landed on the chain.
+  Ciphertext y = eval_mod_series_.evaluate(evaluator_, half, chain_);
+  for (int step = 0; step < config_.double_angle_steps; ++step) {  // cos 2t = 2 cos^2 t - 1
+    y = chain_.multiply(evaluator_, y, y);
+    evaluator_.multiply_integer_inplace(y, 2);
+    evaluator_.sub_inplace(y, 1.0);
+  }
+  chain_.bring_to(evaluator_, y, levels_.after_eval_mod);
+  return y;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const {
+  Ciphertext ct = imaginary_half.clone();
+  Plaintext scratch;
+  evaluator_.multiply_inplace(ct, monomial_i(false, ct.level(), scratch));  // the monomial X^(N/2)
+  evaluator_.add_inplace(ct, real_half);
+  for (const auto& t : slot_to_coeff_) ct = t->apply(evaluator_, ct);
+  return ct;
+}
+
+}  // namespace cerium::boot

@@ -1,0 +1,101 @@
+#include "dft_matrices.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cerium/core/check.hpp"
+
+namespace cerium::boot::dft {
+
+using circuits::Complex;
+using circuits::DiagonalMatrix;
+
+namespace {
+
+DiagonalMatrix three_diagonals(std::size_t n, std::size_t h, std::vector<Complex> d0, std::vector<Complex> up,
+                               std::vector<Complex> down) {
+  DiagonalMatrix m{n, {}};
+  m.add_diagonal(0, std::move(d0));
+  m.add_diagonal(static_cast<std::int64_t>(h), std::move(up));
+  m.add_diagonal(-static_cast<std::int64_t>(h), std::move(down));
+  return m;
+}
+
+// Stages h in `order`, merged into `levels` groups of near-equal size (earlier groups take the extra stages).
+std::vector<DiagonalMatrix> grouped(const math::SpecialFftTables& tables, const std::vector<std::size_t>& order,
+                                    int levels, double scalar, bool inverse) {
+  const std::size_t stages = order.size();
+  require<ParameterError>(levels >= 1 && static_cast<std::size_t>(levels) <= std::max<std::size_t>(stages, 1),
+                          "bootstrapping: a homomorphic DFT over {} slots has {} butterfly stages; its level budget "
+                          "{} must be between 1 and {}",
+                          tables.slots(), stages, levels, std::max<std::size_t>(stages, 1));
+  const double per_group = std::pow(scalar, 1.0 / levels);
+  std::vector<DiagonalMatrix> groups;
+  std::size_t next = 0;
+  for (int g = 0; g < levels; ++g) {
+    const std::size_t size = stages / levels + (static_cast<std::size_t>(g) < stages % levels ? 1 : 0);
+    DiagonalMatrix m = DiagonalMatrix::identity(tables.slots());
+    for (std::size_t s = 0; s < size; ++s, ++next) {
+      const std::size_t h = order[next];
+      m = circuits::compose(inverse ? inverse_fft_stage(tables, h) : fft_stage(tables, h), m);
+    }
+    circuits::scale_by(m, per_group);
+    circuits::drop_negligible(m, 0x1p-40);
+    groups.push_back(std::move(m));
+  }
+  return groups;
+}
+
+}  // namespace
+
+// Forward stage h: for i = start + j, j < h: out_i = v_i + w_j v_(i+h); out_(i+h) = v_i - w_j v_(i+h), where
+// w_j = twiddles[h + j].
+DiagonalMatrix fft_stage(const math::SpecialFftTables& tables, std::size_t h) {
+  const std::size_t n = tables.slots();
+  const auto tw = tables.twiddles();
+  std::vector<Complex> d0(n), up(n), down(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t j = i % (2 * h);
+    if (j < h) {
+      d0[i] = 1.0;
+      up[i] = tw[h + j];
+    } else {
+      d0[i] = -tw[h + j - h];
+      down[i] = 1.0;
+    }
+  }
+  return three_diagonals(n, h, std::move(d0), std::move(up), std::move(down));
+}
+
+// Inverse stage h: v_i = (a + b) / 2, v_(i+h) = (a - b) conj(w_j) / 2 for a = out_i, b = out_(i+h).
+DiagonalMatrix inverse_fft_stage(const math::SpecialFftTables& tables, std::size_t h) {
+  const std::size_t n = tables.slots();
+  const auto tw = tables.twiddles();
+  std::vector<Complex> d0(n), up(n), down(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t j = i % (2 * h);
+    if (j < h) {
+      d0[i] = 0.5;
+      up[i] = 0.5;
+    } else {
+      const Complex c = std::conj(tw[h + j - h]) * 0.5;
+      d0[i] = -c;
+      down[i] = c;
+    }
+  }
+  return three_diagonals(n, h, std::move(d0), std::move(up), std::move(down));
+}
+
+std::vector<DiagonalMatrix> coeff_to_slot_matrices(const math::SpecialFftTables& tables, int levels, double scalar) {
+  std::vector<std::size_t> order;
+  for (std::size_t h = tables.slots() / 2; h >= 1; h /= 2) order.push_back(h);
+  return grouped(tables, order, levels, scalar, true);
+}
+
+std::vector<DiagonalMatrix> slot_to_coeff_matrices(const math::SpecialFftTables& tables, int levels, double scalar) {
+  std::vector<std::size_t> order;
+  for (std::size_t h = 1; h < tables.slots(); h *= 2) order.push_back(h);
+  return grouped(tables, order, levels, scalar, false);
+}
+
+}  // namespace cerium::boot::dft

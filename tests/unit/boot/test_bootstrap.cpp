@@ -1,0 +1,159 @@
+// Bootstrapping at toy sizes (insecure parameters by explicit opt-out): full and sparse slots, with and without
+// sparse-secret encapsulation, chained bootstraps, and the errors of misuse.
+//
+// Precision bound: real inputs uniform in [-1, 1], error against the plaintext values, in bits (-log2 of the
+// error). At N = 2^11 with the default BootstrapConfig (K = 17, degree 31, 4 double angles, ratio 2^10) the
+// mean error is asserted below 2^-20 and the worst slot below 2^-16, the bound for N = 2^16.
+#include <chrono>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+#include "support/catch.hpp"
+
+using namespace evaluator_test;
+using namespace cerium::boot;
+
+namespace {
+
+struct Precision {
+  double mean_bits = 0;
+  double worst_bits = 0;
+};
+
+Precision measure(const Values& got, const Values& want) {
+  double total = 0, worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double e = std::abs(got.at(i) - want[i]);
+    total += e;
+    worst = std::max(worst, e);
+  }
+  return {-std::log2(total / static_cast<double>(want.size())), worst == 0 ? 100.0 : -std::log2(worst)};
+}
+
+// A context, the user's keys and a bootstrapper with its keys.
+struct BootFixture {
+  Fixture f;
+  Bootstrapper boot;
+  explicit BootFixture(const CkksConfig& params, const BootstrapConfig& config)
+      : f(params, {.relinearization = true}), boot(f.context, config) {
+    boot.set_keys(std::make_shared<const BootstrapKeys>(boot.generate_keys(f.keygen)));
+  }
+  std::size_t slots() const { return boot.slots(); }
+};
+
+Precision bootstrap_precision(const BootFixture& b, std::uint64_t salt) {
+  auto rng = cerium_test::make_rng(salt);
+  const Values x = random_real(rng, b.slots());
+  const Ciphertext ct = b.f.encrypt(x, 1, b.slots());
+  const Ciphertext out = b.boot.bootstrap(ct);
+  REQUIRE(out.level() == b.boot.levels().output);
+  const Precision p = measure(b.f.decrypt(out), x);
+  INFO("seed " << cerium_test::test_seed());
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("bootstrapping, full slots, sparse-secret encapsulation (N = 2^11)", "[ckks][bootstrap]") {
+  static const BootFixture b(presets::bootstrappable_toy(11), {});
+  const Precision p = bootstrap_precision(b, 1);
+  INFO("full slots: mean " << p.mean_bits << " bits, worst " << p.worst_bits << " bits, seed "
+                           << cerium_test::test_seed());
+  CHECK(p.mean_bits >= 20);
+  CHECK(p.worst_bits >= 16);
+}
+
+// The size examples/bootstrap.cpp runs by default. Its scale chain once drifted past scales_match's tolerance in
+// EvalMod's double angles (each squaring doubles a round-off in the tracked scale) and the bootstrap threw.
+TEST_CASE("bootstrapping, full slots, sparse-secret encapsulation (N = 2^12)", "[ckks][bootstrap]") {
+  const BootFixture b(presets::bootstrappable_toy(12), {});
+  const Precision p = bootstrap_precision(b, 3);
+  INFO("N = 2^12: mean " << p.mean_bits << " bits, worst " << p.worst_bits << " bits, seed "
+                         << cerium_test::test_seed());
+  CHECK(p.mean_bits >= 20);
+  CHECK(p.worst_bits >= 16);
+}
+
+TEST_CASE("the bootstrappable N = 2^16 preset: 128-bit classical, log2(QP) <= 1747, 8 levels left", "[ckks][bootstrap]") {
+  const Parameters params(presets::bootstrappable_n16());  // throws SecurityError if the check fails
+  INFO(params.describe());
+  CHECK(params.security().compliant);
+  CHECK(params.log_modulus() <= 1747);
+  CHECK_FALSE(params.config().insecure_opt_out);
+  const BootstrapLevels levels = bootstrap_levels(params, BootstrapConfig{});
+  CHECK(levels.output - 1 >= 8);  // the next bootstrap needs level 1
+  CHECK(params.default_scale() == std::ldexp(1.0, 56));
+}
+
+TEST_CASE("bootstrapping, sparse slots, sparse-secret encapsulation (N = 2^11, 64 slots)", "[ckks][bootstrap]") {
+  static const BootFixture b(presets::bootstrappable_toy(11), {.slots = 64});
+  const Precision p = bootstrap_precision(b, 2);
+  INFO("64 slots: mean " << p.mean_bits << " bits, worst " << p.worst_bits << " bits, seed "
+                         << cerium_test::test_seed());
+  CHECK(p.mean_bits >= 20);
+  CHECK(p.worst_bits >= 16);
+}
+
+TEST_CASE("bootstrapping without encapsulation under a sparse secret (N = 2^10, 8 slots, one-level DFTs)",
+          "[ckks][bootstrap]") {
+  CkksConfig params = presets::bootstrappable_toy(10, 14);
+  params.secret = SecretDistribution::hamming_weight;
+  params.hamming_weight = 32;
+  static const BootFixture b(params, {.slots = 8, .coeff_to_slot_levels = 1, .slot_to_coeff_levels = 1,
+                                      .sparse_encapsulation = false});
+  const Precision p = bootstrap_precision(b, 3);
+  INFO("8 slots: mean " << p.mean_bits << " bits, worst " << p.worst_bits << " bits, seed "
+                        << cerium_test::test_seed());
+  CHECK(p.mean_bits >= 20);
+  CHECK(p.worst_bits >= 16);
+}
+
+TEST_CASE("chained bootstraps with a multiplication between each keep their precision (N = 2^11)",
+          "[ckks][bootstrap]") {
+  // Each round multiplies by a fresh encryption of w with |w| in [0.9, 1] and a random sign: the values keep
+  // their size and mean zero. (A product with a large mean, such as x^2, puts a large constant coefficient into
+  // the message; the automatic message ratio assumes coefficients of about |slots| / sqrt(slots) and would then
+  // need message_ratio_bits raised: see BootstrapConfig.)
+  static const BootFixture b(presets::bootstrappable_toy(11), {});
+  auto rng = cerium_test::make_rng(4);
+  std::uniform_real_distribution<double> size(0.9, 1.0);
+  std::bernoulli_distribution sign(0.5);
+  Values want = random_real(rng, b.slots());
+  Ciphertext ct = b.f.encrypt(want, 1, b.slots());
+  for (int round = 0; round < 4; ++round) {
+    ct = b.boot.bootstrap(ct);
+    Values w(b.slots());
+    for (auto& v : w) v = sign(rng) ? size(rng) : -size(rng);
+    const Ciphertext cw = b.f.encrypt(w, ct.level(), b.slots(), ct.scale());
+    ct = b.f.evaluator.rescale(b.boot.evaluator().multiply(ct, cw));
+    want = zip(want, w, [](Complex u, Complex v) { return u * v; });
+    b.f.evaluator.level_down_inplace(ct, 1);
+    const Precision p = measure(b.f.decrypt(ct), want);
+    INFO("round " << round << ": mean " << p.mean_bits << " bits, worst " << p.worst_bits << " bits, seed "
+                  << cerium_test::test_seed());
+    CHECK(p.mean_bits >= 20);
+    CHECK(p.worst_bits >= 16);
+  }
+}
+
+TEST_CASE("bootstrapping rejects misuse with typed errors", "[ckks][bootstrap]") {
+  const ContextPtr context = Context::create(presets::bootstrappable_toy(10, 17));
+  SECTION("too few levels for the stages") {
+    const ContextPtr small = Context::create(presets::bootstrappable_toy(10, 12));
+    CHECK_THROWS_AS(Bootstrapper(small, {}), ParameterError);
+  }
+  SECTION("a slot count that is not a power of two") {
+    CHECK_THROWS_AS(Bootstrapper(context, {.slots = 24}), ParameterError);
+  }
+  SECTION("a level budget beyond the butterfly stages") {
+    CHECK_THROWS_AS(Bootstrapper(context, {.slots = 4, .coeff_to_slot_levels = 3}), ParameterError);
+  }
+  SECTION("inputs at level 0, with other slot counts, or before the keys") {
+    Fixture f(context, {.relinearization = false});
+    Bootstrapper boot(context, {});
+    const Values x(boot.slots(), Complex(0.5));
+    CHECK_THROWS_AS(boot.bootstrap(f.encrypt(x, 1, boot.slots())), MissingKeyError);
+    CHECK_THROWS_AS(boot.bootstrap(f.encrypt(x, 0, boot.slots())), LevelError);
+    CHECK_THROWS_AS(boot.bootstrap(f.encrypt(Values(4, Complex(0.5)), 1, 4)), InvalidArgument);
+  }
+}
