@@ -6,9 +6,11 @@
 
 #include <array>
 #include <cstddef>
+#include <span>
 #include <utility>
 #include <vector>
 
+#include "cerium/circuits/bsgs.hpp"
 #include "expr_test_support.hpp"
 #include "support/catch.hpp"
 
@@ -57,14 +59,14 @@ TEST_CASE("BSGS matrix-vector product with the eDSL", "[expr][bsgs]") {
   const Values vx = random_real(rng, kSlots);
   const Ciphertext cx = f.encrypt(vx, -1, kSlots);
 
-  // Diagonal k: slot i holds M[i][(i + k) mod n]; pre-rotated by -jg for its giant step.
+  // Diagonal k (the circuits' diagonal form), pre-rotated by -jg for its giant step jg.
+  const auto matrix = cerium::circuits::DiagonalMatrix::from_dense(m);
   std::vector<PlainLeaf> diagonals;
   std::vector<Plaintext> eager_diagonals;
   for (std::size_t k = 0; k < kSlots; ++k) {
-    Values diag(kSlots);
-    for (std::size_t i = 0; i < kSlots; ++i) diag[i] = m[i][(i + k) % kSlots];
     const auto shift = static_cast<std::int64_t>(k / kBaby * kBaby);
-    Plaintext pt = f.encoder.encode(rotated(diag, -shift), EncodeOptions{.slots = kSlots});
+    const auto diag = cerium::circuits::bsgs_diagonal(matrix, shift, static_cast<std::int64_t>(k) - shift);
+    Plaintext pt = f.encoder.encode(std::span<const Complex>(diag), EncodeOptions{.slots = kSlots});
     eager_diagonals.push_back(pt.clone());
     diagonals.push_back(lift(std::move(pt)));
   }
