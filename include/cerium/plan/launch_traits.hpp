@@ -23,12 +23,21 @@ template <class E>
 inline constexpr int relin_passes = E::parts == 3 ? 2 : 0;  // the switched pair added to (c0, c1)
 
 struct TermShape {
-  int kind = 0;  // 0: a value, 1: times a plaintext, 2: a ciphertext product, 3: times a constant or integer
+  TermKind kind = TermKind::value;
   int parts = 0;
   int operand_passes = 0;
   bool negated = false;
-  constexpr bool fusable() const { return kind == 3 || (kind != 0 && !negated); }  // as plan::fusable
-  constexpr int product_passes() const { return kind == 2 ? 1 : kind == 0 ? 0 : parts; }
+  constexpr bool fusable() const { return plan::fusable(kind, negated); }
+  // The product's own passes when computed alone: a tensor product one, a plaintext or scalar product one a part.
+  constexpr int product_passes() const {
+    switch (kind) {
+      case TermKind::value: return 0;
+      case TermKind::cipher_product: return 1;
+      case TermKind::plain_product:
+      case TermKind::scalar_product: return parts;
+    }
+    return 0;
+  }
 };
 
 template <class E>
@@ -45,15 +54,15 @@ constexpr void fill(std::array<TermShape, N>& out, std::size_t& i) {
   if constexpr (detail::flattens<E>()) {
     fill<decltype(E::lhs), Negated>(out, i);
     fill<decltype(E::rhs), (E::op == expr::Op::sub) != Negated>(out, i);
-  } else if constexpr (detail::product_kind<E>() == 2) {
+  } else if constexpr (detail::product_kind<E>() == TermKind::cipher_product) {
     using L = decltype(E::lhs);
     using R = decltype(E::rhs);
-    out[i++] = {2, 3, passes<L>() + relin_passes<L> + passes<R>() + relin_passes<R>, Negated};
-  } else if constexpr (detail::product_kind<E>() == 1 || detail::product_kind<E>() == 3) {
+    out[i++] = {TermKind::cipher_product, 3, passes<L>() + relin_passes<L> + passes<R>() + relin_passes<R>, Negated};
+  } else if constexpr (detail::product_kind<E>() != TermKind::value) {  // times a plaintext or a scalar
     using C = std::conditional_t<decltype(E::lhs)::cipher, decltype(E::lhs), decltype(E::rhs)>;
     out[i++] = {detail::product_kind<E>(), C::parts, passes<C>(), Negated};
   } else {
-    out[i++] = {0, E::parts, passes<E>(), Negated};
+    out[i++] = {TermKind::value, E::parts, passes<E>(), Negated};
   }
 }
 
@@ -101,7 +110,7 @@ constexpr int folded_rescale_passes() {
   fill<E, false>(terms, i);
   int total = 0;
   for (const auto& t : terms) {
-    if (!t.fusable() || t.kind == 2 || t.parts != 2) return -1;
+    if (!t.fusable() || t.kind == TermKind::cipher_product || t.parts != 2) return -1;
     total += t.operand_passes;
   }
   return terms.size() >= 2 ? total + 2 * 2 : -1;

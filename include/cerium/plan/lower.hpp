@@ -71,19 +71,20 @@ constexpr bool flattens() {
 }
 template <class P>
 constexpr bool scalar_leaf = std::is_same_v<P, expr::ConstLeaf> || std::is_same_v<P, expr::IntLeaf>;
-// 2: a product of two ciphertext expressions; 1: ciphertext expression times plaintext (either side); 3: times a
-// constant or integer (either side); 0: other.
+// The term a node makes in a sum: a product of two ciphertext expressions, a ciphertext expression times a
+// plaintext or times a constant or integer (either side), or any other value.
 template <class E>
-constexpr int product_kind() {
+constexpr TermKind product_kind() {
   if constexpr (E::op != expr::Op::multiply) {
-    return 0;
+    return TermKind::value;
   } else {
     using L = decltype(E::lhs);
     using R = decltype(E::rhs);
-    if constexpr (L::cipher && R::cipher) return 2;
-    else if constexpr (std::is_same_v<L, expr::PlainLeaf> || std::is_same_v<R, expr::PlainLeaf>) return 1;
-    else if constexpr (scalar_leaf<L> || scalar_leaf<R>) return 3;
-    else return 0;
+    if constexpr (L::cipher && R::cipher) return TermKind::cipher_product;
+    else if constexpr (std::is_same_v<L, expr::PlainLeaf> || std::is_same_v<R, expr::PlainLeaf>)
+      return TermKind::plain_product;
+    else if constexpr (scalar_leaf<L> || scalar_leaf<R>) return TermKind::scalar_product;
+    else return TermKind::value;
   }
 }
 }  // namespace detail
@@ -304,7 +305,7 @@ class Lowering {
     } else if constexpr (detail::flattens<E>()) {
       gather(e.lhs, terms, negated);
       gather(e.rhs, terms, E::op == Op::sub ? !negated : negated);
-    } else if constexpr (detail::product_kind<E>() != 0) {
+    } else if constexpr (detail::product_kind<E>() != TermKind::value) {
       if (!repeated_.empty() && repeated_.contains(fingerprint(e))) {  // shared: evaluated once, added as a value
         Term<Value> t{Kind::value};
         t.a = run(e);
@@ -325,12 +326,13 @@ class Lowering {
   template <expr::Node E>
   void gather_product(const E& e, std::vector<Term<Value>>& terms) {
     using Kind = typename Term<Value>::Kind;
-    if constexpr (detail::product_kind<E>() == 2) {
+    constexpr TermKind kind = detail::product_kind<E>();
+    if constexpr (kind == TermKind::cipher_product) {
       Term<Value> t{Kind::cipher_product};
       operand(e.lhs, t.a, t.a_ref, true);
       operand(e.rhs, t.b, t.b_ref, true);
       terms.push_back(std::move(t));
-    } else if constexpr (detail::product_kind<E>() == 1) {
+    } else if constexpr (kind == TermKind::plain_product) {
       Term<Value> t{Kind::plain_product};
       if constexpr (std::is_same_v<decltype(E::rhs), expr::PlainLeaf>) {
         operand(e.lhs, t.a, t.a_ref, false);
@@ -340,7 +342,8 @@ class Lowering {
         t.plain = &e.lhs;
       }
       terms.push_back(std::move(t));
-    } else if constexpr (detail::product_kind<E>() == 3) {
+    } else {
+      static_assert(kind == TermKind::scalar_product, "gather_product: every kind of product is handled");
       Term<Value> t{Kind::scalar_product};
       if constexpr (detail::scalar_leaf<std::decay_t<decltype(e.rhs)>>) {
         operand(e.lhs, t.a, t.a_ref, false);

@@ -6,14 +6,30 @@
 
 namespace cerium::plan {
 
+// What a term of a sum is: one enum for the lowering (plan/lower.hpp), its counts (plan/launch_traits.hpp) and the
+// fused pass (plan/fused_sum.hpp), each handling every kind.
+enum class TermKind {
+  value,           // any ciphertext expression, already evaluated into a
+  plain_product,   // a * plain (a evaluated, the plaintext leaf by address: it lives in the expression)
+  cipher_product,  // a (x) b, both 2-part: a tensor product left at 3 parts
+  scalar_product,  // a * constant or a * integer (the leaf by address): one scalar per limb
+};
+
+// Whether a term of this kind joins a fused pass: a product; a subtracted one only by a scalar, whose sign folds
+// into it (the others are computed alone and subtracted).
+constexpr bool fusable(TermKind kind, bool negated) {
+  switch (kind) {
+    case TermKind::value: return false;
+    case TermKind::scalar_product: return true;
+    case TermKind::plain_product:
+    case TermKind::cipher_product: return !negated;
+  }
+  return false;
+}
+
 template <class Value>
 struct Term {
-  enum class Kind {
-    value,           // any ciphertext expression, already evaluated into a
-    plain_product,   // a * plain (a evaluated, the plaintext leaf by address: it lives in the expression)
-    cipher_product,  // a (x) b, both 2-part: a tensor product left at 3 parts
-    scalar_product,  // a * constant or a * integer (the leaf by address): one scalar per limb
-  };
+  using Kind = TermKind;
   Kind kind = Kind::value;
   Value a{};
   Value b{};
@@ -30,12 +46,9 @@ struct Term {
   const Value& second() const { return b_ref != nullptr ? *b_ref : b; }
 };
 
-// Whether a term joins a fused pass: a product; a subtracted one only by a scalar, whose sign folds into it
-// (the others are computed alone and subtracted).
 template <class Value>
 bool fusable(const Term<Value>& t) {
-  using Kind = typename Term<Value>::Kind;
-  return t.kind == Kind::scalar_product || (t.kind != Kind::value && !t.negated);
+  return fusable(t.kind, t.negated);
 }
 
 }  // namespace cerium::plan
