@@ -39,11 +39,13 @@ bool operand_fits(const ckks::BasicEvaluator<B>& ev, const ckks::Ciphertext& a, 
 // The scale of a term once multiplied (a constant is encoded at the level's primes, as the evaluator does).
 template <backend::PolyBackend B>
 double term_scale(const ckks::BasicEvaluator<B>& ev, const Term<ckks::Ciphertext>& t) {
-  using Kind = Term<ckks::Ciphertext>::Kind;
-  if (t.kind == Kind::plain_product) return t.first().scale() * t.plain->value->scale();
-  if (t.kind == Kind::cipher_product) return t.first().scale() * t.second().scale();
-  if (t.kind == Kind::scalar_product && t.constant != nullptr)
-    return t.first().scale() * ev.level_prime_product(t.first().level());
+  switch (t.kind) {
+    case TermKind::value: return t.first().scale();
+    case TermKind::plain_product: return t.first().scale() * t.plain->value->scale();
+    case TermKind::cipher_product: return t.first().scale() * t.second().scale();
+    case TermKind::scalar_product:  // an integer leaves the scale as it is
+      return t.constant != nullptr ? t.first().scale() * ev.level_prime_product(t.first().level()) : t.first().scale();
+  }
   return t.first().scale();
 }
 
