@@ -118,8 +118,8 @@ int main() {
     all_same = all_same && same;
     fmt::print("{:<9} stride {:>2}: {:>2} baby + {:>2} giant rotations ({} key switches), {:6.2f} ms, precision "
                "{:.1f} bits, eager words: {}\n",
-               lt == &bsgs ? "BSGS" : "diagonal", plan.stride, plan.babies.size() - 1,
-               plan.rotations() - (plan.babies.size() - 1), plan.rotations(), ms, precision(y), same ? "same" : "DIFFER");
+               lt == &bsgs ? "BSGS" : "diagonal", plan.stride, plan.baby_rotations(), plan.giant_rotations(),
+               plan.rotations(), ms, precision(y), same ? "same" : "DIFFER");
   }
   return all_same ? 0 : 1;
 }

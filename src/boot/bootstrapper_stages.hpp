@@ -100,7 +100,8 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
   const Ciphertext conjugated = evaluator_.conjugate(ct);
   Ciphertext imaginary = evaluator_.sub(ct, conjugated);
   Plaintext scratch;
-  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), scratch));  // the monomial -X^(N/2): exact, scale unchanged
+  // The monomial -X^(N/2): exact, scale unchanged.
+  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), scratch));
   evaluator_.add_inplace(ct, conjugated);
   return {std::move(ct), std::move(imaginary)};
 }

@@ -8,7 +8,14 @@
 
 namespace cerium::circuits {
 
-std::size_t BsgsPlan::rotations() const { return rotation_steps().size(); }
+std::size_t BsgsPlan::baby_rotations() const {
+  return static_cast<std::size_t>(std::count_if(babies.begin(), babies.end(), [](auto b) { return b != 0; }));
+}
+
+std::size_t BsgsPlan::giant_rotations() const {
+  return static_cast<std::size_t>(
+      std::count_if(giants.begin(), giants.end(), [](const auto& g) { return g.first != 0; }));
+}
 
 std::vector<std::int64_t> BsgsPlan::rotation_steps() const {
   std::vector<std::int64_t> steps;
@@ -51,18 +58,16 @@ BsgsPlan plan_with_stride(const std::vector<std::int64_t>& signed_offsets, std::
 }
 
 double cost(const BsgsPlan& plan, double giant_cost) {
-  double c = 0;
-  for (auto b : plan.babies) c += b != 0 ? 1.0 : 0.0;
-  for (const auto& [g, bs] : plan.giants) c += g != 0 ? giant_cost : 0.0;
-  return c;
+  return static_cast<double>(plan.baby_rotations()) + giant_cost * static_cast<double>(plan.giant_rotations());
 }
 
 }  // namespace
 
 BsgsPlan plan_bsgs(std::span<const std::int64_t> offsets, std::size_t slots, const BsgsOptions& options) {
   require(std::has_single_bit(slots), "BSGS plan: slots = {} must be a power of two", slots);
-  require(options.stride == 0 || (options.stride > 0 && std::has_single_bit(static_cast<std::uint64_t>(options.stride))),
-          "BSGS plan: stride = {} must be a power of two (or 0 to search)", options.stride);
+  const bool stride_ok =
+      options.stride == 0 || (options.stride > 0 && std::has_single_bit(static_cast<std::uint64_t>(options.stride)));
+  require(stride_ok, "BSGS plan: stride = {} must be a power of two (or 0 to search)", options.stride);
   const auto n = static_cast<std::int64_t>(slots);
   std::vector<std::int64_t> wrapped;
   for (const auto d : offsets) wrapped.push_back(wrap_offset(d, slots));

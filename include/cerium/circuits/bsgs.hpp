@@ -28,8 +28,11 @@ struct BsgsPlan {
   std::int64_t stride = 1;
   std::vector<std::int64_t> babies;                          // sorted, distinct, 0 included when used
   std::map<std::int64_t, std::vector<std::int64_t>> giants;  // giant -> its babies, in offset order
-  // Key switches: nonzero babies and nonzero giants.
-  std::size_t rotations() const;
+  // Key switches: nonzero babies (sharing one ModUp) and nonzero giants (one each). A step that is both a baby and
+  // a giant counts twice: it is switched twice.
+  std::size_t baby_rotations() const;
+  std::size_t giant_rotations() const;
+  std::size_t rotations() const { return baby_rotations() + giant_rotations(); }
   // The rotation steps the plan needs keys for (nonzero babies and giants), sorted.
   std::vector<std::int64_t> rotation_steps() const;
 };
