@@ -13,6 +13,15 @@ std::int64_t wrap_offset(std::int64_t k, std::size_t n) {
   return ((k % m) + m) % m;
 }
 
+std::vector<Complex> tile(std::span<const Complex> values, std::size_t slots) {
+  require(!values.empty() && slots % values.size() == 0,
+          "tile: {} values do not divide {} slots; give all slots or a period that divides them", values.size(),
+          slots);
+  std::vector<Complex> out(slots);
+  for (std::size_t i = 0; i < slots; ++i) out[i] = values[i % values.size()];
+  return out;
+}
+
 std::vector<Complex> rotate_values(std::span<const Complex> v, std::int64_t k) {
   const std::size_t n = v.size();
   std::vector<Complex> out(n);
@@ -69,17 +78,24 @@ void DiagonalMatrix::add_diagonal(std::int64_t offset, std::vector<Complex> valu
   held = std::move(sum);
 }
 
+namespace {
+
+const std::vector<Complex>& diagonal_at(const DiagonalMatrix& m, std::int64_t offset) {
+  const auto it = m.diagonals.find(wrap_offset(offset, m.slots));
+  require(it != m.diagonals.end(), "DiagonalMatrix: no diagonal at offset {} (mod {} slots); offsets() lists them",
+          offset, m.slots);
+  return it->second;
+}
+
+}  // namespace
+
 Complex DiagonalMatrix::at(std::int64_t offset, std::size_t i) const {
-  const auto& values = diagonals.at(offset);
+  const auto& values = diagonal_at(*this, offset);
   return values[i % values.size()];
 }
 
 std::vector<Complex> DiagonalMatrix::expanded(std::int64_t offset) const {
-  const auto& values = diagonals.at(offset);
-  if (values.size() == slots) return values;
-  std::vector<Complex> out(slots);
-  for (std::size_t i = 0; i < slots; ++i) out[i] = values[i % values.size()];
-  return out;
+  return tile(diagonal_at(*this, offset), slots);
 }
 
 std::size_t DiagonalMatrix::stored_values() const {

@@ -32,9 +32,9 @@ struct DiagonalMatrix {
   // Adds values (slots of them, or a period dividing slots) onto the diagonal at `offset` (any integer, taken
   // mod slots). InvalidArgument for a length that does not divide slots.
   void add_diagonal(std::int64_t offset, std::vector<Complex> values);
-  // Entry i of the diagonal at offset (an offset in [0, slots) that is present).
+  // Entry i of the diagonal at offset (any integer, taken mod slots). InvalidArgument when it has no diagonal.
   Complex at(std::int64_t offset, std::size_t i) const;
-  // The diagonal at offset with all slots values.
+  // The diagonal at offset with all slots values (InvalidArgument as at()).
   std::vector<Complex> expanded(std::int64_t offset) const;
   // Values stored over all diagonals (compressed ones count their period).
   std::size_t stored_values() const;
@@ -42,6 +42,8 @@ struct DiagonalMatrix {
   std::vector<std::int64_t> offsets() const;
 };
 
+// values repeated to fill `slots` (a compressed diagonal expanded; values.size() must divide slots).
+std::vector<Complex> tile(std::span<const Complex> values, std::size_t slots);
 // (R^k v)_i = v_(i + k mod n): the plaintext rotation matching evaluator.rotate(ct, k).
 std::vector<Complex> rotate_values(std::span<const Complex> v, std::int64_t k);
 // k mod n in [0, n).

@@ -163,14 +163,11 @@ class LinearTransform {
       std::vector<ckks::Plaintext> scratch(babies.size());
       std::array<std::vector<const ring::RnsPoly*>, 2> left;
       std::vector<const ring::RnsPoly*> right;
-      double plaintext_scale = 0;
       for (std::size_t i = 0; i < babies.size(); ++i) {
         const ckks::Ciphertext& rotated_ct = *by_baby.at(babies[i]);
-        const ckks::Plaintext& diagonal = plaintext(ev, giant, babies[i], scratch[i]);
         left[0].push_back(&rotated_ct.part(0));
         left[1].push_back(&rotated_ct.part(1));
-        right.push_back(&diagonal.poly());
-        plaintext_scale = diagonal.scale();
+        right.push_back(&plaintext(ev, giant, babies[i], scratch[i]).poly());
       }
       std::vector<ring::RnsPoly> parts;
       for (std::size_t p = 0; p < 2; ++p) {
@@ -178,7 +175,9 @@ class LinearTransform {
                                                                   .init = BufferInit::uninitialized}));
         backend.multiply_accumulate_many(parts.back(), left[p], right, false);
       }
-      ckks::Ciphertext inner(ev.context(), std::move(parts), config_.level, ct.scale() * plaintext_scale, ct.slots());
+      // Every diagonal has the config's level, slots and scale (check_plaintext).
+      ckks::Ciphertext inner(ev.context(), std::move(parts), config_.level, ct.scale() * config_.plaintext_scale,
+                             ct.slots());
       if (giant != 0) inner = ev.rotate(inner, giant);
       if (sum.empty()) {
         sum = std::move(inner);
@@ -227,25 +226,30 @@ class LinearTransform {
                                         std::shared_ptr<const DiagonalMatrix> values) {
     ckks::Encoder encoder(ev.context());
     return [values, encoder](std::int64_t giant, std::int64_t baby, const ckks::EncodeOptions& options) {
-      const auto diagonal = bsgs_diagonal(*values, giant, baby);
-      if (diagonal.size() == options.slots) return encoder.encode(std::span<const Complex>(diagonal), options);
-      std::vector<Complex> full(options.slots);
-      for (std::size_t i = 0; i < full.size(); ++i) full[i] = diagonal[i % diagonal.size()];
+      const auto full = tile(bsgs_diagonal(*values, giant, baby), options.slots);
       return encoder.encode(std::span<const Complex>(full), options);
     };
   }
 
-  void cache_all(const ckks::BasicEvaluator<B>& ev) {
-    for (const auto& [giant, babies] : plan_.giants)
-      for (const auto baby : babies) cached_.emplace(Key{giant, baby}, ev.upload(encode_(giant, baby, encode_options())));
+  // encode_'s plaintext of (giant, baby), checked (a function may return another shape: InvalidArgument rather
+  // than a silently wrong sum) and placed where the evaluator computes.
+  ckks::Plaintext encoded(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby) const {
+    ckks::Plaintext pt = encode_(giant, baby, encode_options());
+    check_plaintext(pt, giant + baby, giant);
+    return ev.upload(std::move(pt));
   }
 
-  // The cached plaintext of (giant, baby), or one encoded into scratch and placed where the evaluator computes.
+  void cache_all(const ckks::BasicEvaluator<B>& ev) {
+    for (const auto& [giant, babies] : plan_.giants)
+      for (const auto baby : babies) cached_.emplace(Key{giant, baby}, encoded(ev, giant, baby));
+  }
+
+  // The cached plaintext of (giant, baby), or one encoded into scratch.
   const ckks::Plaintext& plaintext(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby,
                                    ckks::Plaintext& scratch) const {
     if (auto it = cached_.find({giant, baby}); it != cached_.end()) return it->second;
     require(static_cast<bool>(encode_), "LinearTransform: no plaintext for giant {} baby {}", giant, baby);
-    scratch = ev.upload(encode_(giant, baby, encode_options()));
+    scratch = encoded(ev, giant, baby);
     return scratch;
   }
 

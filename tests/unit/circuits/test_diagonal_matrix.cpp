@@ -112,6 +112,9 @@ TEST_CASE("compressed diagonals repeat their period", "[circuits][diagonal]") {
         CHECK(circuits::bsgs_diagonal(m, giant, baby).size() == m.diagonals.at(circuits::wrap_offset(giant + baby, n)).size());
   }
   CHECK_THROWS_AS(m.add_diagonal(1, random_vector(rng, 3)), InvalidArgument);
+  CHECK(m.at(64 + 5, 3) == m.expanded(5)[3]);  // offsets are taken mod slots
+  CHECK_THROWS_AS(m.expanded(2), InvalidArgument);  // no diagonal there
+  CHECK_THROWS_AS(circuits::tile(random_vector(rng, 3), n), InvalidArgument);
 }
 
 TEST_CASE("every BSGS plan reassembles A v", "[circuits][bsgs]") {

@@ -114,9 +114,7 @@ TEST_CASE("compressed diagonals and diagonals from a function", "[circuits][lt]"
       f.evaluator, offsets,
       [&](std::int64_t giant, std::int64_t baby, const EncodeOptions& options) {
         ++calls;
-        const auto d = circuits::bsgs_diagonal(m, giant, baby);
-        std::vector<Complex> full(options.slots);
-        for (std::size_t i = 0; i < full.size(); ++i) full[i] = d[i % d.size()];
+        const auto full = circuits::tile(circuits::bsgs_diagonal(m, giant, baby), options.slots);
         return f.encoder.encode(std::span<const Complex>(full), options);
       },
       {.level = 2, .slots = kSlots});
@@ -176,6 +174,18 @@ TEST_CASE("linear transform errors name what is wrong", "[circuits][lt]") {
   CHECK_THROWS_AS(lt.apply(f.evaluator, f.encrypt(random_complex(rng, 32), -1, 32)), InvalidArgument);
   CHECK_THROWS_AS(circuits::LinearTransform<>(f.evaluator, m, {.level = 0}), LevelError);
   CHECK_THROWS_AS(circuits::LinearTransform<>(f.evaluator, m, {.slots = 32}), InvalidArgument);
+  // A function that encodes at another scale than the config's: refused, not summed at the wrong scale.
+  const auto offsets = m.offsets();
+  const auto wrong_scale = [&](std::int64_t giant, std::int64_t baby, const EncodeOptions& options) {
+    const auto full = circuits::tile(circuits::bsgs_diagonal(m, giant, baby), options.slots);
+    return f.encoder.encode(std::span<const Complex>(full),
+                            EncodeOptions{.level = options.level, .scale = options.scale * 2, .slots = options.slots});
+  };
+  CHECK_THROWS_AS(circuits::LinearTransform<>(f.evaluator, offsets, wrong_scale, {.level = 3, .slots = kSlots}),
+                  InvalidArgument);
+  const circuits::LinearTransform<> on_demand(f.evaluator, offsets, wrong_scale,
+                                              {.level = 3, .slots = kSlots, .cache_plaintexts = false});
+  CHECK_THROWS_AS(on_demand.apply(f.evaluator, f.encrypt(random_complex(rng, kSlots), -1, kSlots)), InvalidArgument);
   // Without the Galois keys of its steps: the evaluator's MissingKeyError, naming the step.
   Evaluator bare(f.context);
   CHECK_THROWS_AS(lt.apply(bare, f.encrypt(random_complex(rng, kSlots), -1, kSlots)), MissingKeyError);
