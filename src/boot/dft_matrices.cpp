@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "cerium/core/check.hpp"
 
@@ -12,8 +14,19 @@ using circuits::DiagonalMatrix;
 
 namespace {
 
-DiagonalMatrix three_diagonals(std::size_t n, std::size_t h, std::vector<Complex> d0, std::vector<Complex> up,
-                               std::vector<Complex> down) {
+// A butterfly stage over pairs (i, i + h), i = start + j, j < h: the diagonals 0, +h, -h, with `upper(j)` giving
+// (out_i's coefficient of v_i, of v_(i+h)) and `lower(j)` (out_(i+h)'s coefficient of v_(i+h), of v_i).
+template <class Upper, class Lower>
+DiagonalMatrix butterfly_stage(std::size_t n, std::size_t h, Upper upper, Lower lower) {
+  std::vector<Complex> d0(n), up(n), down(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t j = i % (2 * h);
+    if (j < h) {
+      std::tie(d0[i], up[i]) = upper(j);
+    } else {
+      std::tie(d0[i], down[i]) = lower(j - h);
+    }
+  }
   DiagonalMatrix m{n, {}};
   m.add_diagonal(0, std::move(d0));
   m.add_diagonal(static_cast<std::int64_t>(h), std::move(up));
@@ -48,42 +61,23 @@ std::vector<DiagonalMatrix> grouped(const math::SpecialFftTables& tables, const 
 
 }  // namespace
 
-// Forward stage h: for i = start + j, j < h: out_i = v_i + w_j v_(i+h); out_(i+h) = v_i - w_j v_(i+h), where
-// w_j = twiddles[h + j].
+// Forward stage h: out_i = v_i + w_j v_(i+h); out_(i+h) = v_i - w_j v_(i+h), where w_j = twiddles[h + j].
 DiagonalMatrix fft_stage(const math::SpecialFftTables& tables, std::size_t h) {
-  const std::size_t n = tables.slots();
   const auto tw = tables.twiddles();
-  std::vector<Complex> d0(n), up(n), down(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t j = i % (2 * h);
-    if (j < h) {
-      d0[i] = 1.0;
-      up[i] = tw[h + j];
-    } else {
-      d0[i] = -tw[h + j - h];
-      down[i] = 1.0;
-    }
-  }
-  return three_diagonals(n, h, std::move(d0), std::move(up), std::move(down));
+  return butterfly_stage(
+      tables.slots(), h, [&](std::size_t j) { return std::pair<Complex, Complex>(1.0, tw[h + j]); },
+      [&](std::size_t j) { return std::pair<Complex, Complex>(-tw[h + j], 1.0); });
 }
 
 // Inverse stage h: v_i = (a + b) / 2, v_(i+h) = (a - b) conj(w_j) / 2 for a = out_i, b = out_(i+h).
 DiagonalMatrix inverse_fft_stage(const math::SpecialFftTables& tables, std::size_t h) {
-  const std::size_t n = tables.slots();
   const auto tw = tables.twiddles();
-  std::vector<Complex> d0(n), up(n), down(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t j = i % (2 * h);
-    if (j < h) {
-      d0[i] = 0.5;
-      up[i] = 0.5;
-    } else {
-      const Complex c = std::conj(tw[h + j - h]) * 0.5;
-      d0[i] = -c;
-      down[i] = c;
-    }
-  }
-  return three_diagonals(n, h, std::move(d0), std::move(up), std::move(down));
+  return butterfly_stage(
+      tables.slots(), h, [](std::size_t) { return std::pair<Complex, Complex>(0.5, 0.5); },
+      [&](std::size_t j) {
+        const Complex c = std::conj(tw[h + j]) * 0.5;
+        return std::pair<Complex, Complex>(-c, c);
+      });
 }
 
 std::vector<DiagonalMatrix> coeff_to_slot_matrices(const math::SpecialFftTables& tables, int levels, double scalar) {
