@@ -1,4 +1,4 @@
-// Seeded keys' uniform halves expanded on the device: the same words as ckks::expand_uniform_limb on the CPU.
+// Seeded keys' uniform halves expanded on the device: the same words as rlwe::expand_uniform_limb on the CPU.
 //
 // Why the GPU needs its own loop: the CPU draws one ChaCha20 word after another and rejects those at or above
 // math::uniform_acceptance_bound(q), so a value's position in the keystream depends on every rejection before
@@ -13,7 +13,7 @@
 
 #include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/primitives_launch.hpp"
-#include "cerium/ckks/uniform_stream.hpp"
+#include "cerium/rlwe/uniform_stream.hpp"
 #include "cerium/math/chacha20.hpp"
 #include "cerium/math/sampler.hpp"
 
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(UniformExpansionLaunch
   math::ChaCha20Key key;
   for (int i = 0; i < 8; ++i) key.words[i] = args.seed[i];
   const math::ChaCha20Nonce base =
-      math::chacha20_stream_nonce(ckks::uniform_limb_stream(args.stream, args.first_limb + limb));
+      math::chacha20_stream_nonce(rlwe::uniform_limb_stream(args.stream, args.first_limb + limb));
   u32* out = args.out + limb * n;
   std::size_t filled = 0;  // the same in every thread: each round's total comes from the scan
   for (u64 round = 0; filled < n; ++round) {
@@ -68,8 +68,8 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(UniformExpansionLaunch
 void launch_uniform_expansion(const UniformExpansionLaunch& args) {
   using namespace uniform_kernels;
   if (args.limbs == 0) return;
-  if (args.limbs > 65535 || args.first_limb + args.limbs > ckks::max_uniform_limbs ||
-      args.stream >= ckks::max_uniform_stream)
+  if (args.limbs > 65535 || args.first_limb + args.limbs > rlwe::max_uniform_limbs ||
+      args.stream >= rlwe::max_uniform_stream)
     CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // the backend checks first
   expand_kernel<<<static_cast<unsigned>(args.limbs), kThreads, 0, static_cast<cudaStream_t>(args.stream_handle)>>>(
       args);

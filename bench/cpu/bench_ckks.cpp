@@ -18,7 +18,7 @@
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/ckks/key_generator.hpp"
-#include "cerium/ckks/key_switch.hpp"
+#include "cerium/rlwe/key_switch.hpp"
 
 namespace {
 

@@ -45,7 +45,7 @@ Ciphertext BasicBootstrapper<B>::scale_down(const Ciphertext& input) const {
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::key_switch(const Ciphertext& input, const ckks::SwitchingKey& key) const {
   const B& backend = evaluator_.backend();
-  const ckks::DecomposedPoly digits = backend.mod_up(*context_, input.part(1), input.level());
+  const rlwe::DecomposedPoly digits = backend.mod_up(*context_, input.part(1), input.level());
   auto switched = backend.key_switch_apply(*context_, digits, key, static_cast<const ring::Automorphism*>(nullptr),
                                            std::array<const ring::RnsPoly*, 2>{&input.part(0), nullptr});
   std::vector<ring::RnsPoly> parts;

@@ -6,13 +6,13 @@
 #include "cerium/core/check.hpp"
 #include "cerium/math/os_random.hpp"
 #include "cerium/math/sampler.hpp"
-#include "small_poly.hpp"
+#include "cerium/rlwe/small_poly.hpp"
 
 namespace cerium::ckks {
 namespace {
 
-using detail::gaussian_poly;
-using detail::ternary_poly;
+using rlwe::gaussian_poly;
+using rlwe::ternary_poly;
 
 // Streams of the noise seed for encryption t: t 2^8 + j for its small values j = 0, 1, 2.
 constexpr std::uint64_t encryption_stream(std::uint64_t t, std::uint64_t j) { return (t << 8) | j; }

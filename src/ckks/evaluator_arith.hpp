@@ -350,7 +350,7 @@ std::array<ring::RnsPoly, 2> BasicEvaluator<B>::relinearized(const ring::RnsPoly
   if constexpr (backend::FusedKeySwitch<B>) {
     return backend_.key_switch(*context_, c2, level, key, addends, rescaler);
   } else {
-    const DecomposedPoly digits = backend_.mod_up(*context_, c2, level);
+    const rlwe::DecomposedPoly digits = backend_.mod_up(*context_, c2, level);
     if (rescaler != nullptr) return backend_.key_switch_apply(*context_, digits, key, nullptr, addends, *rescaler);
     return backend_.key_switch_apply(*context_, digits, key, nullptr, addends);
   }

@@ -31,13 +31,13 @@ BasicEvaluator<B>::BasicEvaluator(ContextPtr context, B backend, EvaluatorOption
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::set_relinearization_key(std::shared_ptr<const RelinearizationKey> key) {
   if (key) require_same_context(context_, key->context(), "set_relinearization_key");
-  relin_key_ = key ? backend_.resident(std::move(key)) : nullptr;
+  relin_key_ = resident(backend_, std::move(key));
 }
 
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::set_galois_keys(std::shared_ptr<const GaloisKeys> keys) {
   if (keys) require_same_context(context_, keys->context(), "set_galois_keys");
-  galois_keys_ = keys ? backend_.resident(std::move(keys)) : nullptr;
+  galois_keys_ = resident(backend_, std::move(keys));
 }
 
 template <backend::PolyBackend B>

@@ -58,7 +58,7 @@ typename BasicEvaluator<B>::RotationKey BasicEvaluator<B>::rotation_key(std::int
 }
 
 template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::apply_galois(const Ciphertext& a, const DecomposedPoly& c1_digits,
+Ciphertext BasicEvaluator<B>::apply_galois(const Ciphertext& a, const rlwe::DecomposedPoly& c1_digits,
                                            std::uint32_t galois_element, const SwitchingKey& key) const {
   const ring::Automorphism& automorphism = context_->automorphism(galois_element);
   const ring::RnsPoly c0 = backend_.automorphism(automorphism, a.part(0));
@@ -77,7 +77,7 @@ Ciphertext BasicEvaluator<B>::rotate(const Ciphertext& a, std::int64_t steps) co
   evaluator_detail::require_two_parts(a, "rotate");
   if (evaluator_detail::reduce_steps(steps, a.slots()) == 0) return a.clone();
   const RotationKey key = rotation_key(steps, a.slots());
-  const DecomposedPoly digits = backend_.mod_up(*context_, a.part(1), a.level());
+  const rlwe::DecomposedPoly digits = backend_.mod_up(*context_, a.part(1), a.level());
   return apply_galois(a, digits, key.element, *key.key);
 }
 
@@ -95,7 +95,7 @@ Ciphertext BasicEvaluator<B>::conjugate(const Ciphertext& a) const {
                            "conjugate: no conjugation key (Galois element {}); generate Galois keys with "
                            "key_generator.galois_keys(steps, /*conjugation=*/true) and pass them to set_galois_keys",
                            element);
-  const DecomposedPoly digits = backend_.mod_up(*context_, a.part(1), a.level());
+  const rlwe::DecomposedPoly digits = backend_.mod_up(*context_, a.part(1), a.level());
   return apply_galois(a, digits, element, galois_keys_->at(element));
 }
 
@@ -117,7 +117,7 @@ std::vector<Ciphertext> BasicEvaluator<B>::rotate_hoisted(const Ciphertext& a,
     plans[i] = rotation_key(steps[i], a.slots());
     any = true;
   }
-  std::optional<DecomposedPoly> digits;
+  std::optional<rlwe::DecomposedPoly> digits;
   if (any) digits = backend_.mod_up(*context_, a.part(1), a.level());  // the one ModUp all rotations share
   std::vector<Ciphertext> out;
   out.reserve(steps.size());

@@ -6,13 +6,13 @@
 #include "cerium/core/check.hpp"
 #include "cerium/math/os_random.hpp"
 #include "cerium/math/sampler.hpp"
-#include "small_poly.hpp"
+#include "cerium/rlwe/small_poly.hpp"
 
 namespace cerium::ckks {
 namespace {
 
-using detail::gaussian_poly;
-using detail::small_poly;
+using rlwe::gaussian_poly;
+using rlwe::small_poly;
 
 // Stream plan (see the header): stream 0 of the master seed, then 2^8 streams per key identity (>= 2^8).
 constexpr std::uint64_t secret_stream = 0;
@@ -65,46 +65,14 @@ PublicKey KeyGenerator::public_key() const {
 
 SwitchingKey KeyGenerator::make_switching_key(const ring::RnsPoly& from_secret, std::uint64_t id,
                                               KeyStorage storage) const {
-  const auto& key_basis = context_->key_basis();
-  require<MismatchError>(!from_secret.empty() && from_secret.basis() == *key_basis &&
-                             from_secret.form() == ring::PolyForm::ntt,
-                         "switching key: the source secret must be over the key basis {} in NTT form",
-                         ring::describe(*key_basis));
-  const auto& params = context_->parameters();
-  const std::size_t q_count = params.q_primes().size();
-  const std::size_t alpha = params.alpha();
-  const std::size_t digits = context_->digit_count(context_->max_level());
-  const std::uint64_t base = key_stream(id);
-  const ring::RnsPoly& s = secret_.poly();
-
-  std::vector<std::array<ring::RnsPoly, 2>> parts;
-  parts.reserve(digits);
-  for (std::size_t d = 0; d < digits; ++d) {
-    ring::RnsPoly a = expand_uniform(key_basis, uniform_seed_, base + d);
-    ring::RnsPoly b = gaussian_poly(key_basis, master_seed_, base + d);
-    b -= a * s;
-    // + P g_d s': the gadget g_d is 1 modulo the digit's primes and 0 modulo every other prime of Q, and P g_d
-    // vanishes modulo P, so only the digit's limbs change, by [P]_{q_i} s'_i.
-    const std::size_t first = context_->digit_first_prime(d);
-    const std::size_t last = std::min(first + alpha, q_count);
-    for (std::size_t i = first; i < last; ++i) {
-      const math::Modulus& m = key_basis->modulus(i);
-      const math::ShoupConstant p_mod(context_->p_basis()->product_mod(m), m.value);
-      auto out = b.limb(i);
-      const auto src = from_secret.limb(i);
-      for (std::size_t k = 0; k < out.size(); ++k) {
-        out[k] = math::add_mod(out[k], math::mul_shoup(src[k], p_mod, m.value), m.value);
-      }
-    }
-    if (storage == KeyStorage::seeded) a = ring::RnsPoly();
-    parts.push_back({std::move(b), std::move(a)});
-  }
-  return SwitchingKey(context_, std::move(parts), storage, uniform_seed_, base);
+  return rlwe::make_switching_key(context_, secret_.poly(), from_secret,
+                                  {.uniform = uniform_seed_, .noise = master_seed_, .base_stream = key_stream(id),
+                                   .storage = storage});
 }
 
 RelinearizationKey KeyGenerator::relinearization_key(KeyStorage storage) const {
   const ring::RnsPoly& s = secret_.poly();
-  return RelinearizationKey(make_switching_key(s * s, relinearization_key_id, storage));
+  return RelinearizationKey(context_, make_switching_key(s * s, relinearization_key_id, storage));
 }
 
 SwitchingKey KeyGenerator::galois_key(std::uint32_t galois_element, KeyStorage storage) const {

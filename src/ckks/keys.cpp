@@ -6,6 +6,7 @@
 #include "cerium/core/check.hpp"
 #include "cerium/math/sampler.hpp"
 #include "cerium/ring/automorphism.hpp"
+#include "cerium/rlwe/key_switch.hpp"
 
 namespace cerium::ckks {
 namespace {
@@ -82,81 +83,26 @@ PublicKey::PublicKey(ContextPtr context, ring::RnsPoly b, ring::RnsPoly a)
 
 PublicKey PublicKey::clone() const { return PublicKey(context_, b_.clone(), a_.clone()); }
 
-// --- SwitchingKey ---
+// --- RelinearizationKey ---
 
-SwitchingKey::SwitchingKey(ContextPtr context, std::vector<std::array<ring::RnsPoly, 2>> digits, KeyStorage storage,
-                           std::optional<math::Seed> seed, std::uint64_t base_stream)
-    : context_(std::move(context)),
-      digits_(std::move(digits)),
-      storage_(storage),
-      seed_(seed),
-      base_stream_(base_stream) {
-  require_context(context_, "switching key");
-  const std::size_t expected = context_->digit_count(context_->max_level());
-  require<MismatchError>(digits_.size() == expected,
-                         "a switching key for these parameters has {} digits (alpha = {} primes each), not {}",
-                         expected, context_->parameters().alpha(), digits_.size());
-  const auto& key_basis = *context_->key_basis();
-  for (std::size_t d = 0; d < digits_.size(); ++d) {
-    require_key_poly(digits_[d][0], key_basis, fmt::format("b of switching-key digit {}", d));
-    if (storage_ == KeyStorage::seeded && digits_[d][1].empty()) continue;
-    require_key_poly(digits_[d][1], key_basis, fmt::format("a of switching-key digit {}", d));
-  }
-  if (storage_ == KeyStorage::seeded) {
-    require<MismatchError>(seed_.has_value(), "a seeded switching key needs the seed of its uniform halves");
-    require(base_stream_ < max_uniform_stream - digits_.size(),
-            "switching-key stream {} (+ {} digits) exceeds the uniform stream range 2^56", base_stream_,
-            digits_.size());
-  }
+RelinearizationKey::RelinearizationKey(ContextPtr context, SwitchingKey key)
+    : RelinearizationKey(std::move(context), std::make_shared<const SwitchingKey>(std::move(key))) {}
+
+RelinearizationKey::RelinearizationKey(ContextPtr context, std::shared_ptr<const SwitchingKey> key)
+    : context_(std::move(context)), key_(std::move(key)) {
+  require_context(context_, "relinearization key");
+  require<MismatchError>(key_ != nullptr && key_->context() != nullptr, "relinearization key: the switching key is empty");
+  rlwe::require_same_ladder(context_.get(), key_->context().get(), "relinearization key");
 }
 
-ring::RnsPoly SwitchingKey::a(std::size_t digit) const {
-  if (const ring::RnsPoly* stored = stored_a(digit)) return stored->clone();
-  return expand_uniform(context_->key_basis(), *seed_, base_stream_ + digit);
-}
+// --- Key-switching noise ---
 
-const ring::RnsPoly* SwitchingKey::stored_a(std::size_t digit) const {
-  const ring::RnsPoly& a = digits_.at(digit)[1];
-  return a.empty() ? nullptr : &a;
-}
-
-void SwitchingKey::a_limb(std::size_t digit, std::size_t limb, std::span<std::uint32_t> out) const {
-  require(out.size() == context_->ring_degree(), "a limb of N = {} words needs an output of that size, not {}",
-          context_->ring_degree(), out.size());
-  if (const ring::RnsPoly* stored = stored_a(digit)) {
-    const auto source = stored->limb(limb);
-    std::copy(source.begin(), source.end(), out.begin());
-    return;
-  }
-  expand_uniform_limb(*seed_, base_stream_ + digit, limb, context_->key_basis()->prime(limb), out);
-}
-
-SwitchingKey SwitchingKey::clone() const {
-  std::vector<std::array<ring::RnsPoly, 2>> copies;
-  copies.reserve(digits_.size());
-  for (const auto& digit : digits_) copies.push_back({digit[0].clone(), digit[1].empty() ? ring::RnsPoly() : digit[1].clone()});
-  return SwitchingKey(context_, std::move(copies), storage_, seed_, base_stream_);
-}
-
-// --- Uniform expansion ---
-
-void expand_uniform_limb(const math::Seed& seed, std::uint64_t stream, std::size_t limb, std::uint32_t q,
-                         std::span<std::uint32_t> out) {
-  require(stream < max_uniform_stream, "uniform stream {} is out of range: streams are below 2^56", stream);
-  require(limb < max_uniform_limbs, "limb {} is out of range: uniform expansion covers {} limbs", limb,
-          max_uniform_limbs);
-  math::Prng prng(seed, uniform_limb_stream(stream, limb));
-  // Uniform residues are uniform in either domain (the NTT is a bijection), so they are NTT-form values as drawn.
-  math::sample_uniform_mod(prng, out, q);
-}
-
-ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) {
-  require(basis != nullptr, "uniform expansion needs a basis");
-  require(basis->size() <= max_uniform_limbs, "uniform expansion covers {} limbs; the basis has {}",
-          max_uniform_limbs, basis->size());
-  ring::RnsPoly out(basis, ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
-  for (std::size_t i = 0; i < basis->size(); ++i) expand_uniform_limb(seed, stream, i, basis->prime(i), out.limb(i));
-  return out;
+double key_switch_noise_bound(const Context& context, int level) {
+  const auto& config = context.parameters().config();
+  const double secret_l1 = config.secret == SecretDistribution::hamming_weight
+                               ? static_cast<double>(config.hamming_weight)
+                               : static_cast<double>(context.ring_degree());
+  return rlwe::key_switch_noise_bound(context, level, secret_l1);
 }
 
 math::Seed derive_seed(const math::Seed& master, std::uint64_t domain) {
@@ -169,15 +115,21 @@ math::Seed derive_seed(const math::Seed& master, std::uint64_t domain) {
 // --- GaloisKeys ---
 
 void GaloisKeys::insert(std::uint32_t galois_element, SwitchingKey key) {
+  insert(galois_element, std::make_shared<const SwitchingKey>(std::move(key)));
+}
+
+void GaloisKeys::insert(std::uint32_t galois_element, std::shared_ptr<const SwitchingKey> key) {
   require_context(context_, "Galois keys");
-  require_same_context(context_, key.context(), "Galois keys");
+  require<MismatchError>(key != nullptr && key->context() != nullptr, "Galois keys: the switching key is empty");
+  rlwe::require_same_ladder(context_.get(), key->context().get(), "Galois keys");
   const std::size_t two_n = 2 * context_->ring_degree();
   require(galois_element % 2 == 1 && galois_element < two_n, "Galois element {} must be odd and below 2N = {}",
           galois_element, two_n);
   keys_.insert_or_assign(galois_element, std::move(key));
 }
 
-const SwitchingKey& GaloisKeys::at(std::uint32_t galois_element, std::optional<std::int64_t> step) const {
+const std::shared_ptr<const SwitchingKey>& GaloisKeys::shared_at(std::uint32_t galois_element,
+                                                                 std::optional<std::int64_t> step) const {
   const auto found = keys_.find(galois_element);
   if (found != keys_.end()) return found->second;
   const std::size_t n = context_ ? context_->ring_degree() : 0;

@@ -132,7 +132,7 @@ ckks::RelinearizationKey load_relinearization_key(std::istream& in, const ckks::
   const auto fingerprint = detail::context_fingerprint(context, ObjectType::relinearization_key);
   const Header header = detail::read_header(in, ObjectType::relinearization_key, &fingerprint);
   wire::Reader r = detail::payload_reader(in, header);
-  ckks::RelinearizationKey key(read_switching_key(r, context));
+  ckks::RelinearizationKey key(context, read_switching_key(r, context));
   r.finish("relinearization key");
   return key;
 }

@@ -170,7 +170,7 @@ TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][qui
   SECTION("ModUp, key-switch inner product and ModDown in NTT form; ModDown in coefficient form") {
     KeyGenerator keygen(context);
     const auto relin = std::make_shared<const RelinearizationKey>(keygen.relinearization_key(KeyStorage::seeded));
-    const auto relin_gpu = gpu.resident(relin);
+    const auto relin_gpu = resident(gpu, relin);
     ring::RnsPoly y = x.clone();
     y.to_ntt();
     const ring::RnsPoly y_gpu = gpu.upload(y);
@@ -244,7 +244,7 @@ TEST_CASE("CUDA fused key switch equals ModUp then key_switch_apply", "[gpu][bac
     const backend::CpuBackend cpu;
     KeyGenerator keygen(context);
     const auto relin = std::make_shared<const RelinearizationKey>(keygen.relinearization_key(KeyStorage::seeded));
-    const auto relin_gpu = gpu.resident(relin);
+    const auto relin_gpu = resident(gpu, relin);
     for (const int level : {context->max_level(), 1}) {
       INFO("N = " << context->ring_degree() << ", dnum " << config.dnum << ", level " << level);
       const auto random_poly = [&] {

@@ -1,5 +1,6 @@
 #pragma once
-// The backend concept: the polynomial operations the CKKS evaluator is written against.
+// The backend concept: the polynomial operations the CKKS evaluator is written against, in ring and RLWE types
+// only (rlwe::Context, rlwe::SwitchingKey), so that the backends sit below any scheme.
 //
 // Why a concept: the CPU backend (the reference) runs these operations as loops over host limbs; the CUDA backend
 // will run the same operations as kernels over device-resident shards of the same polynomials, and must produce
@@ -23,12 +24,12 @@
 #include <span>
 #include <utility>
 
-#include "cerium/ckks/context.hpp"
-#include "cerium/ckks/key_switch.hpp"
-#include "cerium/ckks/keys.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
+#include "cerium/rlwe/context.hpp"
+#include "cerium/rlwe/key_switch.hpp"
+#include "cerium/rlwe/switching_key.hpp"
 
 namespace cerium::backend {
 
@@ -37,11 +38,9 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
                                const ring::RnsBasisPtr& basis, ring::PolyOptions options,
                                std::span<const std::uint32_t> per_limb, std::int64_t integer,
                                const ring::Rescaler& rescaler, const ring::ModDown& mod_down,
-                               const ring::Automorphism& automorphism, const ckks::Context& context, int level,
-                               const ckks::DecomposedPoly& decomposed, const ckks::SwitchingKey& key,
-                               std::shared_ptr<const ckks::RelinearizationKey> relinearization_key,
-                               std::shared_ptr<const ckks::GaloisKeys> galois_keys,
-                               std::shared_ptr<const ckks::SwitchingKey> switching_key, std::span<ring::RnsPoly> parts,
+                               const ring::Automorphism& automorphism, const rlwe::Context& context, int level,
+                               const rlwe::DecomposedPoly& decomposed, const rlwe::SwitchingKey& key,
+                               std::shared_ptr<const rlwe::SwitchingKey> switching_key, std::span<ring::RnsPoly> parts,
                                std::span<const ring::RnsPoly* const> factors, bool accumulate,
                                std::array<const ring::RnsPoly*, 2> addends) {
   // Storage: a polynomial over basis placed as options says, and a deep copy on the same devices.
@@ -50,12 +49,11 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
 
   // Placement: a host polynomial moved to where the backend computes (the CPU backend keeps it as it is), a
   // copy of any polynomial in host memory, and keys where the backend computes (the same object when they are
-  // there already), so that the evaluator takes host objects from users and hands host objects back.
+  // there already), so that the evaluator takes host objects from users and hands host objects back (a scheme's
+  // key sets are placed key by key: ckks::resident).
   { b.place(std::move(x)) } -> std::same_as<ring::RnsPoly>;
   { b.download(y) } -> std::same_as<ring::RnsPoly>;
-  { b.resident(relinearization_key) } -> std::same_as<std::shared_ptr<const ckks::RelinearizationKey>>;
-  { b.resident(galois_keys) } -> std::same_as<std::shared_ptr<const ckks::GaloisKeys>>;
-  { b.resident(switching_key) } -> std::same_as<std::shared_ptr<const ckks::SwitchingKey>>;
+  { b.resident(switching_key) } -> std::same_as<std::shared_ptr<const rlwe::SwitchingKey>>;
 
   // Elementwise arithmetic (x op= y), in NTT form for the products.
   b.add(x, y);
@@ -98,7 +96,7 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   { b.automorphism(automorphism, y) } -> std::same_as<ring::RnsPoly>;
 
   // Hybrid key switching.
-  { b.mod_up(context, y, level) } -> std::same_as<ckks::DecomposedPoly>;
+  { b.mod_up(context, y, level) } -> std::same_as<rlwe::DecomposedPoly>;
   { b.key_switch_apply(context, decomposed, key, &automorphism) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
   // The same plus addends[i] on sum i (a null entry adds nothing; addends in NTT form over Q_l): relinearization's
   // c + (b, a) and a rotation's sigma(c0) + b, which the CUDA backend adds inside ModDown's last pass.
@@ -116,8 +114,8 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
 // backend sums ModUp's digits with the key inside its last NTT pass) provides it; the evaluator uses it for
 // relinearization where it is there.
 template <class B>
-concept FusedKeySwitch = requires(const B& b, const ckks::Context& context, const ring::RnsPoly& y, int level,
-                                  const ckks::SwitchingKey& key, std::array<const ring::RnsPoly*, 2> addends,
+concept FusedKeySwitch = requires(const B& b, const rlwe::Context& context, const ring::RnsPoly& y, int level,
+                                  const rlwe::SwitchingKey& key, std::array<const ring::RnsPoly*, 2> addends,
                                   const ring::Rescaler* rescaler) {
   { b.key_switch(context, y, level, key, addends, rescaler) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
 };

@@ -1,6 +1,6 @@
 #pragma once
 // The CPU backend: the reference implementation of PolyBackend, on host limbs, delegating to the ring layer
-// (RnsPoly arithmetic, Rescaler, Automorphism) and to the ckks key-switching entry points.
+// (RnsPoly arithmetic, Rescaler, Automorphism) and to the rlwe key-switching entry points.
 //
 // Single-threaded for now: at the sizes the CPU is used for (tests, reference results) the cost is dominated by
 // NTTs and basis conversions inside the ring layer, which is where threads would go first. Stateless, so
@@ -30,13 +30,7 @@ struct CpuBackend {
   // Host memory is where this backend computes: placement keeps what it is given.
   ring::RnsPoly place(ring::RnsPoly&& x) const { return std::move(x); }
   ring::RnsPoly download(const ring::RnsPoly& y) const { return y.clone(); }
-  std::shared_ptr<const ckks::RelinearizationKey> resident(std::shared_ptr<const ckks::RelinearizationKey> key) const {
-    return key;
-  }
-  std::shared_ptr<const ckks::GaloisKeys> resident(std::shared_ptr<const ckks::GaloisKeys> keys) const {
-    return keys;
-  }
-  std::shared_ptr<const ckks::SwitchingKey> resident(std::shared_ptr<const ckks::SwitchingKey> key) const {
+  std::shared_ptr<const rlwe::SwitchingKey> resident(std::shared_ptr<const rlwe::SwitchingKey> key) const {
     return key;
   }
 
@@ -191,28 +185,28 @@ struct CpuBackend {
     return automorphism.apply(y);
   }
 
-  ckks::DecomposedPoly mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const {
-    return ckks::decompose_and_mod_up(context, y, level);
+  rlwe::DecomposedPoly mod_up(const rlwe::Context& context, const ring::RnsPoly& y, int level) const {
+    return rlwe::decompose_and_mod_up(context, y, level);
   }
-  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
-                                                const ckks::SwitchingKey& key,
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key,
                                                 const ring::Automorphism* automorphism) const {
-    return ckks::key_switch_apply(context, decomposed, key, automorphism);
+    return rlwe::key_switch_apply(context, decomposed, key, automorphism);
   }
-  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
-                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends) const {
-    auto sums = ckks::key_switch_apply(context, decomposed, key, automorphism);
+    auto sums = rlwe::key_switch_apply(context, decomposed, key, automorphism);
     for (std::size_t i = 0; i < 2; ++i) {
       if (addends[i] != nullptr) add(sums[i], *addends[i]);
     }
     return sums;
   }
-  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
-                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends,
                                                 const ring::Rescaler& rescaler) const {
-    return ckks::key_switch_apply_rescaled(context, decomposed, key, automorphism, addends, rescaler);
+    return rlwe::key_switch_apply_rescaled(context, decomposed, key, automorphism, addends, rescaler);
   }
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const { return mod_down.apply(y); }
 };

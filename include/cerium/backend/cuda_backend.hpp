@@ -18,12 +18,12 @@
 #include <span>
 
 #include "cerium/backend/backend.hpp"
-#include "cerium/ckks/context.hpp"
-#include "cerium/ckks/key_switch.hpp"
-#include "cerium/ckks/keys.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
+#include "cerium/rlwe/context.hpp"
+#include "cerium/rlwe/key_switch.hpp"
+#include "cerium/rlwe/switching_key.hpp"
 
 namespace cerium::backend {
 
@@ -39,10 +39,10 @@ class CudaBackend {
   // bench/RESULTS.md).
   static constexpr bool fold_rescale_into_sums = false;
   // Throws DeviceError without a usable device, UnsupportedError for N < 2^10 (the GPU NTT's range).
-  explicit CudaBackend(ckks::ContextPtr context, CudaBackendOptions options = {});
+  explicit CudaBackend(rlwe::ContextPtr context, CudaBackendOptions options = {});
 
   Device device() const;
-  const ckks::ContextPtr& context() const;
+  const rlwe::ContextPtr& context() const;
   // Waits for all work queued so far (DeviceError for a failure in it).
   void synchronize() const;
 
@@ -51,9 +51,7 @@ class CudaBackend {
   ring::RnsPoly clone(const ring::RnsPoly& y) const;
   ring::RnsPoly place(ring::RnsPoly&& x) const;
   ring::RnsPoly download(const ring::RnsPoly& y) const;
-  std::shared_ptr<const ckks::RelinearizationKey> resident(std::shared_ptr<const ckks::RelinearizationKey> key) const;
-  std::shared_ptr<const ckks::GaloisKeys> resident(std::shared_ptr<const ckks::GaloisKeys> keys) const;
-  std::shared_ptr<const ckks::SwitchingKey> resident(std::shared_ptr<const ckks::SwitchingKey> key) const;
+  std::shared_ptr<const rlwe::SwitchingKey> resident(std::shared_ptr<const rlwe::SwitchingKey> key) const;
 
   void add(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const;
@@ -85,25 +83,25 @@ class CudaBackend {
   ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;  // y over 1 or 2 primes
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;
 
-  ckks::DecomposedPoly mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const;
-  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
-                                                const ckks::SwitchingKey& key,
+  rlwe::DecomposedPoly mod_up(const rlwe::Context& context, const ring::RnsPoly& y, int level) const;
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key,
                                                 const ring::Automorphism* automorphism) const;
   // The same plus addends[i] on sum i, added in ModDown's last pass (no separate add).
-  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
-                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends) const;
   // The same, then both sums rescaled by `rescaler` (over Q_l): the words of key_switch_apply, then rescale, with
   // one forward NTT fewer (ModDown's and the rescale's corrections transformed together).
-  std::array<ring::RnsPoly, 2> key_switch_apply(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
-                                                const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends,
                                                 const ring::Rescaler& rescaler) const;
   // ModUp and key_switch_apply (no automorphism; addends and rescaler as there, both optional) in one call, with
   // the words of the two: ModUp's last NTT pass sums the digits with the key as it goes (up to 4 digits), so the
   // extended digits never go to global memory (backend::FusedKeySwitch).
-  std::array<ring::RnsPoly, 2> key_switch(const ckks::Context& context, const ring::RnsPoly& y, int level,
-                                          const ckks::SwitchingKey& key, std::array<const ring::RnsPoly*, 2> addends,
+  std::array<ring::RnsPoly, 2> key_switch(const rlwe::Context& context, const ring::RnsPoly& y, int level,
+                                          const rlwe::SwitchingKey& key, std::array<const ring::RnsPoly*, 2> addends,
                                           const ring::Rescaler* rescaler) const;
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
 
@@ -111,15 +109,15 @@ class CudaBackend {
   ring::RnsPoly upload(const ring::RnsPoly& host) const;
   // A seeded key's uniform halves are expanded on the device (the same words as on the host); the result is
   // stored expanded.
-  ckks::SwitchingKey upload(const ckks::SwitchingKey& key) const;
-  // ckks::expand_uniform(basis, seed, stream) computed on the device, in NTT form: the same words.
+  rlwe::SwitchingKey upload(const rlwe::SwitchingKey& key) const;
+  // rlwe::expand_uniform(basis, seed, stream) computed on the device, in NTT form: the same words.
   ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) const;
 
   struct State;
 
  private:
-  std::array<ring::RnsPoly, 2> switch_keys(const ckks::Context& context, const ckks::DecomposedPoly& decomposed,
-                                           const ckks::SwitchingKey& key, const ring::Automorphism* automorphism,
+  std::array<ring::RnsPoly, 2> switch_keys(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                           const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                            std::array<const ring::RnsPoly*, 2> addends,
                                            const ring::Rescaler* rescaler) const;
 

@@ -37,6 +37,7 @@
 #include "cerium/ckks/keys.hpp"
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/ckks/scale.hpp"
+#include "cerium/rlwe/key_switch.hpp"
 
 namespace cerium::ckks {
 
@@ -189,7 +190,7 @@ class BasicEvaluator {
     const SwitchingKey* key = nullptr;
   };
   RotationKey rotation_key(std::int64_t steps, std::size_t slots) const;
-  Ciphertext apply_galois(const Ciphertext& a, const DecomposedPoly& c1_digits, std::uint32_t galois_element,
+  Ciphertext apply_galois(const Ciphertext& a, const rlwe::DecomposedPoly& c1_digits, std::uint32_t galois_element,
                           const SwitchingKey& key) const;
 
   ContextPtr context_;

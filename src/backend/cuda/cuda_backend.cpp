@@ -11,6 +11,7 @@
 #include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/math/modarith.hpp"
+#include "cerium/rlwe/uniform_stream.hpp"
 #include "cuda_backend_state.hpp"
 
 namespace cerium::backend {
@@ -53,7 +54,7 @@ void copy_words(u32* dst, const u32* src, std::size_t words, const cuda::Stream&
 
 // --- construction and placement ---
 
-CudaBackend::CudaBackend(ckks::ContextPtr context, CudaBackendOptions options) : state_(std::make_shared<State>()) {
+CudaBackend::CudaBackend(rlwe::ContextPtr context, CudaBackendOptions options) : state_(std::make_shared<State>()) {
   require(context != nullptr, "the CUDA backend needs a context");
   cuda::install_memory_hooks();
   State& s = *state_;
@@ -72,7 +73,7 @@ CudaBackend::CudaBackend(ckks::ContextPtr context, CudaBackendOptions options) :
 }
 
 Device CudaBackend::device() const { return state_->device; }
-const ckks::ContextPtr& CudaBackend::context() const { return state_->context; }
+const rlwe::ContextPtr& CudaBackend::context() const { return state_->context; }
 void CudaBackend::synchronize() const { state_->stream.synchronize(); }
 
 namespace {
@@ -120,9 +121,9 @@ ring::RnsPoly CudaBackend::upload(const ring::RnsPoly& host) const {
 ring::RnsPoly CudaBackend::expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed,
                                           std::uint64_t stream) const {
   require(basis != nullptr, "uniform expansion needs a basis");
-  require(stream < ckks::max_uniform_stream, "uniform stream {} is out of range: streams are below 2^56", stream);
-  require(basis->size() <= ckks::max_uniform_limbs, "uniform expansion covers {} limbs; the basis has {}",
-          ckks::max_uniform_limbs, basis->size());
+  require(stream < rlwe::max_uniform_stream, "uniform stream {} is out of range: streams are below 2^56", stream);
+  require(basis->size() <= rlwe::max_uniform_limbs, "uniform expansion covers {} limbs; the basis has {}",
+          rlwe::max_uniform_limbs, basis->size());
   require<MismatchError>(basis->ring_degree() == state_->n,
                          "uniform expansion over a basis of degree {} on a CUDA backend of degree {}",
                          basis->ring_degree(), state_->n);
@@ -149,7 +150,7 @@ ring::RnsPoly CudaBackend::download(const ring::RnsPoly& y) const {
   return y.copy_to(Device::cpu());
 }
 
-ckks::SwitchingKey CudaBackend::upload(const ckks::SwitchingKey& key) const {
+rlwe::SwitchingKey CudaBackend::upload(const rlwe::SwitchingKey& key) const {
   require<MismatchError>(key.context() != nullptr, "upload: the switching key is empty");
   std::vector<std::array<ring::RnsPoly, 2>> digits;
   for (std::size_t d = 0; d < key.digit_count(); ++d) {
@@ -159,12 +160,12 @@ ckks::SwitchingKey CudaBackend::upload(const ckks::SwitchingKey& key) const {
     digits.push_back({upload(key.b(d)), a != nullptr ? upload(*a) : expand_uniform(key.b(d).basis_ptr(), *key.seed(),
                                                                                     key.base_stream() + d)});
   }
-  return ckks::SwitchingKey(key.context(), std::move(digits), ckks::KeyStorage::expanded, std::nullopt,
+  return rlwe::SwitchingKey(key.context(), std::move(digits), rlwe::KeyStorage::expanded, std::nullopt,
                             key.base_stream());
 }
 
 namespace {
-bool on_device(const ckks::SwitchingKey& key, Device device) {
+bool on_device(const rlwe::SwitchingKey& key, Device device) {
   for (std::size_t d = 0; d < key.digit_count(); ++d) {
     const ring::RnsPoly* a = key.stored_a(d);
     if (a == nullptr || a->shards().size() != 1 || a->shards()[0].device() != device) return false;
@@ -174,25 +175,9 @@ bool on_device(const ckks::SwitchingKey& key, Device device) {
 }
 }  // namespace
 
-std::shared_ptr<const ckks::RelinearizationKey> CudaBackend::resident(
-    std::shared_ptr<const ckks::RelinearizationKey> key) const {
-  if (key == nullptr || on_device(key->key(), state_->device)) return key;
-  return std::make_shared<const ckks::RelinearizationKey>(upload(key->key()));
-}
-
-std::shared_ptr<const ckks::SwitchingKey> CudaBackend::resident(std::shared_ptr<const ckks::SwitchingKey> key) const {
+std::shared_ptr<const rlwe::SwitchingKey> CudaBackend::resident(std::shared_ptr<const rlwe::SwitchingKey> key) const {
   if (key == nullptr || on_device(*key, state_->device)) return key;
-  return std::make_shared<const ckks::SwitchingKey>(upload(*key));
-}
-
-std::shared_ptr<const ckks::GaloisKeys> CudaBackend::resident(std::shared_ptr<const ckks::GaloisKeys> keys) const {
-  if (keys == nullptr) return keys;
-  bool all = true;
-  for (const auto element : keys->galois_elements()) all = all && on_device(keys->at(element), state_->device);
-  if (all) return keys;
-  auto out = std::make_shared<ckks::GaloisKeys>(keys->context());
-  for (const auto element : keys->galois_elements()) out->insert(element, upload(keys->at(element)));
-  return out;
+  return std::make_shared<const rlwe::SwitchingKey>(upload(*key));
 }
 
 // --- elementwise ---

@@ -77,8 +77,8 @@ const cuda::ModUpPlan& CudaBackend::State::mod_up_plan(int level, std::size_t di
 
 const cuda::KeySwitchInnerProductPlan& CudaBackend::State::inner_product_plan(int level) {
   return find_or_build(mutex, inner_product, level, [&] {
-    const auto& params = context->parameters();
-    const cuda::KeySwitchLayout layout{.q_limbs = params.limbs_at(level), .key_q_limbs = params.q_primes().size()};
+    const cuda::KeySwitchLayout layout{.q_limbs = context->limbs_at(level),
+                                       .key_q_limbs = context->ladder().q_primes.size()};
     return std::make_unique<cuda::KeySwitchInnerProductPlan>(*context->qp_basis(level), layout);
   });
 }

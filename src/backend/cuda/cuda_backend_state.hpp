@@ -51,7 +51,7 @@ struct ModDownRescaleTables {
 struct CudaBackend::State {
   using Primes = std::vector<std::uint32_t>;
 
-  ckks::ContextPtr context;
+  rlwe::ContextPtr context;
   Device device;
   cuda::Stream stream;
   std::size_t n = 0;

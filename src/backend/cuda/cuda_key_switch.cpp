@@ -1,6 +1,6 @@
 // The CUDA backend's hybrid key switching: ModUp of every digit, the inner product with the key (an
 // automorphism applied to the digits as they are read), and ModDown, each producing exactly the words of
-// ckks::decompose_and_mod_up / key_switch_apply / ring::ModDown.
+// rlwe::decompose_and_mod_up / key_switch_apply / ring::ModDown.
 
 #include <cuda_runtime_api.h>
 
@@ -35,10 +35,10 @@ u32* device_words(const ring::RnsPoly& x, Device device, const char* what) {
   return const_cast<u32*>(x.shards()[0].data());
 }
 
-void require_context(const CudaBackend& backend, const ckks::Context& context, const char* operation) {
-  require<MismatchError>(&context == backend.context().get() || context.parameters() == backend.context()->parameters(),
-                         "{}: the context ({}) is not the CUDA backend's ({})", operation,
-                         context.parameters().describe(), backend.context()->parameters().describe());
+void require_context(const CudaBackend& backend, const rlwe::Context& context, const char* operation) {
+  require<MismatchError>(&context == backend.context().get() || context.ladder() == backend.context()->ladder(),
+                         "{}: the context ({}) is not the CUDA backend's ({})", operation, context.describe(),
+                         backend.context()->describe());
 }
 
 // Positions of `part`'s primes in `whole` (MismatchError when one is missing).
@@ -176,7 +176,7 @@ std::vector<ring::RnsPoly> batch_of(const CudaBackend::State& s, const ring::Rns
 // ModUp's inverse NTT and every digit's conversion, in NTT form except that the limbs that the forward transform
 // makes are still in coefficient form (it runs next, alone or fused with the inner product). own_limbs: the
 // digits' own limbs (copied in NTT form from the input), which that transform skips.
-ckks::DecomposedPoly convert_digits(CudaBackend::State& s, const ckks::Context& context, const ring::RnsPoly& y,
+rlwe::DecomposedPoly convert_digits(CudaBackend::State& s, const rlwe::Context& context, const ring::RnsPoly& y,
                                     int level, NttSkip& own_limbs) {
   const u32* in = device_words(y, s.device, "the polynomial to key-switch");
   // One inverse NTT of every limb serves all digits.
@@ -185,7 +185,7 @@ ckks::DecomposedPoly convert_digits(CudaBackend::State& s, const ckks::Context& 
   const std::size_t digits = context.digit_count(level);
   const auto& qp = context.qp_basis(level);
   // The digits in one allocation, so that one forward NTT (per pass) covers all of them.
-  ckks::DecomposedPoly out{level, batch_of(s, qp, digits)};
+  rlwe::DecomposedPoly out{level, batch_of(s, qp, digits)};
   // Every digit's conversion in one launch; the digit's own limbs are copied in NTT form from the input.
   std::vector<const cuda::ModUpPlan*> plans;
   std::vector<const u32*> sources, copies;
@@ -199,7 +199,7 @@ ckks::DecomposedPoly convert_digits(CudaBackend::State& s, const ckks::Context& 
   }
   cuda::apply_mod_up_digits(plans, sources, targets, copies, s.stream);
   // Digit d's own limbs are Q_l's [d alpha, min((d + 1) alpha, l)) (digits are consecutive runs of alpha primes).
-  own_limbs = NttSkip{.stride = context.parameters().alpha(), .width = context.parameters().alpha(),
+  own_limbs = NttSkip{.stride = context.alpha(), .width = context.alpha(),
                       .limit = y.limb_count()};
   return out;
 }
@@ -208,7 +208,7 @@ ckks::DecomposedPoly convert_digits(CudaBackend::State& s, const ckks::Context& 
 struct KeyWords {
   std::vector<const u32*> b, a;
 };
-KeyWords key_words(const CudaBackend::State& s, const ckks::SwitchingKey& key, std::size_t digits) {
+KeyWords key_words(const CudaBackend::State& s, const rlwe::SwitchingKey& key, std::size_t digits) {
   KeyWords k;
   for (std::size_t d = 0; d < digits; ++d) {
     k.b.push_back(device_words(key.b(d), s.device, "the switching key"));
@@ -222,7 +222,7 @@ KeyWords key_words(const CudaBackend::State& s, const ckks::SwitchingKey& key, s
 
 // ModDown of both inner-product sums in place (Q_l is the first part of Q_l u P), their transforms as one batch,
 // with the addends and optionally the rescale.
-std::array<ring::RnsPoly, 2> mod_down_sums(CudaBackend::State& s, const ckks::Context& context, int level,
+std::array<ring::RnsPoly, 2> mod_down_sums(CudaBackend::State& s, const rlwe::Context& context, int level,
                                            std::vector<ring::RnsPoly>& sums,
                                            std::array<const ring::RnsPoly*, 2> addends,
                                            const ring::Rescaler* rescaler) {
@@ -254,7 +254,7 @@ std::array<ring::RnsPoly, 2> mod_down_sums(CudaBackend::State& s, const ckks::Co
   return sum;
 }
 
-std::vector<const u32*> digit_words(const CudaBackend::State& s, const ckks::DecomposedPoly& decomposed) {
+std::vector<const u32*> digit_words(const CudaBackend::State& s, const rlwe::DecomposedPoly& decomposed) {
   std::vector<const u32*> words;
   for (const ring::RnsPoly& digit : decomposed.digits) words.push_back(device_words(digit, s.device, "a ModUp digit"));
   return words;
@@ -262,28 +262,28 @@ std::vector<const u32*> digit_words(const CudaBackend::State& s, const ckks::Dec
 
 }  // namespace
 
-ckks::DecomposedPoly CudaBackend::mod_up(const ckks::Context& context, const ring::RnsPoly& y, int level) const {
+rlwe::DecomposedPoly CudaBackend::mod_up(const rlwe::Context& context, const ring::RnsPoly& y, int level) const {
   require_context(*this, context, "ModUp");
-  ckks::require_key_switch_input(context, y, level);
+  rlwe::require_key_switch_input(context, y, level);
   State& s = *state_;
   NttSkip own_limbs;
-  ckks::DecomposedPoly out = convert_digits(s, context, y, level, own_limbs);
+  rlwe::DecomposedPoly out = convert_digits(s, context, y, level, own_limbs);
   if (!out.digits.empty())
     s.ntt_forward(device_words(out.digits[0], s.device, "a ModUp digit"), context.qp_basis(level)->primes(),
                   out.digits.size(), nullptr, own_limbs);
   return out;
 }
 
-std::array<ring::RnsPoly, 2> CudaBackend::key_switch(const ckks::Context& context, const ring::RnsPoly& y, int level,
-                                                     const ckks::SwitchingKey& key,
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch(const rlwe::Context& context, const ring::RnsPoly& y, int level,
+                                                     const rlwe::SwitchingKey& key,
                                                      std::array<const ring::RnsPoly*, 2> addends,
                                                      const ring::Rescaler* rescaler) const {
   require_context(*this, context, "key switching");
-  ckks::require_key_switch_input(context, y, level);
+  rlwe::require_key_switch_input(context, y, level);
   State& s = *state_;
   NttSkip own_limbs;
-  ckks::DecomposedPoly decomposed = convert_digits(s, context, y, level, own_limbs);
-  ckks::require_key_switch_apply_inputs(context, decomposed, key, nullptr);
+  rlwe::DecomposedPoly decomposed = convert_digits(s, context, y, level, own_limbs);
+  rlwe::require_key_switch_apply_inputs(context, decomposed, key, nullptr);
   const std::size_t digits = decomposed.digits.size();
   const KeyWords k = key_words(s, key, digits);
   const std::vector<const u32*> words = digit_words(s, decomposed);
@@ -301,38 +301,38 @@ std::array<ring::RnsPoly, 2> CudaBackend::key_switch(const ckks::Context& contex
   return mod_down_sums(s, context, level, sums, addends, rescaler);
 }
 
-std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& context,
-                                                           const ckks::DecomposedPoly& decomposed,
-                                                           const ckks::SwitchingKey& key,
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const rlwe::Context& context,
+                                                           const rlwe::DecomposedPoly& decomposed,
+                                                           const rlwe::SwitchingKey& key,
                                                            const ring::Automorphism* automorphism) const {
   return key_switch_apply(context, decomposed, key, automorphism, {nullptr, nullptr});
 }
 
-std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& context,
-                                                           const ckks::DecomposedPoly& decomposed,
-                                                           const ckks::SwitchingKey& key,
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const rlwe::Context& context,
+                                                           const rlwe::DecomposedPoly& decomposed,
+                                                           const rlwe::SwitchingKey& key,
                                                            const ring::Automorphism* automorphism,
                                                            std::array<const ring::RnsPoly*, 2> addends) const {
   return switch_keys(context, decomposed, key, automorphism, addends, nullptr);
 }
 
-std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const ckks::Context& context,
-                                                           const ckks::DecomposedPoly& decomposed,
-                                                           const ckks::SwitchingKey& key,
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch_apply(const rlwe::Context& context,
+                                                           const rlwe::DecomposedPoly& decomposed,
+                                                           const rlwe::SwitchingKey& key,
                                                            const ring::Automorphism* automorphism,
                                                            std::array<const ring::RnsPoly*, 2> addends,
                                                            const ring::Rescaler& rescaler) const {
   return switch_keys(context, decomposed, key, automorphism, addends, &rescaler);
 }
 
-std::array<ring::RnsPoly, 2> CudaBackend::switch_keys(const ckks::Context& context,
-                                                      const ckks::DecomposedPoly& decomposed,
-                                                      const ckks::SwitchingKey& key,
+std::array<ring::RnsPoly, 2> CudaBackend::switch_keys(const rlwe::Context& context,
+                                                      const rlwe::DecomposedPoly& decomposed,
+                                                      const rlwe::SwitchingKey& key,
                                                       const ring::Automorphism* automorphism,
                                                       std::array<const ring::RnsPoly*, 2> addends,
                                                       const ring::Rescaler* rescaler) const {
   require_context(*this, context, "key switching");
-  ckks::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
+  rlwe::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   State& s = *state_;
   const int level = decomposed.level;
   const KeyWords k = key_words(s, key, context.digit_count(level));

@@ -1,7 +1,7 @@
 // Hybrid key switching at every level: (d0 + d1 s) - c s' must be small, for s' = s^2 and s' = sigma_k(s), with
 // expanded and seeded keys, with and without hoisting.
 //
-// The bound checked is key_switch_noise_bound (key_switch.hpp), the worst case
+// The bound checked is key_switch_noise_bound (rlwe/key_switch.hpp, for CKKS secrets in ckks/keys.hpp), the worst case
 //   19 N sum_d alpha_d Q_d / P + (alpha - 1/2)(1 + ||s||_1),
 // and, as a sharper statistical check, the typical size 3.2 sqrt(N digits (alpha/12 + alpha^2/4)) max(Q_d) / P
 // (ModUp lifts are sums of alpha uniform fractions of Q_d) times 8, plus the rounding term alpha (sqrt(N) 8 + 1).
@@ -14,7 +14,7 @@
 
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/key_generator.hpp"
-#include "cerium/ckks/key_switch.hpp"
+#include "cerium/rlwe/key_switch.hpp"
 #include "cerium/ckks/keys.hpp"
 #include "cerium/core/error.hpp"
 #include "cerium/ring/automorphism.hpp"
@@ -24,6 +24,7 @@
 
 using namespace cerium;
 using namespace cerium::ckks;
+using cerium::rlwe::DecomposedPoly;
 using cerium::ring::RnsPoly;
 using namespace scheme_test;
 

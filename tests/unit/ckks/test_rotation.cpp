@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cerium/ckks/key_switch.hpp"
+#include "cerium/rlwe/key_switch.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "evaluator_test_support.hpp"
 #include "support/catch.hpp"

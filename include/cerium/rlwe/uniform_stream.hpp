@@ -1,5 +1,5 @@
 #pragma once
-// How a seeded uniform polynomial's limbs map to ChaCha20 streams (ckks::expand_uniform), in one header for host
+// How a seeded uniform polynomial's limbs map to ChaCha20 streams (rlwe::expand_uniform), in one header for host
 // and device code: the CUDA backend expands seeded keys with the same streams (kernels/uniform_expansion.cu).
 
 #include <cstddef>
@@ -7,7 +7,7 @@
 
 #include "cerium/core/config.hpp"
 
-namespace cerium::ckks {
+namespace cerium::rlwe {
 
 inline constexpr std::uint64_t max_uniform_limbs = 256;
 inline constexpr std::uint64_t max_uniform_stream = std::uint64_t{1} << 56;
@@ -16,4 +16,4 @@ CERIUM_HD constexpr std::uint64_t uniform_limb_stream(std::uint64_t stream, std:
   return (stream << 8) | static_cast<std::uint64_t>(limb);
 }
 
-}  // namespace cerium::ckks
+}  // namespace cerium::rlwe

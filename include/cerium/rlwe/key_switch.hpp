@@ -1,5 +1,5 @@
 #pragma once
-// Hybrid key switching (Han-Ki 2020 / Kim et al.), split so that rotations can share work (hoisting):
+// Hybrid key switching (Han-Ki 2020 / Kim et al.) over an RLWE context, for any scheme's keys, split so that rotations can share work (hoisting):
 //
 //   1. decompose_and_mod_up(c): c (NTT form over Q_l) -> for each digit d, [c]_{Q_d} extended to Q_l u P
 //      (inverse NTT of the digit's limbs, fast basis conversion, forward NTT of the new limbs). The expensive step.
@@ -22,13 +22,13 @@
 #include <array>
 #include <vector>
 
-#include "cerium/ckks/context.hpp"
-#include "cerium/ckks/keys.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
+#include "cerium/rlwe/context.hpp"
+#include "cerium/rlwe/switching_key.hpp"
 
-namespace cerium::ckks {
+namespace cerium::rlwe {
 
 // The ModUp of every digit of a polynomial at one level: digits[d] over context.qp_basis(level), NTT form.
 struct DecomposedPoly {
@@ -62,13 +62,13 @@ std::array<ring::RnsPoly, 2> key_switch(const Context& context, const ring::RnsP
                                         const SwitchingKey& key);
 
 // A worst-case bound on the coefficients of e = (d0 + d1 s) - c s' after a key switch at `level` (with or
-// without an automorphism):
+// without an automorphism), for a secret s of L1 norm secret_l1_norm:
 //   |e| <= 19 N sum_d alpha_d Q_d / P + (alpha - 1/2) (1 + ||s||_1),
 // from E = sum_d ModUp(c)_d e_d over Q_l u P (ModUp_d < alpha_d Q_d, |e_d| <= 19 = the Gaussian's tail cut,
 // N terms per coefficient) divided by P, plus ModDown's rounding error (|eps| <= alpha - 1/2, for d0 and for d1 s).
 // ||s||_1 is N for a uniform ternary secret and h for a fixed Hamming weight. The typical noise is far smaller:
 // a standard deviation of about 3.2 sqrt(N digits (alpha / 12 + alpha^2 / 4)) max(Q_d) / P (a ModUp lift is
 // about a sum of alpha uniform fractions of Q_d), plus the rounding term, about alpha sqrt(||s||_1).
-double key_switch_noise_bound(const Context& context, int level);
+double key_switch_noise_bound(const Context& context, int level, double secret_l1_norm);
 
-}  // namespace cerium::ckks
+}  // namespace cerium::rlwe

@@ -1,10 +1,10 @@
-#include "small_poly.hpp"
+#include "cerium/rlwe/small_poly.hpp"
 
 #include <vector>
 
 #include "cerium/math/sampler.hpp"
 
-namespace cerium::ckks::detail {
+namespace cerium::rlwe {
 namespace {
 
 template <class Int>
@@ -41,4 +41,4 @@ ring::RnsPoly ternary_poly(const ring::RnsBasisPtr& basis, const math::Seed& see
   return small_poly(basis, std::span<const std::int8_t>(v));
 }
 
-}  // namespace cerium::ckks::detail
+}  // namespace cerium::rlwe

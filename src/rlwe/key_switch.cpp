@@ -1,4 +1,4 @@
-#include "cerium/ckks/key_switch.hpp"
+#include "cerium/rlwe/key_switch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "cerium/math/modarith.hpp"
 #include "cerium/math/sampler.hpp"
 
-namespace cerium::ckks {
+namespace cerium::rlwe {
 
 void require_key_switch_input(const Context& context, const ring::RnsPoly& c, int level) {
   const auto& expected = context.q_basis(level);
@@ -35,9 +35,7 @@ void require_key_switch_apply_inputs(const Context& context, const DecomposedPol
                            ring::describe(qp), level);
   }
   require<MismatchError>(key.context() != nullptr, "key switching with an empty switching key");
-  require<MismatchError>(key.context()->parameters() == context.parameters(),
-                         "the switching key belongs to other parameters ({}) than the context ({})",
-                         key.context()->parameters().describe(), context.parameters().describe());
+  require_same_ladder(key.context().get(), &context, "key switching: the switching key and the context");
   require<MismatchError>(key.digit_count() >= digits, "the switching key has {} digits; level {} needs {}",
                          key.digit_count(), level, digits);
   if (automorphism != nullptr) {
@@ -87,8 +85,8 @@ std::array<ring::RnsPoly, 2> key_switch_sums(const Context& context, const Decom
   const int level = decomposed.level;
   const std::size_t n = context.ring_degree();
   const std::size_t digits = decomposed.digits.size();
-  const std::size_t q_limbs = context.parameters().limbs_at(level);
-  const std::size_t q_top = context.parameters().q_primes().size();
+  const std::size_t q_limbs = context.limbs_at(level);
+  const std::size_t q_top = context.ladder().q_primes.size();
   const auto& qp = context.qp_basis(level);
   const std::uint32_t* permutation = automorphism ? automorphism->ntt_permutation().data() : nullptr;
 
@@ -146,13 +144,13 @@ std::array<ring::RnsPoly, 2> key_switch(const Context& context, const ring::RnsP
   return key_switch_apply(context, decompose_and_mod_up(context, c, level), key);
 }
 
-double key_switch_noise_bound(const Context& context, int level) {
-  const auto& params = context.parameters();
-  const auto q = params.q_primes();
-  const std::size_t q_limbs = params.limbs_at(level);
-  const std::size_t alpha = params.alpha();
+double key_switch_noise_bound(const Context& context, int level, double secret_l1_norm) {
+  const auto& q = context.ladder().q_primes;
+  const std::size_t q_limbs = context.limbs_at(level);
+  const std::size_t alpha = context.alpha();
   const double n = static_cast<double>(context.ring_degree());
-  const double log_p = params.log_p();
+  double log_p = 0;
+  for (const std::uint32_t p : context.ladder().p_primes) log_p += std::log2(static_cast<double>(p));
   double digit_sum = 0;  // sum_d alpha_d Q_d / P
   for (std::size_t first = 0; first < q_limbs; first += alpha) {
     const std::size_t count = std::min(alpha, q_limbs - first);
@@ -160,11 +158,8 @@ double key_switch_noise_bound(const Context& context, int level) {
     for (std::size_t i = first; i < first + count; ++i) log_qd += std::log2(static_cast<double>(q[i]));
     digit_sum += static_cast<double>(count) * std::exp2(log_qd - log_p);
   }
-  const auto& config = params.config();
-  const double secret_l1 =
-      config.secret == SecretDistribution::hamming_weight ? static_cast<double>(config.hamming_weight) : n;
   const double tail = math::gaussian_tail_bound;
-  return tail * n * digit_sum + (static_cast<double>(alpha) - 0.5) * (1.0 + secret_l1);
+  return tail * n * digit_sum + (static_cast<double>(alpha) - 0.5) * (1.0 + secret_l1_norm);
 }
 
-}  // namespace cerium::ckks
+}  // namespace cerium::rlwe

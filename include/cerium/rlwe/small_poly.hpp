@@ -1,6 +1,6 @@
 #pragma once
-// Small random polynomials (secrets, encryption randomness, errors) as NTT-form RNS polynomials: shared by key
-// generation and encryption. Internal to the ckks layer.
+// Small random polynomials (secrets, encryption randomness, errors) as NTT-form RNS polynomials: shared by
+// switching-key generation (rlwe) and a scheme's key generation and encryption.
 
 #include <cstdint>
 #include <span>
@@ -8,7 +8,7 @@
 #include "cerium/math/chacha20.hpp"
 #include "cerium/ring/rns_poly.hpp"
 
-namespace cerium::ckks::detail {
+namespace cerium::rlwe {
 
 // Small signed values into every limb of basis (branch-free per value), then to NTT form.
 ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const std::int8_t> values);
@@ -18,4 +18,4 @@ ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const std::in
 ring::RnsPoly gaussian_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream);
 ring::RnsPoly ternary_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream);
 
-}  // namespace cerium::ckks::detail
+}  // namespace cerium::rlwe

@@ -1,0 +1,74 @@
+#pragma once
+// A switching key from s' to s (hybrid key switching, digits of alpha primes, alpha special primes P): digit d is
+// (b_d, a_d) = (-a_d s + e_d + P g_d s', a_d) over Q_top u P in NTT form, with the gadget
+// g_d = (Q / Q_d) [(Q / Q_d)^{-1}]_{Q_d} for the digit's primes Q_d. The uniform halves a_d may be kept as a seed
+// only (KeyStorage::seeded), halving key memory; they are expanded where they are used (the CUDA backend expands
+// them on the device when a key is uploaded: half the transfer, the same words).
+//
+// A scheme builds its relinearization and rotation keys from these (ckks/keys.hpp); key switching
+// (rlwe/key_switch.hpp) and the backends use only this type.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cerium/math/chacha20.hpp"
+#include "cerium/ring/rns_poly.hpp"
+#include "cerium/rlwe/context.hpp"
+
+namespace cerium::rlwe {
+
+enum class KeyStorage { expanded, seeded };
+
+class SwitchingKey {
+ public:
+  SwitchingKey() = default;
+  // digits[d] = {b_d, a_d} over key_basis(); with storage seeded, a_d may be empty and is expanded from the seed
+  // (stream base_stream + d). MismatchError for a digit count or basis that does not match the context.
+  SwitchingKey(ContextPtr context, std::vector<std::array<ring::RnsPoly, 2>> digits, KeyStorage storage,
+               std::optional<math::Seed> seed, std::uint64_t base_stream);
+  SwitchingKey(SwitchingKey&&) noexcept = default;
+  SwitchingKey& operator=(SwitchingKey&&) noexcept = default;
+
+  const ContextPtr& context() const { return context_; }
+  std::size_t digit_count() const { return digits_.size(); }
+  KeyStorage storage() const { return storage_; }
+  const ring::RnsPoly& b(std::size_t digit) const { return digits_.at(digit)[0]; }
+  // a_d: the stored polynomial, or for seeded storage a fresh expansion of the seed.
+  ring::RnsPoly a(std::size_t digit) const;
+  // a_d without expansion: null for seeded storage that does not hold it.
+  const ring::RnsPoly* stored_a(std::size_t digit) const;
+  const std::optional<math::Seed>& seed() const { return seed_; }
+  std::uint64_t base_stream() const { return base_stream_; }
+  // Limb `limb` of a_d (a position in key_basis()) into out (N words): a copy of the stored limb, or its
+  // expansion from the seed, so that key switching at a low level expands only the limbs it reads.
+  void a_limb(std::size_t digit, std::size_t limb, std::span<std::uint32_t> out) const;
+  SwitchingKey clone() const;
+
+ private:
+  ContextPtr context_;
+  std::vector<std::array<ring::RnsPoly, 2>> digits_;
+  KeyStorage storage_ = KeyStorage::expanded;
+  std::optional<math::Seed> seed_;
+  std::uint64_t base_stream_ = 0;
+};
+
+// Where a new switching key's randomness comes from: its uniform halves from stream base_stream + d of `uniform`
+// (a public seed: what a seeded key stores), its errors from the same streams of `noise` (secret).
+struct SwitchingKeyDraw {
+  math::Seed uniform;
+  math::Seed noise;
+  std::uint64_t base_stream = 0;
+  KeyStorage storage = KeyStorage::expanded;
+};
+
+// The switching key from `from_secret` (s') to `secret` (s), both over context->key_basis() in NTT form:
+// digit d is (-a_d s + e_d + P g_d s', a_d). Deterministic in the draw's seeds and streams. MismatchError for a
+// secret over another basis or form.
+SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& secret,
+                                const ring::RnsPoly& from_secret, const SwitchingKeyDraw& draw);
+
+}  // namespace cerium::rlwe
