@@ -18,6 +18,7 @@
 #include "cerium/backend/cuda/elementwise.hpp"
 #include "cerium/backend/cuda/key_switch.hpp"
 #include "cerium/backend/cuda/ntt.hpp"
+#include "cerium/backend/cuda/ntt_launch.hpp"
 #include "cerium/backend/cuda/rescale.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/backend/cuda_backend.hpp"

@@ -1,17 +1,26 @@
 #pragma once
 // The negacyclic NTT on the GPU, batched over the limbs of an RNS polynomial. It computes exactly the words of
 // math::ntt_forward / math::ntt_inverse (both reduce fully at the end, so any correct transform agrees).
+// Public for microbenchmarks and for code that holds its own device words; the CKKS evaluator reaches it through
+// backend::CudaBackend. The other plans and the kernel launchers are internal (src/backend/cuda/include).
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
 #include "cerium/backend/cuda/device_buffer.hpp"
-#include "cerium/backend/cuda/ntt_launch.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/math/ntt.hpp"
 
 namespace cerium::cuda {
+
+// The kernels' launch records (src/backend/cuda/include/cerium/backend/cuda/ntt_launch.hpp, not installed): only
+// the backend's fused passes name them.
+namespace detail {
+struct NttFinish;
+struct NttLaunch;
+struct InnerProductLaunch;
+}  // namespace detail
 
 // Twiddles (with their Shoup quotients) of one NTT table per limb, uploaded to the device once. A polynomial of
 // `limbs` limbs is laid out limb-major (limb i at words [i N, (i+1) N)) and transformed with tables 0 .. limbs-1.
