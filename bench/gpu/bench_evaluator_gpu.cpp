@@ -37,6 +37,7 @@ struct Setup {
   ContextPtr context;
   std::unique_ptr<CudaEvaluator> evaluator;
   Ciphertext x, y;
+  Plaintext p;
   std::size_t limbs = 0, alpha = 0, dnum = 0;
   double limb_bytes = 0;
 };
@@ -63,6 +64,7 @@ Setup& setup(int dnum) {
   s.x = s.evaluator->upload(encryptor.encrypt(encoder.encode(values)));
   for (auto& v : values) v = dist(rng);
   s.y = s.evaluator->upload(encryptor.encrypt(encoder.encode(values)));
+  s.p = s.evaluator->upload(encoder.encode(values));
   s.limbs = s.context->parameters().limbs_at(s.context->max_level());
   s.alpha = s.context->parameters().alpha();
   s.dnum = s.context->digit_count(s.context->max_level());
@@ -254,6 +256,43 @@ void BM_upload_relinearization_key_gpu(benchmark::State& state) {
   }
 }
 
+// Out-of-place operations against a copy followed by the in-place form (what they were before): the words are
+// the same (tests/unit/ckks/test_out_of_place.cpp); the difference is one read and one write of the operand.
+// Arguments: the operation (0 add, 1 multiply by a plaintext, 2 multiply by a constant, 3 tensor product,
+// 4 level_down by 4 levels, 5 negate) and the form (0 copy + in place, 1 out of place); dnum 3, graph.
+void BM_out_of_place_gpu(benchmark::State& state) {
+  Setup& s = setup(3);
+  const int op = static_cast<int>(state.range(0));
+  const bool out_of_place = state.range(1) != 0;
+  CudaEvaluator& ev = *s.evaluator;
+  const int low = s.context->max_level() - 4;
+  const std::function<Ciphertext()> direct[] = {
+      [&] { return ev.add(s.x, s.y); },          [&] { return ev.multiply(s.x, s.p); },
+      [&] { return ev.multiply(s.x, 0.75); },     [&] { return ev.multiply_no_relin(s.x, s.y); },
+      [&] { return ev.level_down(s.x, low); },    [&] { return ev.negate(s.x); }};
+  const std::function<void(Ciphertext&)> in_place[] = {
+      [&](Ciphertext& c) { ev.add_inplace(c, s.y); },          [&](Ciphertext& c) { ev.multiply_inplace(c, s.p); },
+      [&](Ciphertext& c) { ev.multiply_inplace(c, 0.75); },     [&](Ciphertext& c) { ev.multiply_no_relin_inplace(c, s.y); },
+      [&](Ciphertext& c) { ev.level_down_inplace(c, low); },    [&](Ciphertext& c) { ev.negate_inplace(c); }};
+  // Limbs an out-of-place pass must move: operands read, result written.
+  const double l = static_cast<double>(s.limbs);
+  const double traffic[] = {6 * l, 5 * l, 4 * l, 7 * l, 4 * (l - 8), 4 * l};
+  for (auto _ : state) {
+    const double seconds = time_call(
+        [&] {
+          if (out_of_place) {
+            benchmark::DoNotOptimize(direct[op]());
+          } else {
+            Ciphertext c = s.x.clone();
+            in_place[op](c);
+            benchmark::DoNotOptimize(c);
+          }
+        },
+        Mode::graph);
+    report(state, s, seconds, traffic[op]);
+  }
+}
+
 void modes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"dnum", "graph"});
   for (const int dnum : {3, 4})
@@ -272,6 +311,12 @@ BENCHMARK(BM_tensor_gpu)->Apply(modes);
 BENCHMARK(BM_relinearize_gpu)->Apply(modes);
 BENCHMARK(BM_mod_up_gpu)->Apply(modes);
 BENCHMARK(BM_key_switch_apply_gpu)->Apply(modes);
+BENCHMARK(BM_out_of_place_gpu)
+    ->ArgNames({"op", "out_of_place"})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_upload_relinearization_key_gpu)
     ->ArgName("seeded")
     ->Arg(0)

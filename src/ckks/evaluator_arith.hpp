@@ -42,13 +42,6 @@ void BasicEvaluator<B>::level_down_inplace(Ciphertext& a, int level) const {
 }
 
 template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::level_down(const Ciphertext& a, int level) const {
-  Ciphertext out = a.clone();
-  level_down_inplace(out, level);
-  return out;
-}
-
-template <backend::PolyBackend B>
 void BasicEvaluator<B>::rescale_inplace(Ciphertext& a) const {
   check_operand(a, "rescale");
   check_level_left(a, "rescale");
@@ -280,7 +273,7 @@ void BasicEvaluator<B>::negate_inplace(Ciphertext& a) const {
 // --- Multiplications ---
 
 template <backend::PolyBackend B>
-void BasicEvaluator<B>::tensor(Ciphertext& a, const Ciphertext& b) const {
+double BasicEvaluator<B>::tensor_scale(const Ciphertext& a, const Ciphertext& b) const {
   check_binary(a, b, "multiply");
   require(a.size() == 2 && b.size() == 2,
           "multiply: a product needs 2-part ciphertexts and an operand has 3 parts (the operands have {} and {}); "
@@ -293,7 +286,12 @@ void BasicEvaluator<B>::tensor(Ciphertext& a, const Ciphertext& b) const {
                       format_scale(a.scale()), format_scale(b.scale()), context_->max_level());
   const double scale = a.scale() * b.scale();
   check_scale_fits(scale, level, "multiply");
+  return scale;
+}
 
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::tensor(Ciphertext& a, const Ciphertext& b) const {
+  const double scale = tensor_scale(a, b);
   Ciphertext copy;
   const Ciphertext& rhs = align(a, b, copy, false, "multiply");
   // (a0 + a1 s)(b0 + b1 s) = a0 b0 + (a0 b1 + a1 b0) s + a1 b1 s^2. Every read of a part happens before a0 is
@@ -336,13 +334,6 @@ void BasicEvaluator<B>::multiply_rescale_inplace(Ciphertext& a, const Ciphertext
 }
 
 template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::multiply_rescale(const Ciphertext& a, const Ciphertext& b) const {
-  Ciphertext out = a.clone();
-  multiply_rescale_inplace(out, b);
-  return out;
-}
-
-template <backend::PolyBackend B>
 std::array<ring::RnsPoly, 2> BasicEvaluator<B>::relinearized(const ring::RnsPoly& c2, int level,
                                                              std::array<const ring::RnsPoly*, 2> addends,
                                                              const ring::Rescaler* rescaler) const {
@@ -380,13 +371,6 @@ void BasicEvaluator<B>::relinearize_rescale_inplace(Ciphertext& a) const {
   a.part(0) = std::move(switched[0]);
   a.part(1) = std::move(switched[1]);
   finish_rescale(a, level);
-}
-
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::relinearize_rescale(const Ciphertext& a) const {
-  Ciphertext out = a.clone();
-  relinearize_rescale_inplace(out);
-  return out;
 }
 
 template <backend::PolyBackend B>
@@ -434,47 +418,6 @@ void BasicEvaluator<B>::multiply_integer_inplace(Ciphertext& a, std::int64_t c) 
   check_operand(a, "multiply_integer");
   for (auto& part : a.parts()) backend_.multiply_integer(part, c);
   a.set_c1_seed(std::nullopt);
-}
-
-// --- Out-of-place forms: a copy, then the in-place operation ---
-
-#define CERIUM_OUT_OF_PLACE(name, Arg)                                   \
-  template <backend::PolyBackend B>                                      \
-  Ciphertext BasicEvaluator<B>::name(const Ciphertext& a, Arg b) const { \
-    Ciphertext out = a.clone();                                          \
-    name##_inplace(out, b);                                              \
-    return out;                                                          \
-  }
-
-CERIUM_OUT_OF_PLACE(add, const Ciphertext&)
-CERIUM_OUT_OF_PLACE(add, const Plaintext&)
-CERIUM_OUT_OF_PLACE(add, double)
-CERIUM_OUT_OF_PLACE(add, std::complex<double>)
-CERIUM_OUT_OF_PLACE(sub, const Ciphertext&)
-CERIUM_OUT_OF_PLACE(sub, const Plaintext&)
-CERIUM_OUT_OF_PLACE(sub, double)
-CERIUM_OUT_OF_PLACE(sub, std::complex<double>)
-CERIUM_OUT_OF_PLACE(multiply, const Ciphertext&)
-CERIUM_OUT_OF_PLACE(multiply_no_relin, const Ciphertext&)
-CERIUM_OUT_OF_PLACE(multiply, const Plaintext&)
-CERIUM_OUT_OF_PLACE(multiply, double)
-CERIUM_OUT_OF_PLACE(multiply, std::complex<double>)
-CERIUM_OUT_OF_PLACE(multiply_integer, std::int64_t)
-
-#undef CERIUM_OUT_OF_PLACE
-
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::negate(const Ciphertext& a) const {
-  Ciphertext out = a.clone();
-  negate_inplace(out);
-  return out;
-}
-
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::relinearize(const Ciphertext& a) const {
-  Ciphertext out = a.clone();
-  relinearize_inplace(out);
-  return out;
 }
 
 }  // namespace cerium::ckks

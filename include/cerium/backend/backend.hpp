@@ -75,6 +75,16 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   // The tensor product of (x, y) and (z, w): x becomes x z; returns {x w + y z, y w} (from x's old value). x may
   // be z itself (squaring).
   { b.tensor(x, y, z, y) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+  // Out of place: the result in a new polynomial, the operands untouched, in one pass (a copy followed by the
+  // in-place operation would read and write the first operand once more). The words of the in-place forms.
+  { b.sum(y, z) } -> std::same_as<ring::RnsPoly>;
+  { b.difference(y, z) } -> std::same_as<ring::RnsPoly>;
+  { b.product(y, z) } -> std::same_as<ring::RnsPoly>;  // NTT form
+  { b.negation(y) } -> std::same_as<ring::RnsPoly>;
+  { b.scalar_product(y, per_limb) } -> std::same_as<ring::RnsPoly>;
+  { b.tensor_product(y, y, z, z) } -> std::same_as<std::array<ring::RnsPoly, 3>>;
+  // The first limbs of y, over basis (a prefix of y's basis): drop_to without copying the dropped limbs.
+  { b.prefix(y, basis) } -> std::same_as<ring::RnsPoly>;
   b.multiply_scalar(x, per_limb);  // limb i times per_limb[i] (reduced mod q_i)
   b.add_scalar(x, per_limb);       // limb i plus per_limb[i]: a constant polynomial in NTT form
   b.multiply_integer(x, integer);  // every limb times the integer, reduced per prime

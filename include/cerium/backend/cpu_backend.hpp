@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "cerium/backend/backend.hpp"
@@ -149,6 +150,35 @@ struct CpuBackend {
   }
 
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const { x.multiply_scalar(per_limb); }
+
+  // Out of place (on the host a copy costs what the pass does, so these are the copy and the in-place form).
+  ring::RnsPoly sum(const ring::RnsPoly& y, const ring::RnsPoly& z) const { return y + z; }
+  ring::RnsPoly difference(const ring::RnsPoly& y, const ring::RnsPoly& z) const { return y - z; }
+  ring::RnsPoly product(const ring::RnsPoly& y, const ring::RnsPoly& z) const { return y * z; }
+  ring::RnsPoly negation(const ring::RnsPoly& y) const { return -y; }
+  ring::RnsPoly scalar_product(const ring::RnsPoly& y, std::span<const std::uint32_t> per_limb) const {
+    ring::RnsPoly out = y.clone();
+    out.multiply_scalar(per_limb);
+    return out;
+  }
+  std::array<ring::RnsPoly, 3> tensor_product(const ring::RnsPoly& x0, const ring::RnsPoly& x1,
+                                              const ring::RnsPoly& y0, const ring::RnsPoly& y1) const {
+    ring::RnsPoly d0 = x0.clone();
+    auto [d1, d2] = tensor(d0, x1, y0, y1);
+    return {std::move(d0), std::move(d1), std::move(d2)};
+  }
+  ring::RnsPoly prefix(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const {
+    require<MismatchError>(basis != nullptr && basis->size() <= y.limb_count(),
+                           "prefix: {} is not a prefix of the polynomial's {}",
+                           basis ? ring::describe(*basis) : std::string("no basis"), ring::describe(y.basis()));
+    ring::RnsPoly out(basis, ring::PolyOptions{.form = y.form(), .init = BufferInit::uninitialized});
+    for (std::size_t i = 0; i < basis->size(); ++i) {
+      require<MismatchError>(basis->prime(i) == y.basis().prime(i), "prefix: {} is not a prefix of {}",
+                             ring::describe(*basis), ring::describe(y.basis()));
+      std::copy(y.limb(i).begin(), y.limb(i).end(), out.limb(i).begin());
+    }
+    return out;
+  }
 
   void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const {
     require(per_limb.size() == x.limb_count(), "{} scalars for a polynomial of {} limbs", per_limb.size(),

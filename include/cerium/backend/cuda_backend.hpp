@@ -70,6 +70,15 @@ class CudaBackend {
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const;
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
+  // Out of place: one pass into a new polynomial (PolyBackend).
+  ring::RnsPoly sum(const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  ring::RnsPoly difference(const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  ring::RnsPoly product(const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  ring::RnsPoly negation(const ring::RnsPoly& y) const;
+  ring::RnsPoly scalar_product(const ring::RnsPoly& y, std::span<const std::uint32_t> per_limb) const;
+  std::array<ring::RnsPoly, 3> tensor_product(const ring::RnsPoly& x0, const ring::RnsPoly& x1,
+                                              const ring::RnsPoly& y0, const ring::RnsPoly& y1) const;
+  ring::RnsPoly prefix(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;
   void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
   void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const;
 

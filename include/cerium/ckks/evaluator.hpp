@@ -184,6 +184,10 @@ class BasicEvaluator {
   // A constant value * scale as an NTT-form polynomial over a level: Re at X^0, Im at X^(N/2).
   ring::RnsPoly constant_poly(std::complex<double> value, double scale, int level) const;
   void tensor(Ciphertext& a, const Ciphertext& b) const;
+  double tensor_scale(const Ciphertext& a, const Ciphertext& b) const;  // the checks of a product; its scale
+  Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b) const;  // out of place
+  // The ciphertext with a's level, scale and slots and these parts (c1's seed dropped).
+  Ciphertext like(const Ciphertext& a, std::vector<ring::RnsPoly> parts, double scale) const;
   // The Galois key for a rotation by `steps` of `slots` slots (MissingKeyError naming the step when absent).
   struct RotationKey {
     std::uint32_t element = 1;

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <bit>
 #include <string>
 #include <vector>
@@ -253,6 +254,80 @@ void CudaBackend::multiply_scalar(ring::RnsPoly& x, std::span<const u32> per_lim
   u32* p = words(*this, x, "multiply by scalars");
   const auto scalars = scalars_for(x.basis(), per_limb, state_->stream, "multiply by scalars");
   state_->elementwise_plan(x.basis()).multiply_scalar(p, p, scalars, x.limb_count(), state_->stream);
+}
+
+// --- out of place: the result allocated uninitialized and written by the same kernels, reading the operands once ---
+
+namespace {
+ring::RnsPoly like(const CudaBackend& backend, const ring::RnsPoly& y) {
+  return backend.allocate(y.basis_ptr(), {.form = y.form(), .init = BufferInit::uninitialized});
+}
+}  // namespace
+
+ring::RnsPoly CudaBackend::sum(const ring::RnsPoly& y, const ring::RnsPoly& z) const {
+  ring::require_compatible(y, z, "add");
+  ring::RnsPoly out = like(*this, y);
+  state_->elementwise_plan(y.basis()).add(words(*this, out, "add"), words(*this, y, "add"), words(*this, z, "add"),
+                                          y.limb_count(), state_->stream);
+  return out;
+}
+
+ring::RnsPoly CudaBackend::difference(const ring::RnsPoly& y, const ring::RnsPoly& z) const {
+  ring::require_compatible(y, z, "sub");
+  ring::RnsPoly out = like(*this, y);
+  state_->elementwise_plan(y.basis()).sub(words(*this, out, "sub"), words(*this, y, "sub"), words(*this, z, "sub"),
+                                          y.limb_count(), state_->stream);
+  return out;
+}
+
+ring::RnsPoly CudaBackend::product(const ring::RnsPoly& y, const ring::RnsPoly& z) const {
+  ring::require_compatible(y, z, "multiply");
+  require_ntt(y, "multiply");
+  ring::RnsPoly out = like(*this, y);
+  state_->elementwise_plan(y.basis()).multiply(words(*this, out, "multiply"), words(*this, y, "multiply"),
+                                               words(*this, z, "multiply"), y.limb_count(), state_->stream);
+  return out;
+}
+
+ring::RnsPoly CudaBackend::negation(const ring::RnsPoly& y) const {
+  ring::RnsPoly out = like(*this, y);
+  state_->elementwise_plan(y.basis()).negate(words(*this, out, "negate"), words(*this, y, "negate"), y.limb_count(),
+                                             state_->stream);
+  return out;
+}
+
+ring::RnsPoly CudaBackend::scalar_product(const ring::RnsPoly& y, std::span<const u32> per_limb) const {
+  ring::RnsPoly out = like(*this, y);
+  const auto scalars = scalars_for(y.basis(), per_limb, state_->stream, "multiply by scalars");
+  state_->elementwise_plan(y.basis()).multiply_scalar(words(*this, out, "multiply by scalars"),
+                                                      words(*this, y, "multiply by scalars"), scalars, y.limb_count(),
+                                                      state_->stream);
+  return out;
+}
+
+std::array<ring::RnsPoly, 3> CudaBackend::tensor_product(const ring::RnsPoly& x0, const ring::RnsPoly& x1,
+                                                         const ring::RnsPoly& y0, const ring::RnsPoly& y1) const {
+  for (const ring::RnsPoly* p : {&x1, &y0, &y1}) ring::require_compatible(x0, *p, "multiply");
+  require_ntt(x0, "multiply");
+  auto out = DeviceWords::slices(state_->device, 3, x0.limb_count() * state_->n, BufferInit::uninitialized);
+  std::array<ring::RnsPoly, 3> d{ring::RnsPoly(x0.basis_ptr(), ring::PolyForm::ntt, std::move(out[0])),
+                                 ring::RnsPoly(x0.basis_ptr(), ring::PolyForm::ntt, std::move(out[1])),
+                                 ring::RnsPoly(x0.basis_ptr(), ring::PolyForm::ntt, std::move(out[2]))};
+  state_->elementwise_plan(x0.basis())
+      .tensor(words(*this, d[0], "multiply"), words(*this, d[1], "multiply"), words(*this, d[2], "multiply"),
+              words(*this, x0, "multiply"), words(*this, x1, "multiply"), words(*this, y0, "multiply"),
+              words(*this, y1, "multiply"), x0.limb_count(), state_->stream);
+  return d;
+}
+
+ring::RnsPoly CudaBackend::prefix(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const {
+  require<MismatchError>(basis != nullptr && basis->size() <= y.limb_count() &&
+                             std::equal(basis->primes().begin(), basis->primes().end(), y.basis().primes().begin()),
+                         "prefix: {} is not a prefix of the polynomial's {}",
+                         basis ? ring::describe(*basis) : std::string("no basis"), ring::describe(y.basis()));
+  ring::RnsPoly out = allocate(basis, {.form = y.form(), .init = BufferInit::uninitialized});
+  copy_words(words(*this, out, "prefix"), words(*this, y, "prefix"), basis->size() * state_->n, state_->stream);
+  return out;
 }
 
 void CudaBackend::add_scalar(ring::RnsPoly& x, std::span<const u32> per_limb) const {

@@ -5,6 +5,7 @@
 
 #include "../evaluator_arith.hpp"
 #include "../evaluator_checks.hpp"
+#include "../evaluator_out_of_place.hpp"
 #include "../evaluator_rotation.hpp"
 
 namespace cerium::ckks {

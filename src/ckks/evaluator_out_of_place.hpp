@@ -1,0 +1,243 @@
+#pragma once
+// Member definitions of BasicEvaluator: the out-of-place forms. Where the operands already agree (one level, one
+// scale), the result is written by one backend pass into new polynomials (PolyBackend's sum, product, ...): a copy
+// followed by the in-place operation would read and write the first operand once more, which on the GPU is a
+// third of an addition's time. Otherwise (operands to align first, a complex constant, ...) they are a copy and
+// the in-place operation. Either way the words are those of the in-place forms. Included by evaluator.cpp and
+// cuda/cuda_evaluator.cpp, which instantiate them.
+
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "cerium/ckks/evaluator.hpp"
+#include "evaluator_arith.hpp"
+
+namespace cerium::ckks {
+
+namespace evaluator_detail {
+// Two polynomials as a ciphertext's parts (a braced list would copy them, and polynomials only move).
+inline std::vector<ring::RnsPoly> two_parts(ring::RnsPoly p0, ring::RnsPoly p1) {
+  std::vector<ring::RnsPoly> parts;
+  parts.reserve(2);
+  parts.push_back(std::move(p0));
+  parts.push_back(std::move(p1));
+  return parts;
+}
+}  // namespace evaluator_detail
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::like(const Ciphertext& a, std::vector<ring::RnsPoly> parts, double scale) const {
+  return Ciphertext(a.context(), std::move(parts), a.level(), scale, a.slots());
+}
+
+// --- Addition and subtraction ---
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::add(const Ciphertext& a, const Ciphertext& b) const {
+  check_binary(a, b, "add");
+  if (a.level() != b.level() || a.size() != 2 || b.size() != 2 || !scales_match(a.scale(), b.scale())) {
+    Ciphertext out = a.clone();
+    add_inplace(out, b);
+    return out;
+  }
+  const double scale = a.scale() == b.scale() ? a.scale() : (a.scale() + b.scale()) / 2;  // as add_or_sub
+  return like(a, evaluator_detail::two_parts(backend_.sum(a.part(0), b.part(0)), backend_.sum(a.part(1), b.part(1))), scale);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, const Ciphertext& b) const {
+  check_binary(a, b, "sub");
+  if (a.level() != b.level() || a.size() != 2 || b.size() != 2 || !scales_match(a.scale(), b.scale())) {
+    Ciphertext out = a.clone();
+    sub_inplace(out, b);
+    return out;
+  }
+  const double scale = a.scale() == b.scale() ? a.scale() : (a.scale() + b.scale()) / 2;
+  return like(a,
+              evaluator_detail::two_parts(backend_.difference(a.part(0), b.part(0)), backend_.difference(a.part(1), b.part(1))),
+              scale);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::add(const Ciphertext& a, const Plaintext& b) const {
+  Ciphertext out = a.clone();
+  add_inplace(out, b);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, const Plaintext& b) const {
+  Ciphertext out = a.clone();
+  sub_inplace(out, b);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::add(const Ciphertext& a, double constant) const {
+  Ciphertext out = a.clone();
+  add_inplace(out, constant);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::add(const Ciphertext& a, std::complex<double> constant) const {
+  Ciphertext out = a.clone();
+  add_inplace(out, constant);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, double constant) const {
+  Ciphertext out = a.clone();
+  sub_inplace(out, constant);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, std::complex<double> constant) const {
+  Ciphertext out = a.clone();
+  sub_inplace(out, constant);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::negate(const Ciphertext& a) const {
+  check_operand(a, "negate");
+  std::vector<ring::RnsPoly> parts;
+  for (const auto& part : a.parts()) parts.push_back(backend_.negation(part));
+  return like(a, std::move(parts), a.scale());
+}
+
+// --- Products ---
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, const Plaintext& b) const {
+  check_binary(a, b, "multiply by a plaintext");
+  if (a.level() != b.level()) {
+    Ciphertext out = a.clone();
+    multiply_inplace(out, b);
+    return out;
+  }
+  const double scale = a.scale() * b.scale();
+  check_scale_fits(scale, a.level(), "multiply by a plaintext");
+  std::vector<ring::RnsPoly> parts;
+  for (const auto& part : a.parts()) parts.push_back(backend_.product(part, b.poly()));
+  return like(a, std::move(parts), scale);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, std::complex<double> constant) const {
+  if (constant.imag() != 0) {
+    Ciphertext out = a.clone();
+    multiply_inplace(out, constant);
+    return out;
+  }
+  return multiply(a, constant.real());
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, double constant) const {
+  check_operand(a, "multiply by a constant");
+  require(std::isfinite(constant), "multiply: the constant ({}, {}) is not finite", constant, 0.0);
+  check_level_left(a, "multiply by a constant");
+  // As multiply_inplace: encoded at P_l, the primes the next rescale divides by.
+  const double encoding_scale = level_products_[static_cast<std::size_t>(a.level())];
+  const double scale = a.scale() * encoding_scale;
+  check_scale_fits(scale, a.level(), "multiply by a constant");
+  const auto residues = evaluator_detail::rounded_residues(constant * encoding_scale, *context_->q_basis(a.level()));
+  std::vector<ring::RnsPoly> parts;
+  for (const auto& part : a.parts()) parts.push_back(backend_.scalar_product(part, residues));
+  return like(a, std::move(parts), scale);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_integer(const Ciphertext& a, std::int64_t c) const {
+  Ciphertext out = a.clone();
+  multiply_integer_inplace(out, c);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::tensor_product(const Ciphertext& a, const Ciphertext& b) const {
+  const double scale = tensor_scale(a, b);
+  if (a.level() != b.level()) {
+    Ciphertext out = a.clone();
+    tensor(out, b);
+    return out;
+  }
+  auto [d0, d1, d2] = backend_.tensor_product(a.part(0), a.part(1), b.part(0), b.part(1));
+  std::vector<ring::RnsPoly> parts;
+  parts.push_back(std::move(d0));
+  parts.push_back(std::move(d1));
+  parts.push_back(std::move(d2));
+  return like(a, std::move(parts), scale);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
+  return tensor_product(a, b);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, const Ciphertext& b) const {
+  require_relinearization_key("multiply");
+  Ciphertext out = tensor_product(a, b);
+  relinearize_inplace(out);
+  return out;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_rescale(const Ciphertext& a, const Ciphertext& b) const {
+  require_relinearization_key("multiply_rescale");
+  check_level_left(a, "multiply_rescale");
+  check_level_left(b, "multiply_rescale");
+  Ciphertext out = tensor_product(a, b);
+  relinearize_rescale_inplace(out);
+  return out;
+}
+
+// --- Relinearization and levels: the key switch writes new polynomials anyway, so nothing is copied first ---
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::relinearize(const Ciphertext& a) const {
+  check_operand(a, "relinearize");
+  if (a.size() == 2) return a.clone();
+  require_relinearization_key("relinearize");
+  auto switched = relinearized(a.part(2), a.level(), {&a.part(0), &a.part(1)}, nullptr);
+  return like(a, evaluator_detail::two_parts(std::move(switched[0]), std::move(switched[1])), a.scale());
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::relinearize_rescale(const Ciphertext& a) const {
+  check_operand(a, "relinearize_rescale");
+  check_level_left(a, "relinearize_rescale");
+  if (a.size() == 2) return rescale(a);
+  require_relinearization_key("relinearize_rescale");
+  const int level = a.level();
+  auto switched = relinearized(a.part(2), level, {&a.part(0), &a.part(1)}, &context_->rescaler(level));
+  const auto& kept = context_->q_basis(level - 1);
+  for (auto& part : switched) backend_.drop_to(part, kept);  // the same primes: shares the context's basis object
+  return Ciphertext(a.context(), evaluator_detail::two_parts(std::move(switched[0]), std::move(switched[1])), level - 1,
+                    a.scale() / level_products_[static_cast<std::size_t>(level)], a.slots());
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::level_down(const Ciphertext& a, int level) const {
+  check_operand(a, "level_down");
+  require<LevelError>(level >= 0 && level <= a.level(),
+                      "level_down: cannot go from level {} to level {}: the target must be between 0 and the "
+                      "ciphertext's level {}",
+                      a.level(), level, a.level());
+  if (level == a.level()) return a.clone();
+  const auto& basis = context_->q_basis(level);
+  std::vector<ring::RnsPoly> parts;
+  for (const auto& part : a.parts()) parts.push_back(backend_.prefix(part, basis));
+  Ciphertext out(a.context(), std::move(parts), level, a.scale(), a.slots());
+  out.set_c1_seed(a.c1_seed());  // valid over a prefix of its basis (as in level_down_inplace)
+  return out;
+}
+
+}  // namespace cerium::ckks
