@@ -51,9 +51,11 @@ struct EagerCounts {
 inline constexpr EagerCounts kBsgsEager{16 * 2 + 15 * 2 + 1, 6, 6};
 // 8 tensors, 8 relinearizations (2 adds each), 7 adds of 2 parts, 1 rescale.
 inline constexpr EagerCounts kProducts8Eager{8 + 8 * 2 + 7 * 2 + 1, 8, 8};
-// Every power relinearized, every constant product rescaled (expr/polynomial.hpp's count).
-inline constexpr EagerCounts kPoly15Eager{
-    cerium::expr::power_basis::count(kDegree, false, true).elementwise_passes, 14, 14};
+// poly15_eager: the powers x^2 .. x^15, each a tensor, 2 relinearization adds and a rescale (4 passes; 56), 7 of
+// them with a factor first brought down the chain by adjust_scale (3 passes; 21); then the terms x^1 .. x^8
+// brought to the sum's level (3 passes each; 24), 15 constant products of 2 parts (30), 15 rescales, 14 adds of 2
+// parts (28) and + c_0 (1). 14 relinearizations.
+inline constexpr EagerCounts kPoly15Eager{56 + 21 + 24 + 30 + 15 + 28 + 1, 14, 14};
 
 template <cerium::backend::PolyBackend B>
 struct ExprWorkloads {

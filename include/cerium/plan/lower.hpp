@@ -12,8 +12,8 @@
 //   std::vector<Value> rotate_hoisted(const CipherLeaf& or const Value&, std::span<const std::int64_t>);
 //   bool fused_sum(std::span<Term<Value>>, Value& out)  (false: the operands do not allow it, nothing done);
 //   bool fused_sum_rescaled(std::span<Term<Value>>, Value& out)  (the same, and rescaled);
-//   Value polynomial(const Value& x, std::span<const double> coefficients, bool fuse)  (expr/polynomial.hpp's
-//   algorithm; fuse: its terms' products in one fused sum).
+//   Value polynomial(const Value& x, std::span<const double> coefficients, bool fuse)  (expr/power_basis.hpp's
+//   schedule; fuse: its terms' products in one fused sum).
 // P may also be IntLeaf (multiply: no level).
 //
 // The rules:
@@ -52,7 +52,6 @@
 
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/expr/node.hpp"
-#include "cerium/expr/polynomial.hpp"
 #include "cerium/expr/runtime_nodes.hpp"
 #include "cerium/plan/fingerprint.hpp"
 #include "cerium/plan/options.hpp"
@@ -271,10 +270,8 @@ class Lowering {
           (repeated_.empty() || !repeated_.contains(fingerprint(e.child)))) {
         std::vector<Term<Value>> terms;
         gather(e.child, terms);
-        std::size_t products = 0;
-        for (const auto& t : terms) products += fusable(t) ? 1 : 0;
         Value out;
-        if (products >= 2 && m_.fused_sum_rescaled(std::span<Term<Value>>(terms), out)) return out;
+        if (worth_fusing(terms) && m_.fused_sum_rescaled(std::span<Term<Value>>(terms), out)) return out;
         Value v = sum_terms(terms);
         m_.relinearize_rescale(v);
         return v;
@@ -390,10 +387,8 @@ class Lowering {
 
   // One fused pass when the machine can, else multiply and add term by term (the same words).
   Value sum_terms(std::vector<Term<Value>>& terms) {
-    std::size_t products = 0;
-    for (const auto& t : terms) products += fusable(t) ? 1 : 0;
     Value out;
-    if (options_.fuse_sums && products >= 2 && m_.fused_sum(std::span<Term<Value>>(terms), out)) return out;
+    if (options_.fuse_sums && worth_fusing(terms) && m_.fused_sum(std::span<Term<Value>>(terms), out)) return out;
     for (std::size_t i = 0; i < terms.size(); ++i) {
       Value v = materialize(terms[i]);
       if (i == 0) {

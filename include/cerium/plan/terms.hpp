@@ -27,6 +27,23 @@ constexpr bool fusable(TermKind kind, bool negated) {
   return false;
 }
 
+// Whether a sum's terms are worth one fused pass: two or more of them join it (with one, the eager sequence is as
+// cheap). The lowering decides by it (plan/lower.hpp) and its counts follow it (plan/launch_traits.hpp).
+template <class Terms>
+constexpr bool worth_fusing(const Terms& terms) {
+  int products = 0;
+  for (const auto& t : terms) products += fusable(t.kind, t.negated) ? 1 : 0;
+  return products >= 2;
+}
+
+// What the counts need of a term: its kind, the parts of its product (3 for a tensor, else its operand's) and
+// its sign.
+struct TermShape {
+  TermKind kind = TermKind::value;
+  int parts = 2;
+  bool negated = false;
+};
+
 template <class Value>
 struct Term {
   using Kind = TermKind;
