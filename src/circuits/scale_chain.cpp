@@ -37,6 +37,17 @@ ScaleChain ScaleChain::ascending(const std::vector<double>& level_products, int 
   return chain;
 }
 
+ScaleChain ScaleChain::through(const std::vector<double>& level_products, int level, double scale, int top) {
+  require<LevelError>(level >= 0 && level <= top, "scale chain: anchor level {} is outside 0..{}", level, top);
+  ScaleChain chain = ascending(level_products, level, scale, top);
+  const ScaleChain below = descending(level_products, level, scale);
+  std::vector<double> scales(below.scales_.begin(), below.scales_.end() - 1);  // levels 0 .. level - 1
+  scales.insert(scales.end(), chain.scales_.begin(), chain.scales_.end());
+  chain.scales_ = std::move(scales);
+  chain.bottom_ = 0;
+  return chain;
+}
+
 double ScaleChain::at(int level) const {
   require<LevelError>(contains(level), "scale chain: level {} is outside the chain's levels {}..{}", level, bottom_,
                       top_);

@@ -41,6 +41,9 @@ class ScaleChain {
   // The same from the level prime products P_1 .. P_top (index: level; [0] unused), for a simulation.
   static ScaleChain descending(const std::vector<double>& level_products, int top, double scale);
   static ScaleChain ascending(const std::vector<double>& level_products, int bottom, double scale, int top);
+  // Through (level, scale), over 0..top: ascending above the anchor (a deviation damped going up), descending
+  // below it. A program graph anchors its chain at the bootstrapper's output, or at level 0 without one.
+  static ScaleChain through(const std::vector<double>& level_products, int level, double scale, int top);
 
   int top() const { return top_; }
   int bottom() const { return bottom_; }

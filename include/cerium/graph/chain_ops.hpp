@@ -1,0 +1,99 @@
+#pragma once
+// How each operation of a program runs on ciphertexts that live on one scale chain: the lowering the executor
+// (graph/executor.hpp) and the eager adapter (graph/eager.hpp) share, so that a planned run and an eager run of
+// the same code produce the same words.
+//
+// Every ciphertext at level l carries the chain's scale Delta_l. Operands meet at the lower of their levels by
+// dropping limbs (their scales there are the chain's: no adjust_scale); products are rescaled at once and land on
+// Delta_(l-1) = Delta_l^2 / P_l: ciphertext products by multiply_rescale, plaintexts encoded at (l, Delta_l),
+// constants encoded at Delta_l. Each result's tracked scale is snapped onto the chain (ScaleChain::bring_to at its
+// own level), so the scale a plan predicts is the scale the ciphertext carries, to the last bit.
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/circuits/scale_chain.hpp"
+#include "cerium/circuits/scaled_constant.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/graph/node.hpp"
+
+namespace cerium::graph {
+
+template <backend::PolyBackend B>
+class ChainOps {
+ public:
+  ChainOps(const ckks::BasicEvaluator<B>& evaluator, circuits::ScaleChain chain,
+           const boot::BasicBootstrapper<B>* bootstrapper = nullptr)
+      : ev_(evaluator), chain_(std::move(chain)), encoder_(evaluator.context()), bootstrapper_(bootstrapper) {}
+
+  const circuits::ScaleChain& chain() const { return chain_; }
+  const ckks::BasicEvaluator<B>& evaluator() const { return ev_; }
+
+  // A ciphertext onto the chain at its own level (LevelError when its scale is not the chain's there).
+  ckks::Ciphertext on_chain(ckks::Ciphertext a) const {
+    chain_.bring_to(ev_, a, a.level());
+    return a;
+  }
+
+  ckks::Ciphertext add(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+    ckks::Ciphertext x = a.clone();
+    chain_.add(ev_, x, b);
+    return x;
+  }
+  ckks::Ciphertext sub(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+    const int level = std::min(a.level(), b.level());
+    ckks::Ciphertext x = a.clone();
+    chain_.bring_to(ev_, x, level);
+    if (b.level() == level) {
+      ev_.sub_inplace(x, b);
+    } else {
+      ckks::Ciphertext y = b.clone();
+      chain_.bring_to(ev_, y, level);  // drops limbs, or adjusts the scale from one level above
+      ev_.sub_inplace(x, y);
+    }
+    return x;
+  }
+  ckks::Ciphertext negate(const ckks::Ciphertext& a) const { return ev_.negate(a); }
+  ckks::Ciphertext multiply(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+    return on_chain(chain_.multiply(ev_, a, b));
+  }
+  ckks::Ciphertext multiply(const ckks::Ciphertext& a, const PlainVector& p) const {
+    ckks::Ciphertext x = ev_.multiply(a, encode(p, a.level(), a.slots()));
+    ev_.rescale_inplace(x);
+    return on_chain(std::move(x));
+  }
+  ckks::Ciphertext multiply(const ckks::Ciphertext& a, double constant) const {
+    ckks::Ciphertext x = a.clone();
+    circuits::multiply_constant_at_scale(ev_, x, constant, chain_.at(a.level()));
+    ev_.rescale_inplace(x);
+    return on_chain(std::move(x));
+  }
+  ckks::Ciphertext add(const ckks::Ciphertext& a, const PlainVector& p) const {
+    return ev_.add(a, encode(p, a.level(), a.slots()));
+  }
+  ckks::Ciphertext add(const ckks::Ciphertext& a, std::complex<double> constant) const { return ev_.add(a, constant); }
+  ckks::Ciphertext rotate(const ckks::Ciphertext& a, std::int64_t steps) const { return ev_.rotate(a, steps); }
+  ckks::Ciphertext conjugate(const ckks::Ciphertext& a) const { return ev_.conjugate(a); }
+  ckks::Ciphertext bootstrap(const ckks::Ciphertext& a) const {
+    require<LevelError>(bootstrapper_ != nullptr, "bootstrap: no bootstrapper was given");
+    return on_chain(bootstrapper_->bootstrap(a));
+  }
+
+  // A plaintext vector at (level, Delta_level) where the evaluator computes.
+  ckks::Plaintext encode(const PlainVector& p, int level, std::size_t slots) const {
+    return ev_.upload(encoder_.encode(p.expanded(slots),
+                                      ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots}));
+  }
+
+ private:
+  const ckks::BasicEvaluator<B>& ev_;
+  circuits::ScaleChain chain_;
+  ckks::Encoder encoder_;
+  const boot::BasicBootstrapper<B>* bootstrapper_;
+};
+
+}  // namespace cerium::graph

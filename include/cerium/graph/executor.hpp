@@ -1,0 +1,133 @@
+#pragma once
+// Running a planned program (graph/planner.hpp) on ciphertexts, on either backend: each node is lowered by
+// graph::ChainOps, refreshed by the bootstrapper where the plan says, and freed after its last reader (the memory
+// plan), so the pool reuses its buffers. The words are those of the same operations called eagerly.
+//
+//   graph::Executor<backend::CpuBackend> run(plan, evaluator, &bootstrapper);
+//   std::vector<ckks::Ciphertext> outputs = run.run({ct_x}, progress);
+//
+// Inputs must arrive at their planned level and scale (Plan::input_encoding says how to encode them); a wrong
+// count, level, scale or slot count is a typed error naming the input.
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/graph/chain_ops.hpp"
+#include "cerium/graph/planner.hpp"
+
+namespace cerium::graph {
+
+struct RunProgress {
+  std::size_t nodes_done = 0, nodes = 0;
+  int bootstraps_done = 0, bootstraps = 0;
+  double elapsed_seconds = 0;
+};
+using RunProgressCallback = std::function<void(const RunProgress&)>;
+
+template <backend::PolyBackend B>
+class Executor {
+ public:
+  // The plan, evaluator and bootstrapper are referenced, not copied: they must outlive the executor.
+  Executor(const Plan& plan, const ckks::BasicEvaluator<B>& evaluator,
+           const boot::BasicBootstrapper<B>* bootstrapper = nullptr)
+      : plan_(plan), ops_(evaluator, plan.chain, bootstrapper) {
+    require<MismatchError>(evaluator.context() != nullptr && plan.program.context() != nullptr &&
+                               evaluator.context()->parameters() == plan.program.context()->parameters(),
+                           "executor: the evaluator's context is not the program's");
+    require<MismatchError>(plan.bootstraps() == 0 || bootstrapper != nullptr,
+                           "executor: the plan bootstraps {} times and no bootstrapper was given", plan.bootstraps());
+  }
+
+  std::vector<ckks::Ciphertext> run(std::vector<ckks::Ciphertext> inputs, const RunProgressCallback& progress = {}) const {
+    const Program& program = plan_.program;
+    require(inputs.size() == program.inputs().size(), "executor: {} inputs given; the program takes {}",
+            inputs.size(), program.inputs().size());
+    const auto start = std::chrono::steady_clock::now();
+    RunProgress state{.nodes = program.size(), .bootstraps = plan_.bootstraps()};
+    std::vector<std::optional<ckks::Ciphertext>> values(program.size());
+    std::vector<ckks::Ciphertext> outputs;
+    std::size_t next_input = 0;
+    for (NodeId id = 0; id < program.size(); ++id) {
+      const Node& node = program.node(id);
+      const NodePlan& p = plan_.nodes[id];
+      if (node.op == Op::output) {
+        outputs.push_back(take_or_copy(values, node.inputs[0], id));
+      } else {
+        ckks::Ciphertext value = node.op == Op::input ? receive(std::move(inputs[next_input++]), id)
+                                                      : compute(node, values);
+        if (p.bootstrap) {
+          value = ops_.bootstrap(value);
+          ++state.bootstraps_done;
+        }
+        values[id] = std::move(value);
+      }
+      for (const NodeId input : node.inputs) {
+        if (plan_.memory.last_use[input] == id) values[input].reset();
+      }
+      if (progress) {
+        state.nodes_done = id + 1;
+        state.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        progress(state);
+      }
+    }
+    return outputs;
+  }
+
+ private:
+  const ckks::Ciphertext& operand(const std::vector<std::optional<ckks::Ciphertext>>& values, NodeId id) const {
+    return *values[id];
+  }
+
+  ckks::Ciphertext take_or_copy(std::vector<std::optional<ckks::Ciphertext>>& values, NodeId source,
+                                NodeId reader) const {
+    if (plan_.memory.last_use[source] == reader) return std::move(*values[source]);
+    return values[source]->clone();
+  }
+
+  ckks::Ciphertext receive(ckks::Ciphertext input, NodeId id) const {
+    const Program& program = plan_.program;
+    const Node& node = program.node(id);
+    require<LevelError>(input.level() == node.input_level,
+                        "executor: {} arrives at level {}; the plan expects level {} (Plan::input_encoding)",
+                        program.describe(id), input.level(), node.input_level);
+    require<MismatchError>(input.slots() == node.slots, "executor: {} has {} slots; the program traced {}",
+                           program.describe(id), input.slots(), node.slots);
+    require<LevelError>(ckks::scales_match(input.scale(), plan_.chain.at(input.level())),
+                        "executor: {} has scale {}; the plan expects {} at level {}: encode it with "
+                        "Plan::input_encoding",
+                        program.describe(id), ckks::format_scale(input.scale()),
+                        ckks::format_scale(plan_.chain.at(input.level())), input.level());
+    return ops_.on_chain(ops_.evaluator().upload(input));
+  }
+
+  ckks::Ciphertext compute(const Node& node, const std::vector<std::optional<ckks::Ciphertext>>& values) const {
+    const auto& a = operand(values, node.inputs[0]);
+    switch (node.op) {
+      case Op::add: return ops_.add(a, operand(values, node.inputs[1]));
+      case Op::sub: return ops_.sub(a, operand(values, node.inputs[1]));
+      case Op::negate: return ops_.negate(a);
+      case Op::multiply: return ops_.multiply(a, operand(values, node.inputs[1]));
+      case Op::multiply_plain: return ops_.multiply(a, node.plain);
+      case Op::multiply_constant: return ops_.multiply(a, node.constant.real());
+      case Op::add_plain: return ops_.add(a, node.plain);
+      case Op::add_constant: return ops_.add(a, node.constant);
+      case Op::rotate: return ops_.rotate(a, node.steps);
+      case Op::conjugate: return ops_.conjugate(a);
+      case Op::bootstrap: return a.clone();  // the refresh itself follows (NodePlan::bootstrap)
+      case Op::input:
+      case Op::output: break;
+    }
+    throw InvalidArgument("executor: a node of kind " + std::string(to_string(node.op)) + " has nothing to compute");
+  }
+
+  const Plan& plan_;
+  ChainOps<B> ops_;
+};
+
+}  // namespace cerium::graph

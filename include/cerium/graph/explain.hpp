@@ -1,0 +1,15 @@
+#pragma once
+// Reading a plan: a table with one row per node (its operation, level, scale, key switches, whether it is
+// bootstrapped, the bytes of its value) and a summary (bootstraps, rotation keys and their bytes, peak memory),
+// or the graph in Graphviz DOT (`dot -Tsvg plan.dot > plan.svg`), bootstrapped nodes highlighted.
+
+#include <string>
+
+#include "cerium/graph/planner.hpp"
+
+namespace cerium::graph {
+
+std::string explain(const Plan& plan);
+std::string to_dot(const Plan& plan);
+
+}  // namespace cerium::graph

@@ -1,0 +1,60 @@
+#pragma once
+// Bootstrap placement: the fewest bootstraps such that no operation runs out of levels.
+//
+// The problem, apart from CKKS: items in topological order, each either a source arriving at a level or an
+// operation whose level is the lowest of its operands' minus its cost (1 for a product's rescale, 0 otherwise).
+// Bootstrapping an item (which needs its level to be at least bootstrap_min_input) makes it available at
+// bootstrap_level to every consumer. A placement is feasible when every item's level is at least its min_level.
+//
+// Algorithms, exact where it matters:
+//  - a forest (every item read at most once: chains, expression trees): dynamic programming over (item, level
+//    demanded of it), O(items x levels), optimal;
+//  - any other graph: depth-first branch and bound over the items (bootstrap or not), seeded with a greedy
+//    placement, optimal when it finishes within `search_limit` steps; otherwise the best placement found, and
+//    Placement::optimal says so.
+// The greedy rule alone (refresh a value at the last level it can still be bootstrapped, when what follows it
+// needs more levels than it has) is exposed for comparison.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cerium::graph {
+
+struct LevelItem {
+  std::vector<std::uint32_t> inputs;  // earlier items
+  int cost = 0;                       // levels the operation spends
+  int start = -1;                     // a source: the level it arrives at (>= 0); -1 for an operation
+  bool pinned = false;                // a bootstrap placed by hand: always bootstrapped, not counted
+  bool may_bootstrap = true;          // false for outputs and plaintext-free sinks the planner must not touch
+  int min_level = 0;                  // the level the item must keep (an output's demand)
+};
+
+struct LevelProblem {
+  std::vector<LevelItem> items;
+  int bootstrap_level = -1;     // the level a bootstrap delivers; -1: no bootstrapping available
+  int bootstrap_min_input = 1;  // the level a bootstrap's input needs
+};
+
+struct Placement {
+  std::vector<bool> bootstrap;  // per item (pinned items included, as true)
+  int count = 0;                // bootstraps placed (pinned ones not counted)
+  bool optimal = false;
+  bool feasible = false;        // false: no placement exists (the reason: first_failure)
+  std::uint32_t first_failure = 0;  // with feasible false: the first item that runs out of levels
+};
+
+// The level of every item under a placement: what it carries before its own bootstrap, if any.
+std::vector<int> natural_levels(const LevelProblem& problem, const std::vector<bool>& bootstrap);
+// True when every item keeps its min_level and every bootstrapped item has the input level it needs; otherwise
+// false with the first failing item in *failure (when given).
+bool is_feasible(const LevelProblem& problem, const std::vector<bool>& bootstrap, std::uint32_t* failure = nullptr);
+
+struct PlacementOptions {
+  std::size_t search_limit = std::size_t{1} << 22;  // branch-and-bound steps for graphs that are not forests
+};
+
+Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& options = {});
+Placement place_bootstraps_greedy(const LevelProblem& problem);
+
+}  // namespace cerium::graph

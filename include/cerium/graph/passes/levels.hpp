@@ -1,0 +1,27 @@
+#pragma once
+// The level pass: a program's level problem (what each node spends, where inputs arrive, which bootstraps are
+// pinned, what outputs must keep), and the typed error for a program that runs out of levels.
+
+#include <cstdint>
+#include <vector>
+
+#include "cerium/graph/passes/bootstrap_placement.hpp"
+#include "cerium/graph/program.hpp"
+
+namespace cerium::graph {
+
+struct LevelRules {
+  int bootstrap_level = -1;     // the level a bootstrap delivers (-1: no bootstrapper)
+  int bootstrap_min_input = 1;  // the level its input needs
+  int output_level = 0;         // the level every output keeps at least
+};
+
+// One item per node, in the program's order: inputs arrive at their level, products spend one level, pinned
+// bootstraps are pinned, outputs are never bootstrapped and keep output_level.
+LevelProblem level_problem(const Program& program, const LevelRules& rules);
+
+// LevelError naming the node where `placement` fails (its level, what it needs, and what to change), or a pinned
+// bootstrap without a bootstrapper. Returns when the placement is feasible.
+void require_feasible(const Program& program, const LevelProblem& problem, const Placement& placement);
+
+}  // namespace cerium::graph

@@ -1,0 +1,23 @@
+#pragma once
+// Memory planning: when each value dies (its last reader), so the executor frees it there and the memory pool
+// reuses its buffers, and the peak of live ciphertext bytes, known before anything runs.
+
+#include <cstddef>
+#include <vector>
+
+#include "cerium/ckks/context.hpp"
+#include "cerium/graph/program.hpp"
+
+namespace cerium::graph {
+
+struct MemoryPlan {
+  std::vector<NodeId> last_use;   // per node: the last node that reads it (itself when none; outputs: the end)
+  std::size_t peak_bytes = 0;     // live ciphertexts at the worst point (working memory of one operation apart)
+  NodeId peak_node = 0;           // where the peak is reached
+  std::vector<std::size_t> value_bytes;  // per node: the ciphertext it produces (0 for outputs)
+};
+
+// levels: the level each node's value is held at (after its bootstrap, if any).
+MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels);
+
+}  // namespace cerium::graph

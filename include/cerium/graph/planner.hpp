@@ -1,0 +1,91 @@
+#pragma once
+// Planning a traced program: the passes run in this fixed order, each in its own file under graph/passes/:
+//  1. levels and bootstrap placement (passes/levels.hpp, passes/bootstrap_placement.hpp): the level of every
+//     node, and the fewest bootstraps such that none runs out of levels (pinned bootstraps kept);
+//  2. scales: every ciphertext lives on one scale chain (circuits::ScaleChain) anchored at the bootstrapper's
+//     output, or at level 0 with the default scale without one, so a node's scale is the chain's at its level,
+//     exactly what the executor's ciphertexts carry; products are rescaled at once, operands meet by dropping
+//     limbs (automatic rescale and level alignment);
+//  3. rotation keys (passes/rotation_keys.hpp): exactly the Galois elements needed, their bytes, and a
+//     MissingKeyError for a rotation the user will not make a key for;
+//  4. memory (passes/memory.hpp): each value's last use and the peak of live ciphertext bytes.
+// Every error is typed and names the node and the numbers, before anything runs.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/keys.hpp"
+#include "cerium/circuits/scale_chain.hpp"
+#include "cerium/graph/passes/bootstrap_placement.hpp"
+#include "cerium/graph/passes/memory.hpp"
+#include "cerium/graph/passes/rotation_keys.hpp"
+#include "cerium/graph/program.hpp"
+
+namespace cerium::graph {
+
+// What the planner needs to know of a bootstrapper.
+struct BootstrapSpec {
+  int output_level = 0;
+  double output_scale = 0;
+  int min_input_level = 1;
+  std::size_t slots = 0;
+};
+
+template <backend::PolyBackend B>
+BootstrapSpec bootstrap_spec(const boot::BasicBootstrapper<B>& bootstrapper) {
+  const double scale = bootstrapper.config().output_scale > 0
+                           ? bootstrapper.config().output_scale
+                           : bootstrapper.context()->parameters().default_scale();
+  return {.output_level = bootstrapper.levels().output, .output_scale = scale, .min_input_level = 1,
+          .slots = bootstrapper.slots()};
+}
+
+struct PlanOptions {
+  std::optional<BootstrapSpec> bootstrap;  // none: the program must fit in the parameters' levels
+  int output_level = 0;                    // the level every output keeps at least
+  // The rotation steps the user will generate keys for (none: any); a rotation outside them is an error.
+  std::optional<std::vector<std::int64_t>> available_rotations;
+  bool conjugation_available = true;
+  ckks::KeyStorage key_storage = ckks::KeyStorage::expanded;  // for the key-byte figure
+  PlacementOptions placement;
+};
+
+struct NodePlan {
+  int level = 0;           // the level of the value the node computes (before its bootstrap)
+  double scale = 0;        // the chain's scale there
+  bool bootstrap = false;  // refreshed after it (placed by the planner, or the node is a pinned bootstrap)
+  int held_level = 0;      // the level its consumers read (the bootstrap's output level when refreshed)
+};
+
+struct Plan {
+  Program program;
+  PlanOptions options;
+  circuits::ScaleChain chain;
+  std::vector<NodePlan> nodes;
+  int placed_bootstraps = 0;  // chosen by the planner
+  int pinned_bootstraps = 0;  // written by the user
+  bool placement_optimal = false;
+  RotationKeys keys;
+  MemoryPlan memory;
+
+  int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }
+  // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.
+  ckks::EncodeOptions input_encoding(std::size_t input) const;
+  // The key switches a run performs (relinearizations and rotations; bootstraps apart).
+  std::size_t key_switches() const;
+};
+
+Plan plan(Program program, const PlanOptions& options = {});
+
+// The scale chain of a program's ciphertexts: through the bootstrapper's output (level, scale), or through level 0
+// at the parameters' default scale without one.
+circuits::ScaleChain program_chain(const ckks::Context& context, const std::optional<BootstrapSpec>& bootstrap);
+
+// The product of the primes a rescale at `level` divides by (index: level; [0] unused), from the parameters.
+std::vector<double> level_prime_products(const ckks::Context& context);
+
+}  // namespace cerium::graph

@@ -1,0 +1,44 @@
+#pragma once
+// A traced encrypted program: its nodes in the order they were traced (every operand before its user), its
+// inputs and its outputs, over one CKKS context. Made by graph::Tracer; planned by graph::plan.
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cerium/ckks/context.hpp"
+#include "cerium/graph/node.hpp"
+
+namespace cerium::graph {
+
+class Program {
+ public:
+  Program() = default;
+  explicit Program(ckks::ContextPtr context) : context_(std::move(context)) {}
+
+  const ckks::ContextPtr& context() const { return context_; }
+  std::size_t size() const { return nodes_.size(); }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  // InvalidArgument for an id that is not a node of this program.
+  const Node& node(NodeId id) const;
+  std::span<const NodeId> inputs() const { return inputs_; }
+  std::span<const NodeId> outputs() const { return outputs_; }
+  // For each node, the nodes that read it, in increasing order.
+  std::vector<std::vector<NodeId>> consumers() const;
+
+  // "node 12 (multiply 'attention')": how errors and explain() name a node.
+  std::string describe(NodeId id) const;
+
+  // Appends a node whose operands are already in the program (Tracer's job); returns its id.
+  NodeId append(Node node);
+  // A label for a node (explain() and errors show it).
+  void rename(NodeId id, std::string name);
+
+ private:
+  ckks::ContextPtr context_;
+  std::vector<Node> nodes_;
+  std::vector<NodeId> inputs_, outputs_;
+};
+
+}  // namespace cerium::graph

@@ -1,0 +1,99 @@
+#pragma once
+// Tracing: user code written against the operations below records a graph instead of computing. The same code
+// runs eagerly on ciphertexts with graph::Eager (graph/eager.hpp), which has the same operations: write a model as
+// a template over the "ops" object and its Value type, and call it with either.
+//
+//   graph::Tracer t(context);
+//   auto x = t.input("x", slots);
+//   auto y = t.multiply(x, x) + t.rotate(x, 1);    // operators work on traced values too
+//   t.output(y, "y");
+//   graph::Program program = std::move(t).finish();
+//
+// Operands are checked as they are traced (another tracer's value, slot counts that differ, a plaintext period
+// that does not divide the slots, a constant that is not finite): the error names the node being traced.
+// Levels, scales and bootstraps are decided later by the planner (graph/planner.hpp).
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cerium/ckks/context.hpp"
+#include "cerium/graph/node.hpp"
+#include "cerium/graph/program.hpp"
+
+namespace cerium::graph {
+
+class Tracer;
+
+// A traced ciphertext: a handle to a node of the tracer that made it (cheap to copy).
+class Value {
+ public:
+  Value() = default;
+  NodeId id() const { return id_; }
+  std::size_t slots() const { return slots_; }
+  Tracer* tracer() const { return tracer_; }
+
+ private:
+  friend class Tracer;
+  Value(Tracer* tracer, NodeId id, std::size_t slots) : tracer_(tracer), id_(id), slots_(slots) {}
+  Tracer* tracer_ = nullptr;
+  NodeId id_ = 0;
+  std::size_t slots_ = 0;
+};
+
+class Tracer {
+ public:
+  using Value = graph::Value;
+
+  explicit Tracer(ckks::ContextPtr context);
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  const ckks::ContextPtr& context() const { return program_.context(); }
+
+  // A ciphertext input of `slots` slots (0: N/2) arriving at `level` (-1: the top level).
+  Value input(std::string name, std::size_t slots = 0, int level = -1);
+
+  Value add(Value a, Value b);
+  Value sub(Value a, Value b);
+  Value negate(Value a);
+  Value multiply(Value a, Value b);
+  Value multiply(Value a, const PlainVector& p);
+  Value multiply(Value a, double constant);
+  Value add(Value a, const PlainVector& p);
+  Value add(Value a, std::complex<double> constant);
+  Value add(Value a, double constant) { return add(a, std::complex<double>(constant, 0)); }
+  Value sub(Value a, double constant) { return add(a, std::complex<double>(-constant, 0)); }
+  Value rotate(Value a, std::int64_t steps);
+  Value conjugate(Value a);
+  // A bootstrap pinned here (the planner keeps it and places others only where levels run out).
+  Value bootstrap(Value a);
+  void output(Value a, std::string name);
+
+  // The node just traced gets a label for explain() and errors.
+  void label(Value a, std::string name);
+
+  // The traced program (the tracer is spent).
+  Program finish() &&;
+
+ private:
+  Value record(Node node, const char* operation);
+  void check(const Value& a, const char* operation) const;
+
+  Program program_;
+};
+
+// Operators on traced values, recorded on their tracer.
+inline Value operator+(Value a, Value b) { return a.tracer()->add(a, b); }
+inline Value operator-(Value a, Value b) { return a.tracer()->sub(a, b); }
+inline Value operator*(Value a, Value b) { return a.tracer()->multiply(a, b); }
+inline Value operator-(Value a) { return a.tracer()->negate(a); }
+inline Value operator*(Value a, double c) { return a.tracer()->multiply(a, c); }
+inline Value operator*(double c, Value a) { return a.tracer()->multiply(a, c); }
+inline Value operator+(Value a, double c) { return a.tracer()->add(a, c); }
+inline Value operator*(Value a, const PlainVector& p) { return a.tracer()->multiply(a, p); }
+inline Value operator+(Value a, const PlainVector& p) { return a.tracer()->add(a, p); }
+
+}  // namespace cerium::graph

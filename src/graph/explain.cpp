@@ -1,0 +1,79 @@
+#include "cerium/graph/explain.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace cerium::graph {
+namespace {
+
+std::string mib(std::size_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+std::string operands(const Node& node) {
+  std::string out;
+  for (const NodeId input : node.inputs) out += (out.empty() ? "" : ", ") + fmt::format("{}", input);
+  return out;
+}
+
+std::string detail(const Node& node) {
+  switch (node.op) {
+    case Op::rotate: return fmt::format("steps {}", node.steps);
+    case Op::multiply_constant: return fmt::format("c = {}", node.constant.real());
+    case Op::add_constant: return fmt::format("c = ({}, {})", node.constant.real(), node.constant.imag());
+    case Op::multiply_plain:
+    case Op::add_plain: return fmt::format("plaintext, period {}", node.plain.period());
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::string explain(const Plan& plan) {
+  const Program& program = plan.program;
+  std::string out = fmt::format("{:>5}  {:<18} {:<10} {:>5} {:>8} {:>3} {:>10}  {}\n", "node", "operation", "operands",
+                                "level", "log2 sc", "ks", "bytes", "notes");
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const Node& node = program.node(id);
+    const NodePlan& p = plan.nodes[id];
+    std::string notes = detail(node);
+    if (!node.name.empty()) notes = fmt::format("'{}' {}", node.name, notes);
+    if (p.bootstrap) notes += fmt::format(" -> bootstrap to level {}", p.held_level);
+    out += fmt::format("{:>5}  {:<18} {:<10} {:>5} {:>8.3f} {:>3} {:>10}  {}\n", id, to_string(node.op),
+                       operands(node), p.level, std::log2(p.scale), key_switches(node.op),
+                       plan.memory.value_bytes[id] ? mib(plan.memory.value_bytes[id]) : "-", notes);
+  }
+  out += fmt::format("{} nodes, {} key switches; bootstraps: {} placed ({}) + {} pinned\n", program.size(),
+                     plan.key_switches(), plan.placed_bootstraps, plan.placement_optimal ? "optimal" : "best found",
+                     plan.pinned_bootstraps);
+  std::string steps;
+  for (const auto s : plan.keys.steps) steps += (steps.empty() ? "" : ", ") + fmt::format("{}", s);
+  out += fmt::format("rotation keys: {} ({}{}), {}\n", plan.keys.galois_elements.size(),
+                     steps.empty() ? "no rotations" : "steps " + steps, plan.keys.conjugation ? ", conjugation" : "",
+                     mib(plan.keys.bytes));
+  out += fmt::format("peak live ciphertexts: {} at node {}\n", mib(plan.memory.peak_bytes), plan.memory.peak_node);
+  return out;
+}
+
+std::string to_dot(const Plan& plan) {
+  const Program& program = plan.program;
+  std::string out = "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const Node& node = program.node(id);
+    const NodePlan& p = plan.nodes[id];
+    std::string label = fmt::format("{} {}\\nlevel {}", id, to_string(node.op), p.level);
+    if (!node.name.empty()) label += fmt::format("\\n'{}'", node.name);
+    const std::string extra = detail(node);
+    if (!extra.empty()) label += "\\n" + extra;
+    std::string style;
+    if (p.bootstrap) {
+      label += fmt::format("\\nbootstrap -> {}", p.held_level);
+      style = ", style=filled, fillcolor=\"#ffd27f\"";
+    }
+    out += fmt::format("  n{} [label=\"{}\"{}];\n", id, label, style);
+    for (const NodeId input : node.inputs) out += fmt::format("  n{} -> n{};\n", input, id);
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace cerium::graph

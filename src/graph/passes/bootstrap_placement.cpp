@@ -1,0 +1,245 @@
+#include "cerium/graph/passes/bootstrap_placement.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include "cerium/core/check.hpp"
+
+namespace cerium::graph {
+namespace {
+
+constexpr int kInfinite = std::numeric_limits<int>::max() / 4;
+
+bool can_bootstrap(const LevelProblem& p, const LevelItem& item) {
+  return p.bootstrap_level >= 0 && (item.may_bootstrap || item.pinned);
+}
+
+void require_valid(const LevelProblem& p) {
+  for (std::size_t i = 0; i < p.items.size(); ++i) {
+    const LevelItem& item = p.items[i];
+    require((item.start >= 0) == item.inputs.empty(),
+            "level problem: item {} must be a source with a level or an operation with operands", i);
+    for (const auto u : item.inputs) require(u < i, "level problem: item {} reads item {}, which comes later", i, u);
+    require(item.cost >= 0, "level problem: item {} has a negative cost", i);
+    require(!item.pinned || p.bootstrap_level >= 0,
+            "level problem: item {} is a pinned bootstrap but no bootstrap level is given", i);
+  }
+}
+
+std::vector<std::vector<std::uint32_t>> consumers_of(const LevelProblem& p) {
+  std::vector<std::vector<std::uint32_t>> out(p.items.size());
+  for (std::uint32_t i = 0; i < p.items.size(); ++i) {
+    for (const auto u : p.items[i].inputs) {
+      if (out[u].empty() || out[u].back() != i) out[u].push_back(i);
+    }
+  }
+  return out;
+}
+
+int level_of(const LevelProblem& p, std::uint32_t i, const std::vector<int>& effective) {
+  const LevelItem& item = p.items[i];
+  if (item.start >= 0) return item.start;
+  int level = kInfinite;
+  for (const auto u : item.inputs) level = std::min(level, effective[u]);
+  return level - item.cost;
+}
+
+Placement finish(const LevelProblem& p, std::vector<bool> bootstrap, bool optimal) {
+  Placement out;
+  out.bootstrap = std::move(bootstrap);
+  out.optimal = optimal;
+  out.feasible = is_feasible(p, out.bootstrap, &out.first_failure);
+  for (std::size_t i = 0; i < p.items.size(); ++i) out.count += out.bootstrap[i] && !p.items[i].pinned ? 1 : 0;
+  return out;
+}
+
+// --- forests: dynamic programming over (item, level demanded) ---
+
+Placement place_on_forest(const LevelProblem& p, const std::vector<std::vector<std::uint32_t>>& consumers) {
+  const std::size_t n = p.items.size();
+  int top = std::max(p.bootstrap_level, 0);
+  for (const auto& item : p.items) top = std::max({top, item.start, item.min_level});
+  const auto levels = static_cast<std::size_t>(top) + 1;
+  // f: fewest bootstraps in the item's subtree for it to carry at least k (not bootstrapped itself);
+  // h: the same for it to deliver at least k to its consumer (bootstrapped or not), and which one.
+  std::vector<std::vector<int>> f(n, std::vector<int>(levels, kInfinite)), h = f;
+  std::vector<std::vector<char>> boot(n, std::vector<char>(levels, 0));
+  const auto add = [](int a, int b) { return std::min(a + b, kInfinite); };
+  for (std::size_t i = 0; i < n; ++i) {
+    const LevelItem& item = p.items[i];
+    for (std::size_t k = 0; k < levels; ++k) {
+      const int demand = std::max(static_cast<int>(k), item.min_level);
+      int best = kInfinite;
+      if (item.start >= 0) {
+        best = item.start >= demand ? 0 : kInfinite;
+      } else if (demand + item.cost <= top) {
+        best = 0;
+        for (std::size_t j = 0; j < item.inputs.size(); ++j) {
+          const auto u = item.inputs[j];
+          if (std::find(item.inputs.begin(), item.inputs.begin() + static_cast<std::ptrdiff_t>(j), u) !=
+              item.inputs.begin() + static_cast<std::ptrdiff_t>(j)) {
+            continue;  // x * x: one operand, counted once
+          }
+          best = add(best, h[u][static_cast<std::size_t>(demand + item.cost)]);
+        }
+      }
+      f[i][k] = best;
+    }
+    for (std::size_t k = 0; k < levels; ++k) {
+      int stay = item.pinned ? kInfinite : f[i][k];
+      int refresh = kInfinite;
+      if (can_bootstrap(p, item) && p.bootstrap_level >= static_cast<int>(k)) {
+        const auto input_demand = static_cast<std::size_t>(std::min(p.bootstrap_min_input, top));
+        refresh = add(item.pinned ? 0 : 1, f[i][input_demand]);
+      }
+      boot[i][k] = refresh < stay;
+      h[i][k] = std::min(stay, refresh);
+    }
+  }
+  std::vector<bool> bootstrap(n, false);
+  // Top-down: each root delivers its own demand; each item passes its operands the demand it chose.
+  std::vector<std::pair<std::uint32_t, std::size_t>> stack;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (consumers[i].empty()) stack.emplace_back(i, static_cast<std::size_t>(std::max(p.items[i].min_level, 0)));
+  }
+  while (!stack.empty()) {
+    const auto [i, k] = stack.back();
+    stack.pop_back();
+    const LevelItem& item = p.items[i];
+    std::size_t carry = k;
+    if (boot[i][k]) {
+      bootstrap[i] = true;
+      carry = static_cast<std::size_t>(std::min(p.bootstrap_min_input, top));
+    }
+    if (item.start >= 0) continue;
+    const int demand = std::max(static_cast<int>(carry), item.min_level) + item.cost;
+    if (demand > top) continue;  // infeasible: finish() reports where
+    for (const auto u : item.inputs) stack.emplace_back(u, static_cast<std::size_t>(demand));
+  }
+  return finish(p, std::move(bootstrap), true);
+}
+
+// --- general graphs: branch and bound ---
+
+struct Search {
+  Search(const LevelProblem& problem, std::size_t step_limit) : p(problem), limit(step_limit) {}
+  const LevelProblem& p;
+  std::size_t limit;
+  std::size_t steps = 0;
+  bool exhausted = false;
+  std::vector<int> effective;
+  std::vector<bool> current, best;
+  int best_count = kInfinite;
+
+  void run(std::uint32_t i, int count) {
+    if (count >= best_count) return;
+    if (++steps > limit) {
+      exhausted = true;
+      return;
+    }
+    if (i == p.items.size()) {
+      best_count = count;
+      best = current;
+      return;
+    }
+    const LevelItem& item = p.items[i];
+    const int level = level_of(p, i, effective);
+    if (level < item.min_level) return;
+    const bool refreshable = can_bootstrap(p, item) && level >= p.bootstrap_min_input;
+    if (item.pinned) {
+      if (!refreshable) return;
+      current[i] = true;
+      effective[i] = p.bootstrap_level;
+      run(i + 1, count);
+      current[i] = false;
+      return;
+    }
+    current[i] = false;
+    effective[i] = level;
+    run(i + 1, count);
+    if (exhausted || !refreshable || p.bootstrap_level <= level) return;
+    current[i] = true;
+    effective[i] = p.bootstrap_level;
+    run(i + 1, count + 1);
+    current[i] = false;
+  }
+};
+
+}  // namespace
+
+std::vector<int> natural_levels(const LevelProblem& problem, const std::vector<bool>& bootstrap) {
+  require(bootstrap.size() == problem.items.size(), "level problem: {} decisions for {} items", bootstrap.size(),
+          problem.items.size());
+  std::vector<int> natural(problem.items.size()), effective(problem.items.size());
+  for (std::uint32_t i = 0; i < problem.items.size(); ++i) {
+    natural[i] = level_of(problem, i, effective);
+    effective[i] = bootstrap[i] ? problem.bootstrap_level : natural[i];
+  }
+  return natural;
+}
+
+bool is_feasible(const LevelProblem& problem, const std::vector<bool>& bootstrap, std::uint32_t* failure) {
+  const std::vector<int> levels = natural_levels(problem, bootstrap);
+  for (std::uint32_t i = 0; i < problem.items.size(); ++i) {
+    const LevelItem& item = problem.items[i];
+    bool ok = levels[i] >= item.min_level && (!item.pinned || bootstrap[i]);
+    if (bootstrap[i]) ok = ok && can_bootstrap(problem, item) && levels[i] >= problem.bootstrap_min_input;
+    if (!ok) {
+      if (failure != nullptr) *failure = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+Placement place_bootstraps_greedy(const LevelProblem& problem) {
+  require_valid(problem);
+  const std::size_t n = problem.items.size();
+  const auto consumers = consumers_of(problem);
+  // need: the level an item must carry if nothing after it is bootstrapped.
+  std::vector<int> need(n, 0);
+  for (std::size_t r = n; r-- > 0;) {
+    need[r] = std::max(problem.items[r].min_level, 0);
+    for (const auto w : consumers[r]) {
+      need[r] = std::max(need[r], problem.items[w].cost + (problem.items[w].pinned ? problem.bootstrap_min_input : need[w]));
+    }
+  }
+  std::vector<bool> bootstrap(n, false);
+  std::vector<int> effective(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const LevelItem& item = problem.items[i];
+    const int level = level_of(problem, i, effective);
+    int widest = 0;  // the most any consumer spends
+    for (const auto w : consumers[i]) widest = std::max(widest, problem.items[w].cost);
+    const bool last_chance = level < problem.bootstrap_min_input + widest;
+    const bool refreshable = can_bootstrap(problem, item) && level >= problem.bootstrap_min_input;
+    bootstrap[i] = item.pinned || (refreshable && last_chance && level < need[i] && problem.bootstrap_level > level);
+    effective[i] = bootstrap[i] ? problem.bootstrap_level : level;
+  }
+  return finish(problem, std::move(bootstrap), false);
+}
+
+Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& options) {
+  require_valid(problem);
+  const auto consumers = consumers_of(problem);
+  const bool forest = std::all_of(consumers.begin(), consumers.end(), [](const auto& c) { return c.size() <= 1; });
+  if (forest) return place_on_forest(problem, consumers);
+
+  Placement greedy = place_bootstraps_greedy(problem);
+  Search search{problem, options.search_limit};
+  search.effective.assign(problem.items.size(), 0);
+  search.current.assign(problem.items.size(), false);
+  if (greedy.feasible) {
+    search.best = greedy.bootstrap;
+    search.best_count = greedy.count;
+  }
+  search.run(0, 0);
+  if (search.best_count == kInfinite) {
+    // Nothing feasible found: report where the greedy placement fails.
+    return finish(problem, std::move(greedy.bootstrap), !search.exhausted);
+  }
+  return finish(problem, std::move(search.best), !search.exhausted);
+}
+
+}  // namespace cerium::graph

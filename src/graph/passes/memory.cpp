@@ -1,0 +1,44 @@
+#include "cerium/graph/passes/memory.hpp"
+
+#include <cstdint>
+
+#include "cerium/core/check.hpp"
+
+namespace cerium::graph {
+
+MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels) {
+  require(levels.size() == program.size(), "memory plan: {} levels for {} nodes", levels.size(), program.size());
+  const auto& context = *program.context();
+  const std::size_t n = program.size();
+  MemoryPlan plan;
+  plan.last_use.resize(n);
+  plan.value_bytes.assign(n, 0);
+  for (NodeId id = 0; id < n; ++id) {
+    plan.last_use[id] = id;
+    const Node& node = program.node(id);
+    if (node.op != Op::output) {
+      plan.value_bytes[id] = 2 * context.limbs_at(levels[id]) * context.ring_degree() * sizeof(std::uint32_t);
+    }
+    for (const NodeId input : node.inputs) plan.last_use[input] = id;
+  }
+  // Walk the program: a value is live from its node to its last use (outputs hand theirs to the caller: live to
+  // the end, counted at their operand).
+  std::vector<std::vector<NodeId>> dies_at(n);
+  for (NodeId id = 0; id < n; ++id) dies_at[plan.last_use[id]].push_back(id);
+  std::vector<bool> returned(n, false);
+  for (const NodeId out : program.outputs()) returned[program.node(out).inputs[0]] = true;
+  std::size_t live = 0;
+  for (NodeId id = 0; id < n; ++id) {
+    live += plan.value_bytes[id];
+    if (live > plan.peak_bytes) {
+      plan.peak_bytes = live;
+      plan.peak_node = id;
+    }
+    for (const NodeId dead : dies_at[id]) {
+      if (!returned[dead]) live -= plan.value_bytes[dead];
+    }
+  }
+  return plan;
+}
+
+}  // namespace cerium::graph

@@ -1,0 +1,95 @@
+#include "cerium/graph/planner.hpp"
+
+#include <algorithm>
+
+#include "cerium/core/check.hpp"
+#include "cerium/graph/passes/levels.hpp"
+
+namespace cerium::graph {
+
+std::vector<double> level_prime_products(const ckks::Context& context) {
+  const auto primes = context.parameters().q_primes();
+  std::vector<double> products(static_cast<std::size_t>(context.max_level()) + 1, 1.0);
+  for (int level = 1; level <= context.max_level(); ++level) {
+    double p = 1.0;
+    for (std::size_t i = context.limbs_at(level - 1); i < context.limbs_at(level); ++i) p *= primes[i];
+    products[static_cast<std::size_t>(level)] = p;
+  }
+  return products;
+}
+
+circuits::ScaleChain program_chain(const ckks::Context& context, const std::optional<BootstrapSpec>& bootstrap) {
+  const auto products = level_prime_products(context);
+  if (bootstrap) {
+    return circuits::ScaleChain::through(products, bootstrap->output_level, bootstrap->output_scale,
+                                         context.max_level());
+  }
+  return circuits::ScaleChain::through(products, 0, context.parameters().default_scale(), context.max_level());
+}
+
+ckks::EncodeOptions Plan::input_encoding(std::size_t input) const {
+  require(input < program.inputs().size(), "plan: input {} does not exist ({} inputs)", input,
+          program.inputs().size());
+  const NodeId id = program.inputs()[input];
+  const int level = nodes[id].level;
+  return ckks::EncodeOptions{.level = level, .scale = chain.at(level), .slots = program.node(id).slots};
+}
+
+std::size_t Plan::key_switches() const {
+  std::size_t total = 0;
+  for (const Node& node : program.nodes()) total += static_cast<std::size_t>(graph::key_switches(node.op));
+  return total;
+}
+
+Plan plan(Program program, const PlanOptions& options) {
+  require<MismatchError>(program.context() != nullptr, "plan: the program has no context");
+  const auto& context = *program.context();
+  Plan out;
+  out.options = options;
+
+  // 1. Levels and bootstrap placement.
+  LevelRules rules{.output_level = options.output_level};
+  if (options.bootstrap) {
+    const BootstrapSpec& spec = *options.bootstrap;
+    require<LevelError>(spec.output_level >= 1 && spec.output_level <= context.max_level(),
+                        "plan: the bootstrapper delivers level {}, outside 1..{}", spec.output_level,
+                        context.max_level());
+    rules.bootstrap_level = spec.output_level;
+    rules.bootstrap_min_input = spec.min_input_level;
+  }
+  const LevelProblem problem = level_problem(program, rules);
+  const Placement placement = place_bootstraps(problem, options.placement);
+  require_feasible(program, problem, placement);
+  const std::vector<int> levels = natural_levels(problem, placement.bootstrap);
+  out.placed_bootstraps = placement.count;
+  out.placement_optimal = placement.optimal;
+
+  // 2. Scales: one chain through the bootstrapper's output, or from level 0 at the default scale.
+  out.chain = program_chain(context, options.bootstrap);
+  out.nodes.resize(program.size());
+  std::vector<int> held(program.size());
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const Node& node = program.node(id);
+    NodePlan& p = out.nodes[id];
+    p.level = levels[id];
+    p.scale = out.chain.at(std::max(p.level, 0));
+    p.bootstrap = placement.bootstrap[id];
+    p.held_level = p.bootstrap ? rules.bootstrap_level : p.level;
+    held[id] = p.held_level;
+    if (node.op == Op::bootstrap) ++out.pinned_bootstraps;
+    if (p.bootstrap && options.bootstrap && options.bootstrap->slots != 0) {
+      require<MismatchError>(node.slots == options.bootstrap->slots,
+                             "plan: {} is bootstrapped, and its {} slots are not the bootstrapper's {}",
+                             program.describe(id), node.slots, options.bootstrap->slots);
+    }
+  }
+
+  // 3. Rotation keys. 4. Memory.
+  out.keys = infer_rotation_keys(program, options.available_rotations, options.conjugation_available,
+                                 options.key_storage);
+  out.memory = plan_memory(program, held);
+  out.program = std::move(program);
+  return out;
+}
+
+}  // namespace cerium::graph

@@ -1,0 +1,194 @@
+// Bootstrap placement against exhaustive search: on chains, trees and random small graphs, place_bootstraps must
+// find a placement as small as the smallest feasible subset, and that placement must be feasible by a level
+// evaluation written here independently of the pass.
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "cerium/graph/passes/bootstrap_placement.hpp"
+#include "support/catch.hpp"
+#include "support/random.hpp"
+
+using namespace cerium::graph;
+
+namespace {
+
+// Levels by the definition: a source's level, or the lowest operand (its bootstrap level if refreshed) minus the
+// cost; feasible when no item falls below its min_level and every refreshed item has the input level it needs.
+bool feasible_by_definition(const LevelProblem& p, const std::vector<bool>& refresh) {
+  std::vector<int> delivered(p.items.size());
+  for (std::size_t i = 0; i < p.items.size(); ++i) {
+    const LevelItem& item = p.items[i];
+    int level = item.start;
+    if (item.start < 0) {
+      level = 1 << 20;
+      for (const auto u : item.inputs) level = std::min(level, delivered[u]);
+      level -= item.cost;
+    }
+    if (level < item.min_level) return false;
+    if (item.pinned && !refresh[i]) return false;
+    if (refresh[i]) {
+      if (p.bootstrap_level < 0 || level < p.bootstrap_min_input || !(item.may_bootstrap || item.pinned)) return false;
+      delivered[i] = p.bootstrap_level;
+    } else {
+      delivered[i] = level;
+    }
+  }
+  return true;
+}
+
+// The fewest refreshes over every subset of the items that may be refreshed (pinned ones always on).
+std::optional<int> exhaustive_minimum(const LevelProblem& p) {
+  std::vector<std::size_t> free;
+  for (std::size_t i = 0; i < p.items.size(); ++i) {
+    if (p.items[i].may_bootstrap && !p.items[i].pinned) free.push_back(i);
+  }
+  REQUIRE(free.size() <= 18);
+  std::optional<int> best;
+  for (std::uint32_t mask = 0; mask < (1u << free.size()); ++mask) {
+    const int count = std::popcount(mask);
+    if (best && count >= *best) continue;
+    std::vector<bool> refresh(p.items.size(), false);
+    for (std::size_t i = 0; i < p.items.size(); ++i) refresh[i] = p.items[i].pinned;
+    for (std::size_t j = 0; j < free.size(); ++j) refresh[free[j]] = (mask >> j) & 1u;
+    if (feasible_by_definition(p, refresh)) best = count;
+  }
+  return best;
+}
+
+void check_against_exhaustive(const LevelProblem& p) {
+  const std::optional<int> want = exhaustive_minimum(p);
+  const Placement got = place_bootstraps(p);
+  if (!want) {
+    CHECK_FALSE(got.feasible);
+    return;
+  }
+  REQUIRE(got.feasible);
+  CHECK(got.optimal);
+  CHECK(got.count == *want);
+  CHECK(feasible_by_definition(p, got.bootstrap));
+  const Placement greedy = place_bootstraps_greedy(p);
+  if (greedy.feasible) CHECK(greedy.count >= *want);
+}
+
+LevelProblem chain(int length, int top, int bootstrap_level, std::mt19937_64& rng) {
+  LevelProblem p;
+  p.bootstrap_level = bootstrap_level;
+  p.items.push_back({.inputs = {}, .cost = 0, .start = top});
+  std::bernoulli_distribution product(0.7);
+  for (int i = 1; i <= length; ++i) {
+    p.items.push_back({.inputs = {static_cast<std::uint32_t>(i - 1)}, .cost = product(rng) ? 1 : 0});
+  }
+  p.items.push_back({.inputs = {static_cast<std::uint32_t>(length)}, .may_bootstrap = false});  // the output
+  return p;
+}
+
+// Random graphs in topological order: sources at random levels, then operations reading one or two earlier
+// items (trees when `tree`: each item read at most once), outputs on the items nobody reads.
+LevelProblem random_graph(std::mt19937_64& rng, bool tree, int operations) {
+  LevelProblem p;
+  std::uniform_int_distribution<int> level(2, 5);
+  p.bootstrap_level = std::uniform_int_distribution<int>(2, 4)(rng);
+  const int sources = std::uniform_int_distribution<int>(1, 3)(rng);
+  for (int i = 0; i < sources; ++i) p.items.push_back({.inputs = {}, .cost = 0, .start = level(rng)});
+  std::vector<int> readers;
+  readers.assign(p.items.size(), 0);
+  std::bernoulli_distribution product(0.6), binary(0.4), pin(0.05);
+  for (int k = 0; k < operations; ++k) {
+    std::vector<std::uint32_t> open;
+    for (std::uint32_t i = 0; i < p.items.size(); ++i) {
+      if (!tree || readers[i] == 0) open.push_back(i);
+    }
+    if (open.empty()) break;
+    LevelItem item;
+    item.cost = product(rng) ? 1 : 0;
+    const auto pick = [&] { return open[std::uniform_int_distribution<std::size_t>(0, open.size() - 1)(rng)]; };
+    const std::uint32_t a = pick();
+    item.inputs.push_back(a);
+    if (binary(rng)) {
+      const std::uint32_t b = pick();
+      if (b != a || !tree) item.inputs.push_back(b);
+    }
+    for (const auto u : item.inputs) ++readers[u];
+    item.pinned = pin(rng);
+    p.items.push_back(item);
+    readers.push_back(0);
+  }
+  const std::size_t count = p.items.size();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (readers[i] == 0) p.items.push_back({.inputs = {i}, .may_bootstrap = false});
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("bootstrap placement on chains is the fewest refreshes (closed form and exhaustive)", "[graph][placement]") {
+  auto rng = cerium_test::make_rng(5);
+  INFO("test seed " << cerium_test::test_seed());
+  // Every operation a product: with k refreshes a chain from level T spends at most T + k (L_b - 1) levels.
+  for (const int top : {3, 6, 10}) {
+    for (const int lb : {2, 3, 7}) {
+      for (const int depth : {0, 1, 5, 17, 40}) {
+        LevelProblem p;
+        p.bootstrap_level = lb;
+        p.items.push_back({.inputs = {}, .cost = 0, .start = top});
+        for (int i = 1; i <= depth; ++i) p.items.push_back({.inputs = {static_cast<std::uint32_t>(i - 1)}, .cost = 1});
+        p.items.push_back({.inputs = {static_cast<std::uint32_t>(depth)}, .may_bootstrap = false});
+        const int want = depth <= top ? 0 : (depth - top + lb - 2) / (lb - 1);
+        const Placement got = place_bootstraps(p);
+        INFO("top " << top << ", L_b " << lb << ", depth " << depth);
+        REQUIRE(got.feasible);
+        CHECK(got.optimal);
+        CHECK(got.count == want);
+        CHECK(feasible_by_definition(p, got.bootstrap));
+      }
+    }
+  }
+  for (int trial = 0; trial < 40; ++trial) {
+    const LevelProblem p = chain(std::uniform_int_distribution<int>(1, 16)(rng), 3, 3, rng);
+    check_against_exhaustive(p);
+  }
+}
+
+TEST_CASE("bootstrap placement on random trees matches exhaustive search", "[graph][placement]") {
+  auto rng = cerium_test::make_rng(6);
+  INFO("test seed " << cerium_test::test_seed());
+  for (int trial = 0; trial < 60; ++trial) {
+    INFO("trial " << trial);
+    check_against_exhaustive(random_graph(rng, true, std::uniform_int_distribution<int>(3, 14)(rng)));
+  }
+}
+
+TEST_CASE("bootstrap placement on random small graphs matches exhaustive search", "[graph][placement]") {
+  auto rng = cerium_test::make_rng(7);
+  INFO("test seed " << cerium_test::test_seed());
+  for (int trial = 0; trial < 80; ++trial) {
+    INFO("trial " << trial);
+    check_against_exhaustive(random_graph(rng, false, std::uniform_int_distribution<int>(3, 13)(rng)));
+  }
+}
+
+TEST_CASE("bootstrap placement: no bootstrapper, pins, and where it fails", "[graph][placement]") {
+  LevelProblem p;
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 2});
+  for (std::uint32_t i = 1; i <= 3; ++i) p.items.push_back({.inputs = {i - 1}, .cost = 1});
+  p.items.push_back({.inputs = {3}, .may_bootstrap = false});
+  Placement none = place_bootstraps(p);  // three products from level 2, nothing to refresh with
+  CHECK_FALSE(none.feasible);
+  CHECK(none.first_failure == 3);
+
+  p.bootstrap_level = 3;
+  const Placement one = place_bootstraps(p);
+  REQUIRE(one.feasible);
+  CHECK(one.count == 1);
+
+  p.items[1].pinned = true;  // a pin is kept and not counted
+  const Placement pinned = place_bootstraps(p);
+  REQUIRE(pinned.feasible);
+  CHECK(pinned.bootstrap[1]);
+  CHECK(pinned.count == 0);
+}

@@ -1,0 +1,217 @@
+// Programs as graphs on the CPU: random programs traced, planned and run give the words of the same code run
+// eagerly, decrypt to the plaintext reference, need exactly the rotation keys the plan infers; the tracer and the
+// planner reject bad programs with typed errors naming the node; explain() and to_dot() describe the plan.
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/evaluator.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/eager.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/explain.hpp"
+#include "cerium/graph/planner.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "graph_test_support.hpp"
+#include "support/catch.hpp"
+#include "support/random.hpp"
+
+using namespace cerium;
+using namespace cerium::ckks;
+using namespace graph_test;
+
+namespace {
+
+CkksConfig toy_config(int levels) {
+  return CkksConfig{.log_n = 11, .levels = levels, .level_width = 2, .level_prime_bits = 28, .dnum = 2,
+                    .insecure_opt_out = true};
+}
+
+math::Seed seed_of(std::uint32_t tag) {
+  math::Seed seed{};
+  for (std::uint32_t i = 0; i < 8; ++i) seed.words[i] = tag * 0x9e3779b9u + i;
+  return seed;
+}
+
+Slots random_slots(std::mt19937_64& rng, std::size_t n) {
+  std::uniform_real_distribution<double> d(-0.5, 0.5);
+  Slots v(n);
+  for (auto& x : v) x = {d(rng), d(rng)};
+  return v;
+}
+
+std::vector<Ciphertext> two(Ciphertext a, Ciphertext b) {
+  std::vector<Ciphertext> out;
+  out.push_back(std::move(a));
+  out.push_back(std::move(b));
+  return out;
+}
+
+bool same_words(const Ciphertext& a, const Ciphertext& b) {
+  if (a.size() != b.size() || a.level() != b.level() || a.scale() != b.scale()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!(a.part(i) == b.part(i))) return false;
+  }
+  return true;
+}
+
+double error_bits(const std::vector<Complex>& got, const Slots& want) {
+  double worst = 0, size = 1;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, std::abs(got[i] - want[i]));
+    size = std::max(size, std::abs(want[i]));
+  }
+  return worst == 0 ? 60 : -std::log2(worst / size);
+}
+
+}  // namespace
+
+TEST_CASE("traced, planned programs equal eager runs word for word and the plaintext reference", "[graph]") {
+  const auto context = Context::create(toy_config(6));
+  const KeyGenerator keygen(context, seed_of(1));
+  const Encoder encoder(context);
+  const Encryptor encryptor(keygen.public_key());
+  const Decryptor decryptor(keygen.secret_key());
+  auto rng = cerium_test::make_rng(41);
+  INFO("test seed " << cerium_test::test_seed());
+
+  for (int trial = 0; trial < 12; ++trial) {
+    const ProgramShape shape{.seed = rng(), .operations = 14, .depth = 5, .slots = 8};
+    INFO("trial " << trial << ", program seed " << shape.seed);
+
+    graph::Tracer tracer(context);
+    const auto traced_uses = random_program(
+        tracer, {tracer.input("x", shape.slots), tracer.input("y", shape.slots, context->max_level() - 1)}, shape);
+    graph::Plan plan = graph::plan(std::move(tracer).finish());
+    CHECK(plan.bootstraps() == 0);
+
+    // Exactly the keys the program uses.
+    CHECK(std::vector<std::int64_t>(traced_uses.first.begin(), traced_uses.first.end()) == plan.keys.steps);
+    CHECK(plan.keys.conjugation == traced_uses.second);
+
+    Evaluator evaluator(context);
+    evaluator.set_relinearization_key(std::make_shared<const RelinearizationKey>(keygen.relinearization_key()));
+    evaluator.set_galois_keys(
+        std::make_shared<const GaloisKeys>(keygen.galois_keys(plan.keys.steps, plan.keys.conjugation)));
+    REQUIRE(evaluator.galois_keys()->size() == plan.keys.galois_elements.size());
+
+    const Slots x = random_slots(rng, shape.slots), y = random_slots(rng, shape.slots);
+    std::vector<Ciphertext> inputs;
+    inputs.push_back(encryptor.encrypt(encoder.encode(x, plan.input_encoding(0))));
+    inputs.push_back(encryptor.encrypt(encoder.encode(y, plan.input_encoding(1))));
+
+    graph::Executor<backend::CpuBackend> executor(plan, evaluator);
+    std::size_t progress_calls = 0;
+    const auto planned = executor.run(two(inputs[0].clone(), inputs[1].clone()),
+                                      [&](const graph::RunProgress& p) { progress_calls = p.nodes_done; });
+    CHECK(progress_calls == plan.program.size());
+
+    graph::Eager<backend::CpuBackend> eager(evaluator);
+    random_program(eager, two(eager.input(inputs[0]), eager.input(inputs[1])), shape);
+    ReferenceOps reference;
+    random_program(reference, {x, y}, shape);
+
+    REQUIRE(planned.size() == 2);
+    for (std::size_t o = 0; o < planned.size(); ++o) {
+      INFO("output " << o);
+      CHECK(same_words(planned[o], eager.outputs()[o]));
+      const graph::NodeId out = plan.program.outputs()[o];
+      CHECK(planned[o].level() == plan.nodes[plan.program.node(out).inputs[0]].held_level);
+      const auto decoded = encoder.decode(decryptor.decrypt(planned[o]));
+      CHECK(error_bits(decoded, reference.outputs[o]) >= 12);
+    }
+  }
+}
+
+TEST_CASE("the tracer rejects bad operands at trace time, naming the node", "[graph]") {
+  const auto context = Context::create(toy_config(4));
+  graph::Tracer t(context), other(context);
+  const auto x = t.input("x", 8);
+  const auto y = t.input("y", 16);
+  const auto z = other.input("z", 8);
+  CHECK_THROWS_AS(t.add(x, y), MismatchError);       // 8 and 16 slots
+  CHECK_THROWS_AS(t.multiply(x, z), MismatchError);  // another tracer's value
+  CHECK_THROWS_AS(t.multiply(x, graph::PlainVector(std::vector<double>(3, 1.0))), InvalidArgument);  // period 3
+  CHECK_THROWS_AS(t.multiply(x, std::nan("")), InvalidArgument);
+  CHECK_THROWS_AS(t.input("w", 12), InvalidArgument);
+  CHECK_THROWS_AS(t.input("w", 8, 9), LevelError);
+  try {
+    t.add(x, y);
+  } catch (const MismatchError& e) {
+    CHECK(std::string(e.what()).find("node 1 (input 'y')") != std::string::npos);
+  }
+  CHECK(t.rotate(x, 8).id() == x.id());  // a full turn: no node, no key
+  graph::Tracer empty(context);
+  empty.input("x");
+  CHECK_THROWS_AS(std::move(empty).finish(), InvalidArgument);
+}
+
+TEST_CASE("the planner rejects programs it cannot run, naming the node", "[graph]") {
+  const auto context = Context::create(toy_config(3));
+  graph::Tracer t(context);
+  auto x = t.input("x", 8);
+  for (int i = 0; i < 4; ++i) x = x * x;  // 4 products on 3 levels
+  t.label(x, "fourth square");
+  t.output(x, "y");
+  graph::Program program = std::move(t).finish();
+  try {
+    graph::plan(program);
+    FAIL("a program deeper than the parameters was planned");
+  } catch (const LevelError& e) {
+    const std::string message = e.what();
+    CHECK(message.find("node 4 (multiply 'fourth square')") != std::string::npos);
+    CHECK(message.find("PlanOptions::bootstrap") != std::string::npos);
+  }
+
+  graph::Tracer r(context);
+  const auto v = r.input("v", 8);
+  r.output(r.rotate(v, 3) + r.rotate(v, 1), "w");
+  graph::Program rotations = std::move(r).finish();
+  graph::PlanOptions limited;
+  limited.available_rotations = std::vector<std::int64_t>{1, 2};
+  CHECK_THROWS_AS(graph::plan(rotations, limited), MissingKeyError);
+  limited.available_rotations = std::vector<std::int64_t>{1, 3, 4};
+  const graph::Plan ok = graph::plan(rotations, limited);
+  CHECK(ok.keys.steps == std::vector<std::int64_t>{1, 3});
+
+  graph::Tracer b(context);
+  b.output(b.bootstrap(b.input("x", 8)), "y");
+  CHECK_THROWS_AS(graph::plan(std::move(b).finish()), LevelError);  // pinned, with no bootstrapper
+}
+
+TEST_CASE("the plan's memory figures, explain() and Graphviz", "[graph]") {
+  const auto context = Context::create(toy_config(4));
+  graph::Tracer t(context);
+  const auto x = t.input("x", 8);
+  const auto y = t.input("y", 8);
+  const auto p = x * y;                 // level 3
+  const auto q = t.rotate(p, 1) + p;    // p read twice, dies at the add
+  t.output(q * 0.5, "out");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  const std::size_t n = context->ring_degree();
+  const auto bytes_at = [&](int level) { return 2 * context->limbs_at(level) * n * 4; };
+  CHECK(plan.memory.value_bytes[0] == bytes_at(4));
+  CHECK(plan.memory.value_bytes[2] == bytes_at(3));
+  CHECK(plan.memory.last_use[2] == 4);  // p: read by the rotation (3) and the add (4)
+  CHECK(plan.memory.last_use[0] == 2);
+  // The peak is at the product: x and y are freed only once p exists.
+  CHECK(plan.memory.peak_bytes == 2 * bytes_at(4) + bytes_at(3));
+  CHECK(plan.memory.peak_node == 2);
+  CHECK(plan.nodes[5].level == 2);
+  CHECK(plan.nodes[5].scale == plan.chain.at(2));
+
+  const std::string table = graph::explain(plan);
+  CHECK(table.find("multiply") != std::string::npos);
+  CHECK(table.find("rotation keys: 1 (steps 1)") != std::string::npos);
+  CHECK(table.find("peak live ciphertexts") != std::string::npos);
+  const std::string dot = graph::to_dot(plan);
+  CHECK(dot.find("digraph plan") != std::string::npos);
+  CHECK(dot.find("n2 -> n3") != std::string::npos);
+}
