@@ -50,7 +50,10 @@ std::string explain(const Plan& plan) {
   out += fmt::format("rotation keys: {} ({}{}), {}\n", plan.keys.galois_elements.size(),
                      steps.empty() ? "no rotations" : "steps " + steps, plan.keys.conjugation ? ", conjugation" : "",
                      mib(plan.keys.bytes));
-  out += fmt::format("peak live ciphertexts: {} at node {}\n", mib(plan.memory.peak_bytes), plan.memory.peak_node);
+  out += fmt::format("peak live ciphertexts: {} at node {}; plaintexts stored {} ({} if fully encoded); {} "
+                     "hoisted rotation group(s)\n",
+                     mib(plan.memory.peak_bytes), plan.memory.peak_node, mib(plan.plaintext_bytes),
+                     mib(plan.plaintext_encoded_bytes), plan.hoisting.groups.size());
   return out;
 }
 

@@ -1,6 +1,8 @@
 #include "cerium/graph/planner.hpp"
 
 #include <algorithm>
+#include <complex>
+#include <set>
 
 #include "cerium/core/check.hpp"
 #include "cerium/graph/passes/levels.hpp"
@@ -84,10 +86,28 @@ Plan plan(Program program, const PlanOptions& options) {
     }
   }
 
-  // 3. Rotation keys. 4. Memory.
+  // 3. Rotation keys. 4. Fusion. 5. Memory.
   out.keys = infer_rotation_keys(program, options.available_rotations, options.conjugation_available,
                                  options.key_storage);
-  out.memory = plan_memory(program, held);
+  if (options.hoist_rotations) {
+    out.hoisting = hoist_rotations(program);
+  } else {
+    out.hoisting.group_of.assign(program.size(), -1);
+  }
+  std::vector<NodeId> born(program.size());
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const int group = out.hoisting.group_of[id];
+    born[id] = group < 0 ? id : out.hoisting.groups[static_cast<std::size_t>(group)].rotations.front();
+  }
+  out.memory = plan_memory(program, held, born);
+  std::set<const void*> stored;
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const Node& node = program.node(id);
+    if (node.plain.empty()) continue;
+    if (stored.insert(&node.plain.values()).second) out.plaintext_bytes += node.plain.period() * sizeof(std::complex<double>);
+    // Encoded at the level its ciphertext operand is read at.
+    out.plaintext_encoded_bytes += context.limbs_at(held[node.inputs[0]]) * context.ring_degree() * sizeof(std::uint32_t);
+  }
   out.program = std::move(program);
   return out;
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/encoder.hpp"
@@ -77,6 +78,9 @@ class ChainOps {
   }
   ckks::Ciphertext add(const ckks::Ciphertext& a, std::complex<double> constant) const { return ev_.add(a, constant); }
   ckks::Ciphertext rotate(const ckks::Ciphertext& a, std::int64_t steps) const { return ev_.rotate(a, steps); }
+  std::vector<ckks::Ciphertext> rotate_hoisted(const ckks::Ciphertext& a, const std::vector<std::int64_t>& steps) const {
+    return ev_.rotate_hoisted(a, steps);
+  }
   ckks::Ciphertext conjugate(const ckks::Ciphertext& a) const { return ev_.conjugate(a); }
   ckks::Ciphertext bootstrap(const ckks::Ciphertext& a) const {
     require<LevelError>(bootstrapper_ != nullptr, "bootstrap: no bootstrapper was given");

@@ -51,6 +51,7 @@ class Executor {
     const auto start = std::chrono::steady_clock::now();
     RunProgress state{.nodes = program.size(), .bootstraps = plan_.bootstraps()};
     std::vector<std::optional<ckks::Ciphertext>> values(program.size());
+    std::vector<std::optional<ckks::Ciphertext>> hoisted(program.size());  // rotations computed with their group
     std::vector<ckks::Ciphertext> outputs;
     std::size_t next_input = 0;
     for (NodeId id = 0; id < program.size(); ++id) {
@@ -59,8 +60,11 @@ class Executor {
       if (node.op == Op::output) {
         outputs.push_back(take_or_copy(values, node.inputs[0], id));
       } else {
-        ckks::Ciphertext value = node.op == Op::input ? receive(std::move(inputs[next_input++]), id)
-                                                      : compute(node, values);
+        ckks::Ciphertext value = node.op == Op::input    ? receive(std::move(inputs[next_input++]), id)
+                                 : hoisted[id].has_value() ? std::move(*hoisted[id])
+                                 : plan_.hoisting.group_of[id] >= 0 ? rotate_group(id, values, hoisted)
+                                                                     : compute(node, values);
+        hoisted[id].reset();
         if (p.bootstrap) {
           value = ops_.bootstrap(value);
           ++state.bootstraps_done;
@@ -104,6 +108,15 @@ class Executor {
                         program.describe(id), ckks::format_scale(input.scale()),
                         ckks::format_scale(plan_.chain.at(input.level())), input.level());
     return ops_.on_chain(ops_.evaluator().upload(input));
+  }
+
+  // The first rotation of a hoisting group computes them all; the others wait in `hoisted`.
+  ckks::Ciphertext rotate_group(NodeId id, const std::vector<std::optional<ckks::Ciphertext>>& values,
+                                std::vector<std::optional<ckks::Ciphertext>>& hoisted) const {
+    const HoistGroup& group = plan_.hoisting.groups[static_cast<std::size_t>(plan_.hoisting.group_of[id])];
+    std::vector<ckks::Ciphertext> results = ops_.rotate_hoisted(operand(values, group.source), group.steps);
+    for (std::size_t i = 1; i < group.rotations.size(); ++i) hoisted[group.rotations[i]] = std::move(results[i]);
+    return std::move(results[0]);
   }
 
   ckks::Ciphertext compute(const Node& node, const std::vector<std::optional<ckks::Ciphertext>>& values) const {

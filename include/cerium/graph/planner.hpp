@@ -8,7 +8,9 @@
 //     limbs (automatic rescale and level alignment);
 //  3. rotation keys (passes/rotation_keys.hpp): exactly the Galois elements needed, their bytes, and a
 //     MissingKeyError for a rotation the user will not make a key for;
-//  4. memory (passes/memory.hpp): each value's last use and the peak of live ciphertext bytes.
+//  4. fusion (passes/hoisting.hpp): the rotations of one value share one ModUp;
+//  5. memory (passes/memory.hpp): each value's last use and the peak of live ciphertext bytes; the bytes of the
+//     plaintexts as stored (their values: a periodic vector once) and as they would be fully encoded.
 // Every error is typed and names the node and the numbers, before anything runs.
 
 #include <cstddef>
@@ -21,6 +23,7 @@
 #include "cerium/ckks/keys.hpp"
 #include "cerium/circuits/scale_chain.hpp"
 #include "cerium/graph/passes/bootstrap_placement.hpp"
+#include "cerium/graph/passes/hoisting.hpp"
 #include "cerium/graph/passes/memory.hpp"
 #include "cerium/graph/passes/rotation_keys.hpp"
 #include "cerium/graph/program.hpp"
@@ -52,6 +55,8 @@ struct PlanOptions {
   bool conjugation_available = true;
   ckks::KeyStorage key_storage = ckks::KeyStorage::expanded;  // for the key-byte figure
   PlacementOptions placement;
+  // Rotations of one value share a ModUp. Off: every rotation key-switches alone, the words of graph::Eager.
+  bool hoist_rotations = true;
 };
 
 struct NodePlan {
@@ -70,7 +75,11 @@ struct Plan {
   int pinned_bootstraps = 0;  // written by the user
   bool placement_optimal = false;
   RotationKeys keys;
+  Hoisting hoisting;
   MemoryPlan memory;
+  std::size_t plaintext_bytes = 0;          // the plaintext vectors as stored (values, each vector once)
+  std::size_t plaintext_encoded_bytes = 0;  // the same, encoded at the levels they are used (what a full
+                                            // encoding would hold on the device)
 
   int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }
   // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.

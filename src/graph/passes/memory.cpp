@@ -6,8 +6,10 @@
 
 namespace cerium::graph {
 
-MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels) {
+MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels, const std::vector<NodeId>& born) {
   require(levels.size() == program.size(), "memory plan: {} levels for {} nodes", levels.size(), program.size());
+  require(born.empty() || born.size() == program.size(), "memory plan: {} births for {} nodes", born.size(),
+          program.size());
   const auto& context = *program.context();
   const std::size_t n = program.size();
   MemoryPlan plan;
@@ -23,13 +25,16 @@ MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels) {
   }
   // Walk the program: a value is live from its node to its last use (outputs hand theirs to the caller: live to
   // the end, counted at their operand).
-  std::vector<std::vector<NodeId>> dies_at(n);
-  for (NodeId id = 0; id < n; ++id) dies_at[plan.last_use[id]].push_back(id);
+  std::vector<std::vector<NodeId>> dies_at(n), born_at(n);
+  for (NodeId id = 0; id < n; ++id) {
+    dies_at[plan.last_use[id]].push_back(id);
+    born_at[born.empty() ? id : born[id]].push_back(id);
+  }
   std::vector<bool> returned(n, false);
   for (const NodeId out : program.outputs()) returned[program.node(out).inputs[0]] = true;
   std::size_t live = 0;
   for (NodeId id = 0; id < n; ++id) {
-    live += plan.value_bytes[id];
+    for (const NodeId value : born_at[id]) live += plan.value_bytes[value];
     if (live > plan.peak_bytes) {
       plan.peak_bytes = live;
       plan.peak_node = id;

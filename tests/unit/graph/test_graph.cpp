@@ -89,7 +89,10 @@ TEST_CASE("traced, planned programs equal eager runs word for word and the plain
     graph::Tracer tracer(context);
     const auto traced_uses = random_program(
         tracer, {tracer.input("x", shape.slots), tracer.input("y", shape.slots, context->max_level() - 1)}, shape);
-    graph::Plan plan = graph::plan(std::move(tracer).finish());
+    graph::PlanOptions separate;
+    separate.hoist_rotations = false;  // hoisted rotations are other (equally valid) words than Eager's
+    graph::Program program = std::move(tracer).finish();
+    graph::Plan plan = graph::plan(program, separate);
     CHECK(plan.bootstraps() == 0);
 
     // Exactly the keys the program uses.
@@ -118,7 +121,14 @@ TEST_CASE("traced, planned programs equal eager runs word for word and the plain
     ReferenceOps reference;
     random_program(reference, {x, y}, shape);
 
+    // With hoisting (the default) the rotations of one value share a ModUp: the same values within the noise.
+    const graph::Plan hoisting = graph::plan(program);
+    const auto hoisted = graph::Executor<backend::CpuBackend>(hoisting, evaluator).run(two(inputs[0].clone(), inputs[1].clone()));
     REQUIRE(planned.size() == 2);
+    for (std::size_t o = 0; o < planned.size(); ++o) {
+      const auto a = encoder.decode(decryptor.decrypt(hoisted[o]));
+      CHECK(error_bits(a, reference.outputs[o]) >= 12);
+    }
     for (std::size_t o = 0; o < planned.size(); ++o) {
       INFO("output " << o);
       CHECK(same_words(planned[o], eager.outputs()[o]));
@@ -206,6 +216,20 @@ TEST_CASE("the plan's memory figures, explain() and Graphviz", "[graph]") {
   CHECK(plan.memory.peak_node == 2);
   CHECK(plan.nodes[5].level == 2);
   CHECK(plan.nodes[5].scale == plan.chain.at(2));
+
+  CHECK(plan.plaintext_bytes == 0);
+
+  graph::Tracer h(context);
+  const auto v = h.input("v", 8);
+  const graph::PlainVector w(std::vector<double>{0.5, -0.25});  // period 2: stored as 2 values
+  h.output(h.rotate(v, 1) * w + h.rotate(v, 2) * w + h.rotate(v, 3), "sum");
+  const graph::Plan hoisted = graph::plan(std::move(h).finish());
+  REQUIRE(hoisted.hoisting.groups.size() == 1);
+  auto steps = hoisted.hoisting.groups[0].steps;  // in trace order, which operator+ leaves to the compiler
+  std::sort(steps.begin(), steps.end());
+  CHECK(steps == std::vector<std::int64_t>{1, 2, 3});
+  CHECK(hoisted.plaintext_bytes == 2 * sizeof(std::complex<double>));
+  CHECK(hoisted.plaintext_encoded_bytes == 2 * context->limbs_at(4) * n * 4);
 
   const std::string table = graph::explain(plan);
   CHECK(table.find("multiply") != std::string::npos);

@@ -17,7 +17,8 @@ struct MemoryPlan {
   std::vector<std::size_t> value_bytes;  // per node: the ciphertext it produces (0 for outputs)
 };
 
-// levels: the level each node's value is held at (after its bootstrap, if any).
-MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels);
+// levels: the level each node's value is held at (after its bootstrap, if any); born: the node at which each
+// value comes to exist (its own, or earlier for a hoisted rotation computed with its group; empty: its own).
+MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels, const std::vector<NodeId>& born = {});
 
 }  // namespace cerium::graph

@@ -1,0 +1,28 @@
+#pragma once
+// Rotation hoisting: the rotations of one value share one ModUp (ckks::BasicEvaluator::rotate_hoisted), the
+// expensive half of their key switches. This pass groups them; the executor computes a group's rotations together
+// at its first member and hands each member its result. Hoisted and separate rotations decrypt alike but are not
+// the same words (key_switch.hpp), so a plan that hoists differs in its last bits from graph::Eager's run.
+
+#include <cstdint>
+#include <vector>
+
+#include "cerium/graph/program.hpp"
+
+namespace cerium::graph {
+
+struct HoistGroup {
+  NodeId source = 0;
+  std::vector<NodeId> rotations;     // the rotate nodes, in program order (the first computes them all)
+  std::vector<std::int64_t> steps;   // their steps, in the same order
+};
+
+struct Hoisting {
+  std::vector<HoistGroup> groups;
+  std::vector<int> group_of;  // per node: the index of its group, or -1
+};
+
+// Groups of two or more rotations of one value.
+Hoisting hoist_rotations(const Program& program);
+
+}  // namespace cerium::graph
