@@ -1,0 +1,130 @@
+// The graph executor against the same program run eagerly (graph::Eager) on the GPU, N = 2^16, 40 limbs at the
+// top, dnum 3: the executor's overhead (target: within 5 percent), with rotation hoisting off (the same
+// operations) and on (the executor's fusion). Device time with CUDA events after warm-up; the memory floor counts
+// the switching-key bytes every key switch must read (a lower bound on what the program moves).
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda/stream.hpp"
+#include "cerium/backend/cuda/timer.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/eager.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "gpu_bench_support.hpp"
+#include "graph_workloads.hpp"
+
+namespace {
+
+using namespace cerium;
+
+constexpr int kRounds = 8;
+
+struct GpuGraphSetup {
+  ckks::ContextPtr context = ckks::Context::create(ckks::CkksConfig{
+      .log_n = 16, .levels = 19, .level_width = 2, .level_prime_bits = 28, .base_primes = 2, .base_prime_bits = 31,
+      .dnum = 3});
+  ckks::KeyGenerator keygen{context};
+  ckks::CudaEvaluator evaluator{context, backend::CudaBackend(context)};
+  graph::PlainVector weights{std::vector<double>{0.5, -0.25, 0.125, 1.0}};
+  graph::Program program;
+  ckks::Ciphertext x;
+
+  GpuGraphSetup() {
+    evaluator.set_relinearization_key(
+        std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded)));
+    evaluator.set_galois_keys(std::make_shared<const ckks::GaloisKeys>(
+        keygen.galois_keys(cerium_bench::graph_block_steps(kRounds), false, ckks::KeyStorage::seeded)));
+    graph::Tracer tracer(context);
+    tracer.output(cerium_bench::graph_block(tracer, tracer.input("x"), kRounds, weights), "y");
+    program = std::move(tracer).finish();
+    const graph::Plan plan = graph::plan(program);
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> d(-1, 1);
+    std::vector<double> values(context->parameters().max_slots());
+    for (auto& v : values) v = d(rng);
+    x = evaluator.upload(
+        ckks::Encryptor(keygen.public_key()).encrypt(ckks::Encoder(context).encode(values, plan.input_encoding(0))));
+  }
+
+  // Switching-key bytes the program's key switches read: every key switch reads its key's limbs at its level.
+  double floor_bytes(const graph::Plan& plan) const {
+    double bytes = 0;
+    for (graph::NodeId id = 0; id < plan.program.size(); ++id) {
+      const auto& node = plan.program.node(id);
+      if (graph::key_switches(node.op) == 0) continue;
+      const int level = plan.nodes[node.inputs[0]].held_level;
+      bytes += 2.0 * context->digit_count(level) * (context->limbs_at(level) + context->alpha()) *
+               context->ring_degree() * 4.0;
+    }
+    return bytes;
+  }
+};
+
+GpuGraphSetup& setup() {
+  static GpuGraphSetup s;
+  return s;
+}
+
+template <class Call>
+double device_seconds(Call&& call) {
+  const auto& stream = cuda::work_stream();
+  for (int i = 0; i < 3; ++i) call();
+  stream.synchronize();
+  cuda::EventTimer timer(stream);
+  std::vector<double> seconds;
+  for (int i = 0; i < 10; ++i) {
+    timer.start();
+    call();
+    timer.stop();
+    seconds.push_back(timer.elapsed_ms() / 1e3);
+  }
+  return cerium_bench::median(seconds);
+}
+
+void report(benchmark::State& state, const GpuGraphSetup& s, const graph::Plan& plan, double seconds) {
+  state.SetIterationTime(seconds);
+  state.counters["N"] = static_cast<double>(s.context->ring_degree());
+  state.counters["limbs"] = static_cast<double>(s.context->limbs_at(s.context->max_level()));
+  state.counters["dnum"] = static_cast<double>(s.context->digit_count(s.context->max_level()));
+  state.counters["nodes"] = static_cast<double>(plan.program.size());
+  state.counters["ms"] = seconds * 1e3;
+  state.counters["floor_ratio"] = seconds / (s.floor_bytes(plan) / cerium_bench::copy_bandwidth());
+  state.SetLabel(cerium_bench::device_label());
+}
+
+// Argument: 0 eager, 1 executor without hoisting, 2 executor with hoisting.
+void BM_graph_block_gpu(benchmark::State& state) {
+  GpuGraphSetup& s = setup();
+  const int mode = static_cast<int>(state.range(0));
+  graph::PlanOptions options;
+  options.hoist_rotations = mode == 2;
+  const graph::Plan plan = graph::plan(s.program, options);
+  const graph::Executor<backend::CudaBackend> executor(plan, s.evaluator);
+  graph::Eager<backend::CudaBackend> eager(s.evaluator);
+  for (auto _ : state) {
+    const double seconds = device_seconds([&] {
+      if (mode == 0) {
+        benchmark::DoNotOptimize(cerium_bench::graph_block(eager, eager.input(s.x), kRounds, s.weights));
+      } else {
+        std::vector<ckks::Ciphertext> inputs;
+        inputs.push_back(s.x.clone());
+        benchmark::DoNotOptimize(executor.run(std::move(inputs)));
+      }
+    });
+    report(state, s, plan, seconds);
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_graph_block_gpu)->ArgName("mode")->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Iterations(1)->Unit(
+    benchmark::kMillisecond);
