@@ -100,6 +100,8 @@ Plan plan(Program program, const PlanOptions& options) {
     born[id] = group < 0 ? id : out.hoisting.groups[static_cast<std::size_t>(group)].rotations.front();
   }
   out.memory = plan_memory(program, held, born);
+  const std::size_t key_bytes = switching_key_bytes(context, options.key_storage);
+  require_within_budget(program, out.memory, options.memory_budget_bytes, out.keys.bytes + key_bytes, key_bytes);
   std::set<const void*> stored;
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& node = program.node(id);

@@ -57,6 +57,9 @@ struct PlanOptions {
   PlacementOptions placement;
   // Rotations of one value share a ModUp. Off: every rotation key-switches alone, the words of graph::Eager.
   bool hoist_rotations = true;
+  // Device memory the run may use (0: no limit): a plan that needs more (one operation alone, or the live
+  // ciphertexts at the peak plus the resident relinearization and rotation keys) is an OutOfMemoryError.
+  std::size_t memory_budget_bytes = 0;
 };
 
 struct NodePlan {

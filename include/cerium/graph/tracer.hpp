@@ -95,5 +95,14 @@ inline Value operator*(double c, Value a) { return a.tracer()->multiply(a, c); }
 inline Value operator+(Value a, double c) { return a.tracer()->add(a, c); }
 inline Value operator*(Value a, const PlainVector& p) { return a.tracer()->multiply(a, p); }
 inline Value operator+(Value a, const PlainVector& p) { return a.tracer()->add(a, p); }
+inline Value operator-(Value a, double c) { return a.tracer()->sub(a, c); }
+
+// The eDSL's spelling on traced values, so an expression such as rescale(x * w + rotate(x, 1)) traces as written:
+// rotations and conjugations record nodes; rescale and relinearize are the planner's (every product is
+// relinearized and rescaled), so they return their operand.
+inline Value rotate(Value a, std::int64_t steps) { return a.tracer()->rotate(a, steps); }
+inline Value conjugate(Value a) { return a.tracer()->conjugate(a); }
+inline Value rescale(Value a) { return a; }
+inline Value relinearize(Value a) { return a; }
 
 }  // namespace cerium::graph

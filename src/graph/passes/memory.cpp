@@ -46,4 +46,29 @@ MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels, c
   return plan;
 }
 
+namespace {
+double mib(std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+}  // namespace
+
+void require_within_budget(const Program& program, const MemoryPlan& memory, std::size_t budget,
+                           std::size_t key_bytes, std::size_t switching_key_bytes) {
+  if (budget == 0) return;
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const Node& node = program.node(id);
+    std::size_t need = memory.value_bytes[id];
+    for (const NodeId input : node.inputs) need += memory.value_bytes[input];
+    if (key_switches(node.op) > 0) need += switching_key_bytes;
+    require<OutOfMemoryError>(need <= budget,
+                              "plan: {} needs {:.1f} MiB at once (operands, result and the switching key it reads), "
+                              "more than the device budget of {:.1f} MiB (PlanOptions::memory_budget_bytes)",
+                              program.describe(id), mib(need), mib(budget));
+  }
+  require<OutOfMemoryError>(memory.peak_bytes + key_bytes <= budget,
+                            "plan: at {} the live ciphertexts ({:.1f} MiB) and the resident keys ({:.1f} MiB) need "
+                            "{:.1f} MiB, more than the device budget of {:.1f} MiB (PlanOptions::memory_budget_bytes); "
+                            "use fewer rotation keys (seeded keys halve them) or a larger budget",
+                            program.describe(memory.peak_node), mib(memory.peak_bytes), mib(key_bytes),
+                            mib(memory.peak_bytes + key_bytes), mib(budget));
+}
+
 }  // namespace cerium::graph

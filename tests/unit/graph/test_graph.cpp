@@ -231,6 +231,24 @@ TEST_CASE("the plan's memory figures, explain() and Graphviz", "[graph]") {
   CHECK(hoisted.plaintext_bytes == 2 * sizeof(std::complex<double>));
   CHECK(hoisted.plaintext_encoded_bytes == 2 * context->limbs_at(4) * n * 4);
 
+  // A device budget: enough, too small for the peak with the keys, too small for one product.
+  graph::Tracer m(context);
+  const auto a = m.input("a", 8);
+  m.output(a * a, "square");
+  const graph::Program small = std::move(m).finish();
+  graph::PlanOptions budget;
+  const std::size_t key = graph::switching_key_bytes(*context, KeyStorage::expanded);
+  budget.memory_budget_bytes = key + 3 * bytes_at(4);
+  CHECK_NOTHROW(graph::plan(small, budget));
+  budget.memory_budget_bytes = key + bytes_at(4);
+  CHECK_THROWS_AS(graph::plan(small, budget), OutOfMemoryError);
+  try {
+    budget.memory_budget_bytes = key;
+    graph::plan(small, budget);
+  } catch (const OutOfMemoryError& e) {
+    CHECK(std::string(e.what()).find("node 1 (multiply)") != std::string::npos);
+  }
+
   const std::string table = graph::explain(plan);
   CHECK(table.find("multiply") != std::string::npos);
   CHECK(table.find("rotation keys: 1 (steps 1)") != std::string::npos);

@@ -21,4 +21,10 @@ struct MemoryPlan {
 // value comes to exist (its own, or earlier for a hoisted rotation computed with its group; empty: its own).
 MemoryPlan plan_memory(const Program& program, const std::vector<int>& levels, const std::vector<NodeId>& born = {});
 
+// Within a device budget (bytes, 0: none): OutOfMemoryError naming the node when one operation alone needs more
+// (its operands, its result and the switching key it reads), or when the live ciphertexts at the peak plus the
+// resident keys (key_bytes) exceed it.
+void require_within_budget(const Program& program, const MemoryPlan& memory, std::size_t budget,
+                           std::size_t key_bytes, std::size_t switching_key_bytes);
+
 }  // namespace cerium::graph
