@@ -40,6 +40,8 @@ struct ReferenceOps {
   Slots multiply(const Slots& a, double c) const { return map(a, [&](std::size_t, Complex x) { return x * c; }); }
   Slots add(const Slots& a, const cerium::graph::PlainVector& p) const { return add(a, p.expanded(a.size())); }
   Slots add(const Slots& a, Complex c) const { return map(a, [&](std::size_t, Complex x) { return x + c; }); }
+  Slots add(const Slots& a, double c) const { return add(a, Complex(c, 0)); }
+  Slots sub(const Slots& a, double c) const { return add(a, Complex(-c, 0)); }
   Slots rotate(const Slots& a, std::int64_t steps) const {
     const auto n = static_cast<std::int64_t>(a.size());
     return map(a, [&](std::size_t i, Complex) {

@@ -1,0 +1,159 @@
+#pragma once
+// Circuits written over any "ops" object (graph::Tracer, graph::Eager, or a plaintext twin), so that a model's
+// activations and matrix products trace into its program graph: the planner then places their levels and
+// bootstraps with the rest, and hoists the rotations that share a source.
+//
+//  - evaluate(ops, x, polynomial): a Chebyshev or power-basis polynomial (circuits::Polynomial) by baby steps
+//    T_1 .. T_m and giant steps T_m, T_2m, T_4m, ... (Paterson-Stockmeyer), zero coefficients skipped (odd/even
+//    polynomials build what they use); depth about ceil(log2(degree + 1)) + 1, plus one for an interval other
+//    than [-1, 1].
+//  - multiply(ops, x, matrix): y = M x for a circuits::DiagonalMatrix by baby-step giant-step (circuits::plan_bsgs):
+//    sum_g R^g (sum_b diag'_(g,b) R^b x), the diagonals as graph::PlainVectors (a compressed diagonal stays its
+//    period); one level.
+// circuits::PolynomialEvaluator and circuits::LinearTransform are the eager forms, tuned for one evaluator
+// (their own scale handling, fused passes); these are the forms a program graph plans.
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "cerium/circuits/bsgs.hpp"
+#include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/circuits/polynomial.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/graph/node.hpp"
+
+namespace cerium::graph {
+
+namespace circuit_detail {
+
+// A value of any ops object duplicated: traced values and slot vectors copy, ciphertexts clone.
+template <class V>
+V duplicate(const V& v) {
+  if constexpr (std::is_copy_constructible_v<V>) {
+    return v;
+  } else {
+    return v.clone();
+  }
+}
+
+template <class Ops>
+class SeriesOverOps {
+ public:
+  using Value = typename Ops::Value;
+
+  SeriesOverOps(Ops& ops, Value t, bool chebyshev, std::size_t baby)
+      : ops_(ops), chebyshev_(chebyshev), baby_(baby), powers_(baby + 1) {
+    powers_[1] = std::move(t);
+  }
+
+  Value evaluate(const std::vector<double>& c) {
+    if (c.size() <= baby_) return combine(c);
+    std::size_t n = baby_;  // the largest baby * 2^k below the degree
+    while (2 * n < c.size()) n *= 2;
+    // p = q T_n + r. Chebyshev: T_(n+k) = 2 T_n T_k - T_(n-k), so q_0 = c_n, q_k = 2 c_(n+k) and
+    // r_i = c_i - c_(2n-i); power basis: q_k = c_(n+k), r_i = c_i.
+    std::vector<double> q(c.size() - n), r(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
+    for (std::size_t k = 0; k < q.size(); ++k) q[k] = chebyshev_ && k > 0 ? 2 * c[n + k] : c[n + k];
+    if (chebyshev_) {
+      for (std::size_t k = 1; k < q.size(); ++k) r[n - k] -= c[n + k];
+    }
+    Value high = ops_.multiply(evaluate(q), giant(n));
+    if (std::all_of(r.begin(), r.end(), [](double v) { return v == 0; })) return high;
+    return ops_.add(high, evaluate(r));
+  }
+
+ private:
+  // T_j (or x^j) for j <= baby.
+  const Value& power(std::size_t j) {
+    if (!powers_[j]) {
+      const std::size_t i = j / 2;
+      if (j % 2 == 0) {
+        powers_[j] = chebyshev_ ? ops_.sub(ops_.multiply(ops_.add(power(i), power(i)), power(i)), 1.0)
+                                : ops_.multiply(power(i), power(i));
+      } else {  // T_(2i+1) = 2 T_i T_(i+1) - T_1; x^(2i+1) = x^i x^(i+1)
+        powers_[j] = chebyshev_ ? ops_.sub(ops_.multiply(ops_.add(power(i), power(i)), power(i + 1)), power(1))
+                                : ops_.multiply(power(i), power(i + 1));
+      }
+    }
+    return *powers_[j];
+  }
+
+  // T_n for n = baby * 2^k: T_2n = 2 T_n^2 - 1 (x^2n = (x^n)^2).
+  const Value& giant(std::size_t n) {
+    if (n <= baby_) return power(n);
+    auto it = giants_.find(n);
+    if (it == giants_.end()) {
+      const Value& half = giant(n / 2);
+      Value g = chebyshev_ ? ops_.sub(ops_.multiply(ops_.add(half, half), half), 1.0) : ops_.multiply(half, half);
+      it = giants_.emplace(n, std::move(g)).first;
+    }
+    return it->second;
+  }
+
+  // sum c_i T_i for i < baby: one constant product per nonzero term, c_0 added last.
+  Value combine(const std::vector<double>& c) {
+    std::optional<Value> sum;
+    for (std::size_t i = 1; i < c.size(); ++i) {
+      if (c[i] == 0) continue;
+      Value term = ops_.multiply(power(i), c[i]);
+      sum = sum ? ops_.add(*sum, term) : std::move(term);
+    }
+    if (!sum) sum = ops_.multiply(power(1), 0.0);  // a constant polynomial still needs a ciphertext
+    return c.empty() || c[0] == 0 ? std::move(*sum) : ops_.add(*sum, c[0]);
+  }
+
+  Ops& ops_;
+  bool chebyshev_;
+  std::size_t baby_;
+  std::vector<std::optional<Value>> powers_;
+  std::map<std::size_t, Value> giants_;
+};
+
+}  // namespace circuit_detail
+
+template <class Ops>
+typename Ops::Value evaluate(Ops& ops, const typename Ops::Value& x, const circuits::Polynomial& p) {
+  require(!p.coefficients.empty(), "polynomial: no coefficients");
+  const bool chebyshev = p.basis == circuits::PolynomialBasis::chebyshev;
+  typename Ops::Value t = circuit_detail::duplicate(x);
+  if (p.maps_interval()) {  // t = (2x - lower - upper) / (upper - lower)
+    require(p.upper > p.lower, "polynomial: the interval [{}, {}] is empty", p.lower, p.upper);
+    t = ops.add(ops.multiply(x, 2 / (p.upper - p.lower)), -(p.lower + p.upper) / (p.upper - p.lower));
+  }
+  // Babies up to about sqrt(degree + 1), a power of two: giants then cover the rest by doubling.
+  const std::size_t terms = p.coefficients.size();
+  std::size_t baby = 2;
+  while (baby * baby < terms) baby *= 2;
+  circuit_detail::SeriesOverOps<Ops> series(ops, std::move(t), chebyshev, baby);
+  return series.evaluate(p.coefficients);
+}
+
+template <class Ops>
+typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circuits::DiagonalMatrix& matrix,
+                             const circuits::BsgsOptions& options = {}) {
+  const circuits::BsgsPlan plan = circuits::plan_bsgs(matrix, options);
+  std::map<std::int64_t, typename Ops::Value> rotated;  // R^b x, one per baby (the planner hoists them)
+  for (const std::int64_t b : plan.babies) rotated.emplace(b, b == 0 ? circuit_detail::duplicate(x) : ops.rotate(x, b));
+  std::optional<typename Ops::Value> sum;
+  for (const auto& [giant, babies] : plan.giants) {
+    std::optional<typename Ops::Value> inner;
+    for (const std::int64_t b : babies) {
+      typename Ops::Value term = ops.multiply(rotated.at(b), PlainVector(circuits::bsgs_diagonal(matrix, giant, b)));
+      inner = inner ? ops.add(*inner, term) : std::move(term);
+    }
+    typename Ops::Value turned = giant == 0 ? std::move(*inner) : ops.rotate(*inner, giant);
+    sum = sum ? ops.add(*sum, turned) : std::move(turned);
+  }
+  require(sum.has_value(), "matrix product: the matrix has no diagonal");
+  return std::move(*sum);
+}
+
+}  // namespace cerium::graph
