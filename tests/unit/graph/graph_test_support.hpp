@@ -11,48 +11,15 @@
 #include <vector>
 
 #include "cerium/graph/node.hpp"
+#include "cerium/graph/plain_ops.hpp"
 
 namespace graph_test {
 
 using Complex = std::complex<double>;
 using Slots = std::vector<Complex>;
 
-// The plaintext twin of graph::Tracer / graph::Eager: every operation on slot vectors.
-struct ReferenceOps {
-  using Value = Slots;
-  std::vector<Slots> outputs;
-
-  static Slots map(const Slots& a, auto f) {
-    Slots out(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) out[i] = f(i, a[i]);
-    return out;
-  }
-  Slots add(const Slots& a, const Slots& b) const { return map(a, [&](std::size_t i, Complex x) { return x + b[i]; }); }
-  Slots sub(const Slots& a, const Slots& b) const { return map(a, [&](std::size_t i, Complex x) { return x - b[i]; }); }
-  Slots negate(const Slots& a) const { return map(a, [](std::size_t, Complex x) { return -x; }); }
-  Slots multiply(const Slots& a, const Slots& b) const {
-    return map(a, [&](std::size_t i, Complex x) { return x * b[i]; });
-  }
-  Slots multiply(const Slots& a, const cerium::graph::PlainVector& p) const {
-    const Slots e = p.expanded(a.size());
-    return multiply(a, e);
-  }
-  Slots multiply(const Slots& a, double c) const { return map(a, [&](std::size_t, Complex x) { return x * c; }); }
-  Slots add(const Slots& a, const cerium::graph::PlainVector& p) const { return add(a, p.expanded(a.size())); }
-  Slots add(const Slots& a, Complex c) const { return map(a, [&](std::size_t, Complex x) { return x + c; }); }
-  Slots add(const Slots& a, double c) const { return add(a, Complex(c, 0)); }
-  Slots sub(const Slots& a, double c) const { return add(a, Complex(-c, 0)); }
-  Slots rotate(const Slots& a, std::int64_t steps) const {
-    const auto n = static_cast<std::int64_t>(a.size());
-    return map(a, [&](std::size_t i, Complex) {
-      return a[static_cast<std::size_t>(((static_cast<std::int64_t>(i) + steps) % n + n) % n)];
-    });
-  }
-  Slots conjugate(const Slots& a) const { return map(a, [](std::size_t, Complex x) { return std::conj(x); }); }
-  Slots bootstrap(const Slots& a) const { return a; }
-  void output(const Slots& a, const std::string&) { outputs.push_back(a); }
-  void label(const Slots&, const std::string&) const {}
-};
+// The plaintext twin (graph/plain_ops.hpp) under the tests' name.
+using ReferenceOps = cerium::graph::PlainOps;
 
 // What a random program needs from the test: the seed of its choices, its size, the depth it may use.
 struct ProgramShape {

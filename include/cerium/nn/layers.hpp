@@ -1,0 +1,130 @@
+#pragma once
+// Layers of encrypted models, each usable on any ops object (graph::Tracer to plan a model, graph::Eager to run it
+// at once, graph::PlainOps for the plaintext twin with the same polynomial activations) and each with a direct
+// plaintext reference on tensors (nested loops, exact activations) to check against.
+//
+// Linear layers are slot-linear maps between packings (nn/slot_map.hpp) applied by graph::multiply: one level
+// each, their rotations hoisted by the planner. Batch normalization folds into the convolution before it.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cerium/circuits/bsgs.hpp"
+#include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/circuits/polynomial.hpp"
+#include "cerium/graph/circuits.hpp"
+#include "cerium/graph/node.hpp"
+#include "cerium/nn/slot_map.hpp"
+#include "cerium/nn/tensor.hpp"
+
+namespace cerium::nn {
+
+// y = gamma (x - mean) / sqrt(var + eps) + beta, per channel.
+struct BatchNorm {
+  std::vector<double> gamma, beta, mean, var;
+  double eps = 1e-5;
+};
+
+// A linear layer's map and bias, applied as graph::multiply then a bias add.
+class LinearLayer {
+ public:
+  LinearLayer(const SlotMap& map, std::vector<double> bias_slots, Packing in, Packing out);
+
+  const Packing& input_packing() const { return in_; }
+  const Packing& output_packing() const { return out_; }
+  const circuits::DiagonalMatrix& matrix() const { return matrix_; }
+
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    typename Ops::Value y = graph::multiply(ops, x, matrix_);
+    return bias_.empty() ? std::move(y) : ops.add(y, bias_);
+  }
+
+ private:
+  Packing in_, out_;
+  circuits::DiagonalMatrix matrix_;
+  graph::PlainVector bias_;  // empty without a bias
+};
+
+class Conv2d {
+ public:
+  // weights[((o C_in + c) k + ky) k + kx]; bias per output channel (empty: none); an optional batch norm folded in.
+  Conv2d(Conv2dSpec spec, std::vector<double> weights, std::vector<double> bias, const Packing& in,
+         const BatchNorm* batch_norm = nullptr);
+
+  const Conv2dSpec& spec() const { return spec_; }
+  const LinearLayer& layer() const { return layer_; }
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    return layer_.forward(ops, x);
+  }
+  Tensor reference(const Tensor& x) const;  // nested loops with the folded weights
+
+ private:
+  Conv2dSpec spec_;
+  std::vector<double> weights_, bias_;  // batch norm folded in
+  LinearLayer layer_;
+};
+
+class GlobalAveragePool {
+ public:
+  explicit GlobalAveragePool(const Packing& in);
+  const LinearLayer& layer() const { return layer_; }
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    return layer_.forward(ops, x);
+  }
+  Tensor reference(const Tensor& x) const;
+
+ private:
+  LinearLayer layer_;
+};
+
+class Dense {
+ public:
+  // weights[k * inputs + i], bias[k]; the input is the tensor in packing order.
+  Dense(std::size_t outputs, std::vector<double> weights, std::vector<double> bias, const Packing& in);
+  const LinearLayer& layer() const { return layer_; }
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    return layer_.forward(ops, x);
+  }
+  Tensor reference(const Tensor& x) const;
+
+ private:
+  std::vector<double> weights_, bias_;
+  LinearLayer layer_;
+};
+
+// ReLU on [-bound, bound] as x (1 + sign(x)) / 2, with sign(x) ~ f_s(... f_1(x / bound)) for odd polynomials f_i
+// (composite sign approximation), or one polynomial approximating ReLU directly.
+class Relu {
+ public:
+  // The composite: `stages` rounds of f(t) = (35 t - 35 t^3 + 21 t^5 - 5 t^7) / 16, which pushes |t| >= eps
+  // towards sign(t) doubly exponentially (for |x| >= bound / 10: ReLU within 1e-3 bound / 4 after 4 stages, 1e-9
+  // after 5); about 4 levels a stage plus 3. Near 0 the error is at most |x| / 2.
+  static Relu composite(double bound, int stages);
+  // A Chebyshev interpolant of max(x, 0) on [-bound, bound] of `degree` (cheap, coarse near 0).
+  static Relu interpolated(double bound, int degree);
+
+  double bound() const { return bound_; }
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    if (direct_) return graph::evaluate(ops, x, *direct_);
+    typename Ops::Value t = ops.multiply(x, 1.0 / bound_);
+    for (const auto& stage : sign_stages_) t = graph::evaluate(ops, t, stage);
+    return ops.multiply(x, ops.add(ops.multiply(t, 0.5), 0.5));  // x (1 + sign) / 2
+  }
+  // max(x, 0) elementwise; InvalidArgument naming `where` when a value leaves [-bound, bound] (the polynomial's
+  // range: calibrate the bound on plaintext data).
+  Tensor reference(const Tensor& x, const std::string& where) const;
+
+ private:
+  double bound_ = 1;
+  std::vector<circuits::Polynomial> sign_stages_;
+  std::optional<circuits::Polynomial> direct_;
+};
+
+}  // namespace cerium::nn

@@ -1,0 +1,75 @@
+#pragma once
+// ResNet for CIFAR-style inputs (He et al.; ResNet-20 is 3 stages of 3 basic blocks with 16, 32 and 64 channels):
+// a 3x3 stem convolution, basic blocks (conv-BN-ReLU-conv-BN plus the shortcut, then ReLU; a 1x1 stride-2
+// convolution with BN where a stage halves the size), global average pooling and a dense classifier. Written once
+// over any ops object: trace it to plan bootstraps and keys, or run it on graph::PlainOps for the reference with
+// the same polynomial ReLUs; reference() runs it on tensors with the exact ReLU.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cerium/nn/layers.hpp"
+#include "cerium/nn/tensor.hpp"
+
+namespace cerium::nn {
+
+struct ResNetConfig {
+  Shape input{3, 32, 32};
+  std::vector<std::size_t> channels{16, 32, 64};  // per stage; every stage after the first halves the size
+  std::size_t blocks = 3;                         // basic blocks per stage
+  std::size_t classes = 10;
+  std::size_t slots = 16384;                      // of the ciphertext holding an activation
+  double relu_bound = 8;                          // the ReLU polynomial's input range [-bound, bound]
+  int relu_stages = 3;                            // composite sign stages; 0: an interpolated ReLU of relu_degree
+  int relu_degree = 15;
+};
+
+class ResNet {
+ public:
+  // Weights drawn from a seed at the architecture's shapes (He-normal convolutions, batch norms near identity):
+  // for timings at full size and for tests; trained weights come from a weight file.
+  static ResNet seeded(const ResNetConfig& config, std::uint64_t seed);
+
+  const ResNetConfig& config() const { return config_; }
+  const Packing& input_packing() const { return stem_.layer().input_packing(); }
+  const Packing& output_packing() const { return fc_.layer().output_packing(); }
+  std::size_t relu_count() const { return 1 + 2 * blocks_.size(); }
+
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    typename Ops::Value y = relu_.forward(ops, stem_.forward(ops, x));
+    for (const Block& b : blocks_) {
+      typename Ops::Value h = relu_.forward(ops, b.conv1.forward(ops, y));
+      h = b.conv2.forward(ops, h);
+      y = relu_.forward(ops, b.shortcut ? ops.add(h, b.shortcut->forward(ops, y)) : ops.add(h, y));
+    }
+    return fc_.forward(ops, pool_.forward(ops, y));
+  }
+
+  // Logits with the exact ReLU; InvalidArgument naming the layer when a ReLU input leaves [-bound, bound].
+  Tensor reference(const Tensor& x) const;
+  // The largest |ReLU input| over these inputs: what relu_bound must cover.
+  double activation_range(const std::vector<Tensor>& inputs) const;
+  // The same network with another ReLU bound (for example 1.25 x activation_range on calibration data).
+  ResNet with_relu_bound(double bound) const;
+
+ private:
+  struct Block {
+    Conv2d conv1, conv2;
+    std::optional<Conv2d> shortcut;
+  };
+  ResNet(ResNetConfig config, Conv2d stem, std::vector<Block> blocks, GlobalAveragePool pool, Dense fc);
+  Tensor run_reference(const Tensor& x, double* range) const;
+  static Relu make_relu(const ResNetConfig& config);
+
+  ResNetConfig config_;
+  Conv2d stem_;
+  std::vector<Block> blocks_;
+  GlobalAveragePool pool_;
+  Dense fc_;
+  Relu relu_;
+};
+
+}  // namespace cerium::nn

@@ -1,0 +1,46 @@
+#pragma once
+// Linear layers as slot-linear maps: an entry (output slot, input slot, weight) per product of the layer, gathered
+// into the diagonals of a circuits::DiagonalMatrix (entry (i, j) lies on diagonal (j - i) mod n), which
+// graph::multiply applies by baby-step giant-step in one level. Convolutions (any stride, zero padding), average
+// pooling and dense layers are such maps between two packings, so their strides and reshapes cost nothing extra.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/nn/tensor.hpp"
+
+namespace cerium::nn {
+
+class SlotMap {
+ public:
+  explicit SlotMap(std::size_t slots);
+  // out[out_slot] += weight * in[in_slot]. InvalidArgument for a slot outside the map.
+  void add(std::size_t out_slot, std::size_t in_slot, double weight);
+  std::size_t slots() const { return slots_; }
+  std::size_t diagonals() const { return diagonals_.size(); }
+  circuits::DiagonalMatrix matrix() const;
+
+ private:
+  std::size_t slots_;
+  std::map<std::int64_t, std::vector<circuits::Complex>> diagonals_;
+};
+
+struct Conv2dSpec {
+  std::size_t in_channels = 1, out_channels = 1;
+  std::size_t kernel = 3;   // square kernels
+  std::size_t stride = 1;
+  std::size_t padding = 1;  // zeros around the input
+  Shape output_shape(const Shape& input) const;  // InvalidArgument for a shape the kernel does not fit
+};
+
+// weights[((o C_in + c) k + ky) k + kx]; the map from `in`'s packing to the packing of the output shape.
+SlotMap conv2d_map(const Conv2dSpec& spec, const std::vector<double>& weights, const Packing& in, const Packing& out);
+// The mean of each channel's plane, into a channels x 1 x 1 packing.
+SlotMap global_average_pool_map(const Packing& in, const Packing& out);
+// out[k] = sum_i weights[k * in_size + i] in[i] over the input tensor's values in packing order.
+SlotMap dense_map(const std::vector<double>& weights, const Packing& in, const Packing& out);
+
+}  // namespace cerium::nn

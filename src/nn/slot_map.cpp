@@ -1,0 +1,92 @@
+#include "cerium/nn/slot_map.hpp"
+
+#include "cerium/core/check.hpp"
+
+namespace cerium::nn {
+
+SlotMap::SlotMap(std::size_t slots) : slots_(slots) { require(slots >= 1, "slot map: no slots"); }
+
+void SlotMap::add(std::size_t out_slot, std::size_t in_slot, double weight) {
+  require(out_slot < slots_ && in_slot < slots_, "slot map: entry ({}, {}) outside {} slots", out_slot, in_slot,
+          slots_);
+  if (weight == 0) return;
+  const auto offset = static_cast<std::int64_t>((in_slot + slots_ - out_slot) % slots_);
+  auto& diagonal = diagonals_[offset];
+  if (diagonal.empty()) diagonal.assign(slots_, circuits::Complex(0.0));
+  diagonal[out_slot] += weight;
+}
+
+circuits::DiagonalMatrix SlotMap::matrix() const { return circuits::DiagonalMatrix{slots_, diagonals_}; }
+
+Shape Conv2dSpec::output_shape(const Shape& input) const {
+  require(input.channels == in_channels, "conv2d: the input has {} channels and the layer takes {}", input.channels,
+          in_channels);
+  require(kernel >= 1 && stride >= 1, "conv2d: kernel {} and stride {} must be positive", kernel, stride);
+  require(input.height + 2 * padding >= kernel && input.width + 2 * padding >= kernel,
+          "conv2d: a {}x{} kernel does not fit a {}x{} input padded by {}", kernel, kernel, input.height, input.width,
+          padding);
+  return {out_channels, (input.height + 2 * padding - kernel) / stride + 1,
+          (input.width + 2 * padding - kernel) / stride + 1};
+}
+
+SlotMap conv2d_map(const Conv2dSpec& spec, const std::vector<double>& weights, const Packing& in, const Packing& out) {
+  const Shape& is = in.shape();
+  const Shape os = spec.output_shape(is);
+  require<MismatchError>(out.shape() == os && out.slots() == in.slots(),
+                         "conv2d: the output packing must hold {}x{}x{} in {} slots", os.channels, os.height, os.width,
+                         in.slots());
+  const std::size_t k = spec.kernel;
+  require(weights.size() == spec.out_channels * spec.in_channels * k * k, "conv2d: {} weights for {}x{}x{}x{}",
+          weights.size(), spec.out_channels, spec.in_channels, k, k);
+  SlotMap map(in.slots());
+  for (std::size_t o = 0; o < os.channels; ++o) {
+    for (std::size_t y = 0; y < os.height; ++y) {
+      for (std::size_t x = 0; x < os.width; ++x) {
+        for (std::size_t c = 0; c < is.channels; ++c) {
+          for (std::size_t ky = 0; ky < k; ++ky) {
+            for (std::size_t kx = 0; kx < k; ++kx) {
+              // Input position (y s + ky - p, x s + kx - p): outside the input it reads a padding zero.
+              const auto iy = static_cast<std::ptrdiff_t>(y * spec.stride + ky) - static_cast<std::ptrdiff_t>(spec.padding);
+              const auto ix = static_cast<std::ptrdiff_t>(x * spec.stride + kx) - static_cast<std::ptrdiff_t>(spec.padding);
+              if (iy < 0 || ix < 0 || iy >= static_cast<std::ptrdiff_t>(is.height) ||
+                  ix >= static_cast<std::ptrdiff_t>(is.width)) {
+                continue;
+              }
+              map.add(out.slot(o, y, x), in.slot(c, static_cast<std::size_t>(iy), static_cast<std::size_t>(ix)),
+                      weights[((o * is.channels + c) * k + ky) * k + kx]);
+            }
+          }
+        }
+      }
+    }
+  }
+  return map;
+}
+
+SlotMap global_average_pool_map(const Packing& in, const Packing& out) {
+  const Shape& is = in.shape();
+  require<MismatchError>(out.shape() == Shape{is.channels, 1, 1} && out.slots() == in.slots(),
+                         "average pool: the output packing must hold {}x1x1 in {} slots", is.channels, in.slots());
+  SlotMap map(in.slots());
+  const double w = 1.0 / static_cast<double>(is.height * is.width);
+  for (std::size_t c = 0; c < is.channels; ++c) {
+    for (std::size_t y = 0; y < is.height; ++y) {
+      for (std::size_t x = 0; x < is.width; ++x) map.add(out.slot(c, 0, 0), in.slot(c, y, x), w);
+    }
+  }
+  return map;
+}
+
+SlotMap dense_map(const std::vector<double>& weights, const Packing& in, const Packing& out) {
+  const std::size_t n_in = in.shape().size(), n_out = out.shape().size();
+  require(weights.size() == n_in * n_out, "dense: {} weights for {} outputs x {} inputs", weights.size(), n_out, n_in);
+  require<MismatchError>(out.slots() == in.slots(), "dense: the packings have {} and {} slots", in.slots(),
+                         out.slots());
+  SlotMap map(in.slots());
+  for (std::size_t k = 0; k < n_out; ++k) {
+    for (std::size_t i = 0; i < n_in; ++i) map.add(k, i, weights[k * n_in + i]);
+  }
+  return map;
+}
+
+}  // namespace cerium::nn

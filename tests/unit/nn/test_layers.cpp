@@ -1,0 +1,154 @@
+// Every layer against its plaintext reference: the slot-linear maps on doubles (graph::PlainOps) equal the nested
+// loops exactly (to rounding), and traced, planned and run on ciphertexts (N = 2^12) they decrypt to the
+// reference within the stated bound; ReLU polynomials against max(x, 0) within their approximation error.
+
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/plain_ops.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/nn/layers.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+#include "support/catch.hpp"
+
+using namespace evaluator_test;
+namespace nn = cerium::nn;
+
+namespace {
+
+nn::Tensor random_tensor(nn::Shape shape, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  nn::Tensor t(shape);
+  for (auto& v : t.values) v = d(rng);
+  return t;
+}
+
+std::vector<double> normal(std::size_t n, std::mt19937_64& rng, double sd) {
+  std::normal_distribution<double> d(0, sd);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+graph::PlainOps::Value slots_of(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+
+// The layer on doubles through its slot map: the output tensor unpacked.
+template <class Layer>
+nn::Tensor on_slots(const Layer& layer, const nn::Tensor& x) {
+  graph::PlainOps ops;
+  const auto y = layer.forward(ops, slots_of(layer.layer().input_packing().pack(x)));
+  std::vector<double> real(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) real[i] = y[i].real();
+  return layer.layer().output_packing().unpack(real);
+}
+
+double max_error(const nn::Tensor& a, const nn::Tensor& b) {
+  REQUIRE(a.shape == b.shape);
+  double e = 0;
+  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
+  return e;
+}
+
+// The layer traced, planned and run on a ciphertext; the decrypted output tensor.
+template <class Layer>
+nn::Tensor encrypted(Fixture& f, const Layer& layer, const nn::Tensor& x) {
+  const auto& in = layer.layer().input_packing();
+  graph::Tracer t(f.context);
+  t.output(layer.forward(t, t.input("x", in.slots())), "y");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(in.pack(x), plan.input_encoding(0))));
+  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
+  const Values decoded = f.decrypt(out.at(0));
+  std::vector<double> real(decoded.size());
+  for (std::size_t i = 0; i < decoded.size(); ++i) real[i] = decoded[i].real();
+  return layer.layer().output_packing().unpack(real);
+}
+
+}  // namespace
+
+TEST_CASE("convolutions as slot maps equal the nested loops; encrypted within 2^-14", "[nn][conv]") {
+  auto rng = cerium_test::make_rng(301);
+  INFO("test seed " << cerium_test::test_seed());
+  Fixture f(toy(12, 4, 2, 3), {.relinearization = true});
+  const nn::Packing in(nn::Shape{2, 6, 6}, 128);
+  struct Case {
+    nn::Conv2dSpec spec;
+    bool batch_norm;
+  };
+  const std::vector<Case> cases = {
+      {{.in_channels = 2, .out_channels = 3}, false},                                     // 3x3, stride 1, pad 1
+      {{.in_channels = 2, .out_channels = 3, .stride = 2}, true},                         // stride 2
+      {{.in_channels = 2, .out_channels = 4, .kernel = 1, .stride = 2, .padding = 0}, true},  // 1x1 downsample
+      {{.in_channels = 2, .out_channels = 2, .kernel = 3, .stride = 1, .padding = 0}, false},  // valid
+  };
+  for (const auto& c : cases) {
+    INFO("kernel " << c.spec.kernel << ", stride " << c.spec.stride << ", padding " << c.spec.padding);
+    const nn::BatchNorm bn{.gamma = normal(c.spec.out_channels, rng, 1), .beta = normal(c.spec.out_channels, rng, 0.1),
+                           .mean = normal(c.spec.out_channels, rng, 0.1), .var = std::vector<double>(c.spec.out_channels, 1.5)};
+    const nn::Conv2d conv(c.spec, normal(c.spec.out_channels * c.spec.in_channels * c.spec.kernel * c.spec.kernel, rng, 0.4),
+                          normal(c.spec.out_channels, rng, 0.1), in, c.batch_norm ? &bn : nullptr);
+    const nn::Tensor x = random_tensor(in.shape(), rng);
+    const nn::Tensor want = conv.reference(x);
+    CHECK(max_error(on_slots(conv, x), want) < 1e-12);
+    CHECK(max_error(encrypted(f, conv, x), want) < std::exp2(-14));
+  }
+  // Batch norm folded: the same as the convolution then the normalization.
+  const nn::BatchNorm bn{.gamma = {1.5, 0.5}, .beta = {0.25, -0.25}, .mean = {0.1, -0.2}, .var = {2.0, 0.5}};
+  const std::vector<double> w = normal(2 * 2 * 9, rng, 0.3), b = {0.05, -0.05};
+  const nn::Conv2d plain({.in_channels = 2, .out_channels = 2}, w, b, in);
+  const nn::Conv2d folded({.in_channels = 2, .out_channels = 2}, w, b, in, &bn);
+  const nn::Tensor x = random_tensor(in.shape(), rng);
+  nn::Tensor want = plain.reference(x);
+  for (std::size_t c = 0; c < 2; ++c) {
+    for (std::size_t i = 0; i < 36; ++i) {
+      double& v = want.values[c * 36 + i];
+      v = bn.gamma[c] * (v - bn.mean[c]) / std::sqrt(bn.var[c] + bn.eps) + bn.beta[c];
+    }
+  }
+  CHECK(max_error(folded.reference(x), want) < 1e-12);
+  CHECK_THROWS_AS(nn::Conv2d({.in_channels = 3, .out_channels = 2}, w, b, in), InvalidArgument);  // 2 channels in
+}
+
+TEST_CASE("pooling and dense layers as slot maps; encrypted within 2^-14", "[nn][dense]") {
+  auto rng = cerium_test::make_rng(302);
+  Fixture f(toy(12, 4, 2, 3), {.relinearization = true});
+  const nn::Packing in(nn::Shape{4, 4, 4}, 64);
+  const nn::GlobalAveragePool pool(in);
+  const nn::Tensor x = random_tensor(in.shape(), rng);
+  CHECK(max_error(on_slots(pool, x), pool.reference(x)) < 1e-12);
+  CHECK(max_error(encrypted(f, pool, x), pool.reference(x)) < std::exp2(-14));
+
+  const nn::Dense dense(3, normal(3 * 4, rng, 0.5), normal(3, rng, 0.1), pool.layer().output_packing());
+  const nn::Tensor p = pool.reference(x);
+  CHECK(max_error(on_slots(dense, p), dense.reference(p)) < 1e-12);
+  CHECK(max_error(encrypted(f, dense, p), dense.reference(p)) < std::exp2(-14));
+}
+
+TEST_CASE("ReLU polynomials approximate max(x, 0) on their range and say when an input leaves it", "[nn][relu]") {
+  const double bound = 4;
+  const auto check = [&](const nn::Relu& relu, double tolerance, double away_from_zero) {
+    graph::PlainOps ops;
+    graph::PlainOps::Value x;
+    for (double v = -bound; v <= bound; v += 0.01) x.push_back(v);
+    const auto y = relu.forward(ops, x);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i].real();
+      if (std::abs(v) < away_from_zero) continue;
+      CHECK(std::abs(y[i].real() - std::max(v, 0.0)) < tolerance);
+    }
+  };
+  // f composed 4 times moves |t| >= 0.1 to within 2^-10 of sign(t), 5 times to within 2^-31 (computed in the
+  // test's comment: relu error = |x| (1 - f^s(|x| / bound)) / 2).
+  check(nn::Relu::composite(bound, 4), 1e-3, 0.1 * bound);
+  check(nn::Relu::composite(bound, 5), 1e-8, 0.1 * bound);
+  check(nn::Relu::interpolated(bound, 31), 0.1, 0.0);
+  const nn::Relu relu = nn::Relu::composite(bound, 2);
+  nn::Tensor t(nn::Shape{1, 1, 2}, {1.0, -5.0});
+  CHECK_THROWS_AS(relu.reference(t, "ReLU 3"), InvalidArgument);
+}
