@@ -61,47 +61,24 @@ Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, const Ciphertext& b) cons
               scale);
 }
 
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::add(const Ciphertext& a, const Plaintext& b) const {
-  Ciphertext out = a.clone();
-  add_inplace(out, b);
-  return out;
-}
+// Plaintext and constant additions change c0 alone: a copy then the in-place form is what they cost anyway.
+#define CERIUM_COPY_THEN_INPLACE(name, Arg)                              \
+  template <backend::PolyBackend B>                                      \
+  Ciphertext BasicEvaluator<B>::name(const Ciphertext& a, Arg b) const { \
+    Ciphertext out = a.clone();                                          \
+    name##_inplace(out, b);                                              \
+    return out;                                                          \
+  }
 
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, const Plaintext& b) const {
-  Ciphertext out = a.clone();
-  sub_inplace(out, b);
-  return out;
-}
+CERIUM_COPY_THEN_INPLACE(add, const Plaintext&)
+CERIUM_COPY_THEN_INPLACE(sub, const Plaintext&)
+CERIUM_COPY_THEN_INPLACE(add, double)
+CERIUM_COPY_THEN_INPLACE(add, std::complex<double>)
+CERIUM_COPY_THEN_INPLACE(sub, double)
+CERIUM_COPY_THEN_INPLACE(sub, std::complex<double>)
+CERIUM_COPY_THEN_INPLACE(multiply_integer, std::int64_t)
 
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::add(const Ciphertext& a, double constant) const {
-  Ciphertext out = a.clone();
-  add_inplace(out, constant);
-  return out;
-}
-
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::add(const Ciphertext& a, std::complex<double> constant) const {
-  Ciphertext out = a.clone();
-  add_inplace(out, constant);
-  return out;
-}
-
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, double constant) const {
-  Ciphertext out = a.clone();
-  sub_inplace(out, constant);
-  return out;
-}
-
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::sub(const Ciphertext& a, std::complex<double> constant) const {
-  Ciphertext out = a.clone();
-  sub_inplace(out, constant);
-  return out;
-}
+#undef CERIUM_COPY_THEN_INPLACE
 
 template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::negate(const Ciphertext& a) const {
@@ -151,13 +128,6 @@ Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, double constant) con
   std::vector<ring::RnsPoly> parts;
   for (const auto& part : a.parts()) parts.push_back(backend_.scalar_product(part, residues));
   return like(a, std::move(parts), scale);
-}
-
-template <backend::PolyBackend B>
-Ciphertext BasicEvaluator<B>::multiply_integer(const Ciphertext& a, std::int64_t c) const {
-  Ciphertext out = a.clone();
-  multiply_integer_inplace(out, c);
-  return out;
 }
 
 template <backend::PolyBackend B>

@@ -21,6 +21,7 @@
 #include "scheme_test_support.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
+#include "support/random_poly.hpp"
 
 using namespace cerium;
 using namespace cerium::ckks;
@@ -29,15 +30,6 @@ using cerium::ring::RnsPoly;
 using namespace scheme_test;
 
 namespace {
-
-RnsPoly random_ntt_poly(const ring::RnsBasisPtr& basis, std::mt19937_64& rng) {
-  RnsPoly poly(basis, ring::PolyForm::ntt);
-  for (std::size_t i = 0; i < poly.limb_count(); ++i) {
-    const auto values = cerium_test::random_residues(rng, poly.n(), basis->prime(i));
-    std::copy(values.begin(), values.end(), poly.limb(i).begin());
-  }
-  return poly;
-}
 
 double max_centered(const RnsPoly& x) {
   RnsPoly c = x.clone();
@@ -96,7 +88,7 @@ TEST_CASE("key switching works at every level for relinearization and Galois key
     INFO("level " << level);
     const auto& basis = context->q_basis(level);
     const RnsPoly s = generator.secret_key().poly_over(basis);
-    const RnsPoly c = random_ntt_poly(basis, rng);
+    const RnsPoly c = cerium_test::random_ntt_poly(basis, rng);
     const double bound = key_switch_noise_bound(*context, level);
     const double typical = typical_bound(*context, level);
 
@@ -139,7 +131,7 @@ TEST_CASE("hoisted key switching (one ModUp, automorphism on read) matches key s
     INFO("level " << level);
     const auto& basis = context->q_basis(level);
     const RnsPoly s = generator.secret_key().poly_over(basis);
-    const RnsPoly c = random_ntt_poly(basis, rng);
+    const RnsPoly c = cerium_test::random_ntt_poly(basis, rng);
     const DecomposedPoly decomposed = decompose_and_mod_up(*context, c, level);
     REQUIRE(decomposed.level == level);
     REQUIRE(decomposed.digits.size() == context->digit_count(level));
@@ -182,7 +174,7 @@ TEST_CASE("key switching at presets::leveled_n14", "[keyswitch]") {
     INFO("level " << level);
     const auto& basis = context->q_basis(level);
     const RnsPoly s = generator.secret_key().poly_over(basis);
-    const RnsPoly c = random_ntt_poly(basis, rng);
+    const RnsPoly c = cerium_test::random_ntt_poly(basis, rng);
     const auto d = key_switch(*context, c, level, rk.key());
     const double error = switch_error(d, c, s, s * s);
     INFO("error " << error << ", bound " << key_switch_noise_bound(*context, level));
@@ -198,7 +190,7 @@ TEST_CASE("key switching rejects mismatched inputs", "[keyswitch]") {
   const KeyGenerator generator(context, seed_of(4));
   const KeyGenerator other_generator(other, seed_of(4));
   const RelinearizationKey rk = generator.relinearization_key();
-  const RnsPoly c = random_ntt_poly(context->q_basis(1), rng);
+  const RnsPoly c = cerium_test::random_ntt_poly(context->q_basis(1), rng);
 
   REQUIRE_THROWS_AS(key_switch(*context, c, 2, rk.key()), MismatchError);  // basis of another level
   RnsPoly coefficient_form = c.clone();

@@ -19,6 +19,7 @@
 #include "cerium/rlwe/switching_key.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
+#include "support/random_poly.hpp"
 
 using namespace cerium;
 using ring::RnsPoly;
@@ -38,15 +39,6 @@ math::Seed seed_of(std::uint32_t value) {
   math::Seed seed{};
   seed.words[0] = value;
   return seed;
-}
-
-RnsPoly random_ntt_poly(const ring::RnsBasisPtr& basis, std::mt19937_64& rng) {
-  RnsPoly poly(basis, ring::PolyForm::ntt);
-  for (std::size_t i = 0; i < poly.limb_count(); ++i) {
-    const auto values = cerium_test::random_residues(rng, poly.n(), basis->prime(i));
-    std::copy(values.begin(), values.end(), poly.limb(i).begin());
-  }
-  return poly;
 }
 
 double max_centered(const RnsPoly& x) {
@@ -155,7 +147,7 @@ TEST_CASE("rlwe key switching over a bare RLWE context meets its noise bound at 
   const ring::Automorphism& sigma = context->automorphism(k);
   for (int level = 0; level <= context->max_level(); ++level) {
     INFO("level " << level);
-    const RnsPoly c = random_ntt_poly(context->q_basis(level), rng);
+    const RnsPoly c = cerium_test::random_ntt_poly(context->q_basis(level), rng);
     const RnsPoly s_l = over_q(*context, s, level);
     const RnsPoly s_from_l = over_q(*context, s_from, level);
     const double bound = rlwe::key_switch_noise_bound(*context, level, static_cast<double>(n));
@@ -181,8 +173,8 @@ TEST_CASE("rlwe key switching over a bare RLWE context meets its noise bound at 
   auto other_ladder = test_ladder();
   other_ladder.level_limbs = {5, 7};
   const auto other = rlwe::Context::create(other_ladder);
-  const RnsPoly c = random_ntt_poly(context->q_basis(1), rng);
-  CHECK_THROWS_AS(rlwe::key_switch(*other, random_ntt_poly(other->q_basis(1), rng), 1, expanded), MismatchError);
+  const RnsPoly c = cerium_test::random_ntt_poly(context->q_basis(1), rng);
+  CHECK_THROWS_AS(rlwe::key_switch(*other, cerium_test::random_ntt_poly(other->q_basis(1), rng), 1, expanded), MismatchError);
   CHECK_THROWS_AS(rlwe::key_switch(*context, c, 2, expanded), MismatchError);
   CHECK_THROWS_AS(rlwe::make_switching_key(context, over_q(*context, s, 2), s_from, draw), MismatchError);
 }
