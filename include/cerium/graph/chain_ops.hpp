@@ -63,7 +63,11 @@ class ChainOps {
     return on_chain(chain_.multiply(ev_, a, b));
   }
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, const PlainVector& p) const {
-    ckks::Ciphertext x = ev_.multiply(a, encode(p, a.level(), a.slots()));
+    return multiply(a, encode(p, a.level(), a.slots()));
+  }
+  // The same with the plaintext already encoded at (a.level(), Delta_level) (a cache's).
+  ckks::Ciphertext multiply(const ckks::Ciphertext& a, const ckks::Plaintext& p) const {
+    ckks::Ciphertext x = ev_.multiply(a, p);
     ev_.rescale_inplace(x);
     return on_chain(std::move(x));
   }
@@ -74,8 +78,9 @@ class ChainOps {
     return on_chain(std::move(x));
   }
   ckks::Ciphertext add(const ckks::Ciphertext& a, const PlainVector& p) const {
-    return ev_.add(a, encode(p, a.level(), a.slots()));
+    return add(a, encode(p, a.level(), a.slots()));
   }
+  ckks::Ciphertext add(const ckks::Ciphertext& a, const ckks::Plaintext& p) const { return ev_.add(a, p); }
   ckks::Ciphertext add(const ckks::Ciphertext& a, std::complex<double> constant) const { return ev_.add(a, constant); }
   ckks::Ciphertext rotate(const ckks::Ciphertext& a, std::int64_t steps) const { return ev_.rotate(a, steps); }
   std::vector<ckks::Ciphertext> rotate_hoisted(const ckks::Ciphertext& a, const std::vector<std::int64_t>& steps) const {

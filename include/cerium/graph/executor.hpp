@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -30,13 +32,19 @@ struct RunProgress {
 };
 using RunProgressCallback = std::function<void(const RunProgress&)>;
 
+struct ExecutorOptions {
+  // Keep each plaintext encoded (where the evaluator computes) after its first use, so later runs skip encoding:
+  // Plan::plaintext_encoded_bytes of memory for the encoding time. Off: encoded at each use and freed.
+  bool cache_plaintexts = false;
+};
+
 template <backend::PolyBackend B>
 class Executor {
  public:
   // The plan, evaluator and bootstrapper are referenced, not copied: they must outlive the executor.
   Executor(const Plan& plan, const ckks::BasicEvaluator<B>& evaluator,
-           const boot::BasicBootstrapper<B>* bootstrapper = nullptr)
-      : plan_(plan), ops_(evaluator, plan.chain, bootstrapper) {
+           const boot::BasicBootstrapper<B>* bootstrapper = nullptr, ExecutorOptions options = {})
+      : plan_(plan), ops_(evaluator, plan.chain, bootstrapper), options_(options) {
     require<MismatchError>(evaluator.context() != nullptr && plan.program.context() != nullptr &&
                                evaluator.context()->parameters() == plan.program.context()->parameters(),
                            "executor: the evaluator's context is not the program's");
@@ -126,9 +134,10 @@ class Executor {
       case Op::sub: return ops_.sub(a, operand(values, node.inputs[1]));
       case Op::negate: return ops_.negate(a);
       case Op::multiply: return ops_.multiply(a, operand(values, node.inputs[1]));
-      case Op::multiply_plain: return ops_.multiply(a, node.plain);
+      case Op::multiply_plain:
+        return options_.cache_plaintexts ? ops_.multiply(a, cached(node, a)) : ops_.multiply(a, node.plain);
       case Op::multiply_constant: return ops_.multiply(a, node.constant.real());
-      case Op::add_plain: return ops_.add(a, node.plain);
+      case Op::add_plain: return options_.cache_plaintexts ? ops_.add(a, cached(node, a)) : ops_.add(a, node.plain);
       case Op::add_constant: return ops_.add(a, node.constant);
       case Op::rotate: return ops_.rotate(a, node.steps);
       case Op::conjugate: return ops_.conjugate(a);
@@ -139,8 +148,20 @@ class Executor {
     throw InvalidArgument("executor: a node of kind " + std::string(to_string(node.op)) + " has nothing to compute");
   }
 
+  // The node's plaintext at its operand's level, encoded on first use (plans fix the level, so one per node).
+  const ckks::Plaintext& cached(const Node& node, const ckks::Ciphertext& operand) const {
+    const auto id = static_cast<NodeId>(&node - plan_.program.nodes().data());
+    std::lock_guard lock(cache_mutex_);
+    auto it = cache_.find(id);
+    if (it == cache_.end()) it = cache_.emplace(id, ops_.encode(node.plain, operand.level(), operand.slots())).first;
+    return it->second;
+  }
+
   const Plan& plan_;
   ChainOps<B> ops_;
+  ExecutorOptions options_;
+  mutable std::mutex cache_mutex_;
+  mutable std::map<NodeId, ckks::Plaintext> cache_;
 };
 
 }  // namespace cerium::graph

@@ -121,6 +121,13 @@ TEST_CASE("traced, planned programs equal eager runs word for word and the plain
     ReferenceOps reference;
     random_program(reference, {x, y}, shape);
 
+    // Plaintexts cached after their first use: the same words, twice.
+    const graph::Executor<backend::CpuBackend> caching(plan, evaluator, nullptr, {.cache_plaintexts = true});
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      const auto again = caching.run(two(inputs[0].clone(), inputs[1].clone()));
+      for (std::size_t o = 0; o < planned.size(); ++o) CHECK(same_words(again[o], planned[o]));
+    }
+
     // With hoisting (the default) the rotations of one value share a ModUp: the same values within the noise.
     const graph::Plan hoisting = graph::plan(program);
     const auto hoisted = graph::Executor<backend::CpuBackend>(hoisting, evaluator).run(two(inputs[0].clone(), inputs[1].clone()));
