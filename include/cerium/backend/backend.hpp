@@ -120,7 +120,9 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   // The inner product alone, before ModDown: the two sums over context.qp_basis(level) in NTT form, the words of
   // rlwe::key_switch_inner_product. Sums of them (times plaintexts over Q_l u P) share one mod_down: double
   // hoisting (circuits/linear_transform.hpp).
-  { b.key_switch_inner_product(context, decomposed, key, &automorphism) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+  {
+    b.key_switch_inner_product(context, decomposed, key, &automorphism)
+  } -> std::same_as<std::array<ring::RnsPoly, 2>>;
   // ModDown by the dropped primes (P), in the input's form: NTT form over Q_l u P gives NTT form over Q_l.
   { b.mod_down(mod_down, y) } -> std::same_as<ring::RnsPoly>;
 };

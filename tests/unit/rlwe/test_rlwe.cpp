@@ -197,7 +197,9 @@ TEST_CASE("the key switch's inner product then ModDown gives key_switch_apply's 
   math::sample_ternary(prng, s_from_values);
   const RnsPoly s = rlwe::small_poly(context->key_basis(), std::span<const std::int8_t>(s_values));
   const RnsPoly s_from = rlwe::small_poly(context->key_basis(), std::span<const std::int8_t>(s_from_values));
-  const auto key = rlwe::make_switching_key(context, s, s_from, {.uniform = seed_of(9), .noise = seed_of(10), .base_stream = 512, .storage = rlwe::KeyStorage::expanded});
+  const rlwe::SwitchingKeyDraw draw{.uniform = seed_of(9), .noise = seed_of(10), .base_stream = 512,
+                                    .storage = rlwe::KeyStorage::expanded};
+  const auto key = rlwe::make_switching_key(context, s, s_from, draw);
   const ring::Automorphism& sigma = context->automorphism(ring::rotation_galois_element(5, n));
   for (int level = 0; level <= context->max_level(); ++level) {
     INFO("level " << level);
