@@ -2,6 +2,7 @@
 // and N = 2^16 (presets::bootstrappable_n16, 2^15 slots, sparse-secret encapsulation; minutes of set-up and tens
 // of seconds per bootstrap on one core). Counters: N, slots, output level, key MiB, rotation keys and the
 // precision of the last run (mean and worst-slot bits, real inputs uniform in [-1, 1]).
+// BM_bootstrap_toy_single_hoisting runs the DFTs with single hoisting, to compare with the default (double).
 //
 // Each size's set-up (keys, diagonals) is built once, when its benchmark first runs: filter with
 // --benchmark_filter=toy to skip N = 2^16.
@@ -81,6 +82,17 @@ void BM_bootstrap_toy(benchmark::State& state) {
   run(state, s);
 }
 BENCHMARK(BM_bootstrap_toy)->Unit(benchmark::kMillisecond);
+
+// The same with single-hoisted DFTs (a ModDown per rotation), against the default double hoisting.
+void BM_bootstrap_toy_single_hoisting(benchmark::State& state) {
+  static BootSetup s(presets::bootstrappable_toy(12), [] {
+    BootstrapConfig config;
+    config.transform_hoisting = cerium::circuits::Hoisting::single;
+    return config;
+  }());
+  run(state, s);
+}
+BENCHMARK(BM_bootstrap_toy_single_hoisting)->Unit(benchmark::kMillisecond);
 
 void BM_bootstrap_toy_sparse(benchmark::State& state) {
   static BootSetup s(presets::bootstrappable_toy(12), BootstrapConfig{.slots = 64});

@@ -108,7 +108,8 @@ void BasicBootstrapper<B>::plan_transforms() {
           circuits::LinearTransformConfig{.level = level,
                                           .plaintext_scale = plaintext_scale,
                                           .slots = slots_,
-                                          .cache_plaintexts = config_.cache_plaintexts}));
+                                          .cache_plaintexts = config_.cache_plaintexts,
+                                          .hoisting = config_.transform_hoisting}));
     }
     return out;
   };

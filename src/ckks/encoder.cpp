@@ -56,11 +56,24 @@ Plaintext Encoder::encode(std::span<const double> values, const EncodeOptions& o
 }
 
 Plaintext Encoder::encode(std::span<const std::complex<double>> values, const EncodeOptions& options) const {
-  const auto [level, scale, slots] = resolve(options, values.size(), "encode");
+  const Resolved resolved = resolve(options, values.size(), "encode");
+  ring::RnsPoly poly = rounded_poly(values, resolved, context_->q_basis(resolved.level), "encode");
+  return Plaintext(context_, std::move(poly), resolved.level, resolved.scale, resolved.slots);
+}
+
+ring::RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> values,
+                                       const EncodeOptions& options) const {
+  const Resolved resolved = resolve(options, values.size(), "encode_extended");
+  return rounded_poly(values, resolved, context_->qp_basis(resolved.level), "encode_extended");
+}
+
+ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
+                                    const ring::RnsBasisPtr& basis, const char* operation) const {
+  const auto [level, scale, slots] = resolved;
   for (std::size_t i = 0; i < values.size(); ++i) {
     require(std::isfinite(values[i].real()) && std::isfinite(values[i].imag()),
-            "encode: value {} at index {} is not finite", fmt::format("({}, {})", values[i].real(), values[i].imag()),
-            i);
+            "{}: value {} at index {} is not finite", operation,
+            fmt::format("({}, {})", values[i].real(), values[i].imag()), i);
   }
   const math::SpecialFftTables& tables = context_->fft(slots);
   std::vector<std::complex<double>> u(slots);  // zero-padded
@@ -75,14 +88,15 @@ Plaintext Encoder::encode(std::span<const std::complex<double>> values, const En
     v *= scale;
     largest = std::max({largest, std::fabs(v.real()), std::fabs(v.imag())});
   }
-  const ring::RnsBasisPtr& basis = context_->q_basis(level);
-  require_in_range(largest, *basis, scale, level, "encode");  // also catches a product that overflowed to inf
+  // The range is Q_level's whatever the basis: over Q_level u P the integers must be encode's.
+  require_in_range(largest, *context_->q_basis(level), scale, level, operation);  // catches an overflow to inf
   std::vector<detail::RoundedInteger> rounded(2 * slots);
   for (std::size_t k = 0; k < slots; ++k) {
     rounded[k] = detail::round_exact(u[k].real());
     rounded[slots + k] = detail::round_exact(u[k].imag());
   }
 
+  // Each limb depends only on its own prime, so Q_level's limbs are the same words over any larger basis.
   ring::RnsPoly poly(basis, ring::PolyForm::coefficient);
   for (std::size_t i = 0; i < basis->size(); ++i) {
     const math::Modulus& q = basis->modulus(i);
@@ -93,7 +107,43 @@ Plaintext Encoder::encode(std::span<const std::complex<double>> values, const En
     }
   }
   poly.to_ntt();
-  return Plaintext(context_, std::move(poly), level, scale, slots);
+  return poly;
+}
+
+ring::RnsPoly Encoder::extend(const Plaintext& plaintext) const {
+  require(!plaintext.empty(), "extend: the plaintext is empty (default-constructed or moved from)");
+  require_same_context(context_, plaintext.context(), "extend");
+  const ring::RnsPoly& poly = plaintext.poly();
+  require(poly.host_accessible(), "extend: the plaintext is in device memory; download it first "
+                                  "(evaluator.download)");
+  const int level = plaintext.level();
+  const ring::RnsBasis& q = poly.basis();
+  const ring::RnsBasisPtr& qp = context_->qp_basis(level);
+  const std::size_t q_limbs = q.size(), n = poly.n();
+  require<MismatchError>(q == *context_->q_basis(level), "extend: the plaintext's polynomial is over {}, not Q_{} = {}",
+                         ring::describe(q), level, ring::describe(*context_->q_basis(level)));
+
+  ring::RnsPoly out(qp, ring::PolyOptions{.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
+  std::vector<std::vector<std::uint32_t>> coefficients(q_limbs);
+  for (std::size_t i = 0; i < q_limbs; ++i) {
+    const auto limb = poly.limb(i);
+    coefficients[i].assign(limb.begin(), limb.end());
+    if (poly.form() == ring::PolyForm::ntt) math::ntt_inverse(coefficients[i], q.ntt(i));
+    std::copy(coefficients[i].begin(), coefficients[i].end(), out.limb(i).begin());
+  }
+  // Every limb: the centered integer is exact for any coefficient (it is below Q_level / 2 by definition).
+  const detail::PrefixCrt crt(q, q_limbs);
+  std::vector<std::uint32_t> products;  // Q_level mod each P prime
+  for (std::size_t j = q_limbs; j < qp->size(); ++j) products.push_back(crt.product_mod(qp->modulus(j)));
+  std::vector<std::uint32_t> residues(q_limbs), digits(q_limbs);
+  for (std::size_t k = 0; k < n; ++k) {
+    for (std::size_t i = 0; i < q_limbs; ++i) residues[i] = coefficients[i][k];
+    const bool negative = crt.mixed_radix(residues, digits);
+    for (std::size_t j = q_limbs; j < qp->size(); ++j)
+      out.limb(j)[k] = crt.centered_residue(digits, negative, qp->modulus(j), products[j - q_limbs]);
+  }
+  out.to_ntt();
+  return out;
 }
 
 Plaintext Encoder::encode_constant(double value, const EncodeOptions& options) const {

@@ -60,6 +60,35 @@ std::size_t PrefixCrt::limbs_for_bits(const ring::RnsBasis& basis, double bits) 
 
 long double PrefixCrt::centered(std::span<const std::uint32_t> residues, std::span<std::uint32_t> digits) const {
   const std::size_t m = moduli_.size();
+  const bool negative = mixed_radix(residues, digits);
+  // P - x = (P - 1 - x) + 1, and P - 1 - x has the borrow-free digits q_i - 1 - d_i.
+  long double magnitude = 0;
+  for (std::size_t i = m; i-- > 0;) {
+    const std::uint32_t q = moduli_[i].value;
+    const std::uint32_t d = negative ? q - 1 - digits[i] : digits[i];
+    magnitude = magnitude * static_cast<long double>(q) + static_cast<long double>(d);
+  }
+  return negative ? -(magnitude + 1) : magnitude;
+}
+
+std::uint32_t PrefixCrt::product_mod(const math::Modulus& target) const {
+  std::uint64_t product = 1;
+  for (const math::Modulus& q : moduli_) product = math::barrett_reduce(product * (q.value % target.value), target);
+  return static_cast<std::uint32_t>(product);
+}
+
+std::uint32_t PrefixCrt::centered_residue(std::span<const std::uint32_t> digits, bool negative,
+                                          const math::Modulus& target, std::uint32_t product_mod_target) const {
+  // Horner over the mixed-radix digits, top first: every step stays below 2^62 + 2^31.
+  std::uint64_t x = 0;
+  for (std::size_t i = moduli_.size(); i-- > 0;)
+    x = math::barrett_reduce(x * moduli_[i].value + digits[i], target);
+  const auto residue = static_cast<std::uint32_t>(x);
+  return negative ? math::sub_mod(residue, product_mod_target, target.value) : residue;
+}
+
+bool PrefixCrt::mixed_radix(std::span<const std::uint32_t> residues, std::span<std::uint32_t> digits) const {
+  const std::size_t m = moduli_.size();
   digits[0] = residues[0];
   for (std::size_t i = 1; i < m; ++i) {
     const math::Modulus& qi = moduli_[i];
@@ -80,14 +109,7 @@ long double PrefixCrt::centered(std::span<const std::uint32_t> residues, std::sp
       break;
     }
   }
-  // P - x = (P - 1 - x) + 1, and P - 1 - x has the borrow-free digits q_i - 1 - d_i.
-  long double magnitude = 0;
-  for (std::size_t i = m; i-- > 0;) {
-    const std::uint32_t q = moduli_[i].value;
-    const std::uint32_t d = negative ? q - 1 - digits[i] : digits[i];
-    magnitude = magnitude * static_cast<long double>(q) + static_cast<long double>(d);
-  }
-  return negative ? -(magnitude + 1) : magnitude;
+  return negative;
 }
 
 }  // namespace detail

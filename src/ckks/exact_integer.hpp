@@ -48,6 +48,14 @@ class PrefixCrt {
   // residues[i] < q_i, one per prefix limb; digits is scratch of limbs() words (no allocation per call).
   long double centered(std::span<const std::uint32_t> residues, std::span<std::uint32_t> digits) const;
 
+  // The exact form, for moving an integer to other primes: the mixed-radix digits of x in [0, P) into digits
+  // (limbs() words), and whether x > P/2 (its centered representative is x - P).
+  bool mixed_radix(std::span<const std::uint32_t> residues, std::span<std::uint32_t> digits) const;
+  // The centered representative of those digits modulo target (any prime below 2^31), given P mod target.
+  std::uint32_t centered_residue(std::span<const std::uint32_t> digits, bool negative, const math::Modulus& target,
+                                 std::uint32_t product_mod_target) const;
+  std::uint32_t product_mod(const math::Modulus& target) const;  // P mod target
+
  private:
   std::vector<math::Modulus> moduli_;
   std::vector<math::ShoupConstant> inverse_;  // (q_0 ... q_{i-1})^{-1} mod q_i; entry 0 unused

@@ -77,10 +77,9 @@ DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly&
   return out;
 }
 
-namespace {
-// sum_d sigma(digit_d) (b_d, a_d) over Q_l u P, before the ModDown.
-std::array<ring::RnsPoly, 2> key_switch_sums(const Context& context, const DecomposedPoly& decomposed,
-                                             const SwitchingKey& key, const ring::Automorphism* automorphism) {
+std::array<ring::RnsPoly, 2> key_switch_inner_product(const Context& context, const DecomposedPoly& decomposed,
+                                                      const SwitchingKey& key,
+                                                      const ring::Automorphism* automorphism) {
   require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   const int level = decomposed.level;
   const std::size_t n = context.ring_degree();
@@ -120,11 +119,10 @@ std::array<ring::RnsPoly, 2> key_switch_sums(const Context& context, const Decom
   }
   return sum;
 }
-}  // namespace
 
 std::array<ring::RnsPoly, 2> key_switch_apply(const Context& context, const DecomposedPoly& decomposed,
                                               const SwitchingKey& key, const ring::Automorphism* automorphism) {
-  const auto sum = key_switch_sums(context, decomposed, key, automorphism);
+  const auto sum = key_switch_inner_product(context, decomposed, key, automorphism);
   const ring::ModDown& mod_down = context.mod_down(decomposed.level);
   return {mod_down.apply(sum[0]), mod_down.apply(sum[1])};
 }
@@ -133,7 +131,7 @@ std::array<ring::RnsPoly, 2> key_switch_apply_rescaled(const Context& context, c
                                                        const SwitchingKey& key, const ring::Automorphism* automorphism,
                                                        std::array<const ring::RnsPoly*, 2> addends,
                                                        const ring::Rescaler& rescaler) {
-  const auto sum = key_switch_sums(context, decomposed, key, automorphism);
+  const auto sum = key_switch_inner_product(context, decomposed, key, automorphism);
   const ring::ModDown& mod_down = context.mod_down(decomposed.level);
   return {ring::mod_down_and_rescale(mod_down, rescaler, sum[0], addends[0]),
           ring::mod_down_and_rescale(mod_down, rescaler, sum[1], addends[1])};

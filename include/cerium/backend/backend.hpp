@@ -15,7 +15,8 @@
 //    input's shard layout (the same devices).
 //  - Key switching is exposed at the granularity the GPU fuses it: ModUp of every digit (the expensive, shareable
 //    half: hoisting) and the inner product with the key followed by ModDown, with an optional automorphism
-//    applied to the digits as they are read.
+//    applied to the digits as they are read; the inner product alone too, for callers that sum several before
+//    one ModDown (double hoisting).
 
 #include <array>
 #include <concepts>
@@ -116,6 +117,13 @@ concept PolyBackend = requires(const B& b, ring::RnsPoly& x, const ring::RnsPoly
   {
     b.key_switch_apply(context, decomposed, key, &automorphism, addends, rescaler)
   } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+  // The inner product alone, before ModDown: the two sums over context.qp_basis(level) in NTT form, the words of
+  // rlwe::key_switch_inner_product. Sums of them (times plaintexts over Q_l u P) share one mod_down: double
+  // hoisting (circuits/linear_transform.hpp).
+  {
+    b.key_switch_inner_product(context, decomposed, key, &automorphism)
+  } -> std::same_as<std::array<ring::RnsPoly, 2>>;
+  // ModDown by the dropped primes (P), in the input's form: NTT form over Q_l u P gives NTT form over Q_l.
   { b.mod_down(mod_down, y) } -> std::same_as<ring::RnsPoly>;
 };
 

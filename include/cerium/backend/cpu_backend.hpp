@@ -238,6 +238,12 @@ struct CpuBackend {
                                                 const ring::Rescaler& rescaler) const {
     return rlwe::key_switch_apply_rescaled(context, decomposed, key, automorphism, addends, rescaler);
   }
+  std::array<ring::RnsPoly, 2> key_switch_inner_product(const rlwe::Context& context,
+                                                        const rlwe::DecomposedPoly& decomposed,
+                                                        const rlwe::SwitchingKey& key,
+                                                        const ring::Automorphism* automorphism) const {
+    return rlwe::key_switch_inner_product(context, decomposed, key, automorphism);
+  }
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const { return mod_down.apply(y); }
 };
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "cerium/backend/backend.hpp"
 #include "cerium/ring/automorphism.hpp"
@@ -112,6 +113,11 @@ class CudaBackend {
   std::array<ring::RnsPoly, 2> key_switch(const rlwe::Context& context, const ring::RnsPoly& y, int level,
                                           const rlwe::SwitchingKey& key, std::array<const ring::RnsPoly*, 2> addends,
                                           const ring::Rescaler* rescaler) const;
+  // The inner product kernel alone (the sums switch_keys hands to ModDown), over Q_l u P in NTT form.
+  std::array<ring::RnsPoly, 2> key_switch_inner_product(const rlwe::Context& context,
+                                                        const rlwe::DecomposedPoly& decomposed,
+                                                        const rlwe::SwitchingKey& key,
+                                                        const ring::Automorphism* automorphism) const;
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
 
   // --- Placement of whole objects ---
@@ -129,6 +135,10 @@ class CudaBackend {
                                            const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                            std::array<const ring::RnsPoly*, 2> addends,
                                            const ring::Rescaler* rescaler) const;
+  // The inner product's two sums over Q_l u P (one allocation, the second right after the first).
+  std::vector<ring::RnsPoly> inner_product_sums(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key,
+                                                const ring::Automorphism* automorphism) const;
 
   std::shared_ptr<State> state_;
 };

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 
+#include "cerium/circuits/hoisting.hpp"
+
 namespace cerium::boot {
 
 struct BootstrapConfig {
@@ -34,6 +36,9 @@ struct BootstrapConfig {
   // Keep the DFT diagonals as plaintexts (fast, memory: one plaintext per diagonal and level) or encode each
   // diagonal when it is used (slow, memory: n complex values per diagonal).
   bool cache_plaintexts = true;
+  // How CoeffToSlot and SlotToCoeff share their key switches: automatic is double hoisting (one ModDown per
+  // giant step and one per transform, rather than one per rotation); single keeps a ModDown per rotation.
+  circuits::Hoisting transform_hoisting = circuits::Hoisting::automatic;
 };
 
 }  // namespace cerium::boot

@@ -1,21 +1,32 @@
 #pragma once
-// A homomorphic slot-linear map, evaluated baby-step giant-step (circuits/bsgs.hpp): the baby rotations of the
-// input share one ModUp (hoisting), each giant's inner sum sum_b diag'_(g,b) * R^b ct is one fused pass per part
-// (the backend's multiply_accumulate_many: every rotation and diagonal read once), each giant costs one rotation,
-// and the sum is rescaled once.
+// A homomorphic slot-linear map, evaluated baby-step giant-step (circuits/bsgs.hpp): y = sum_g R^g ( sum_b
+// diag'_(g,b) * R^b x ), rescaled once. Two ways to run it (LinearTransformConfig::hoisting):
+//
+//  - single: the baby rotations share one ModUp (rotate_hoisted), each finishing its own key switch; each giant's
+//    inner sum is one fused pass per part (the backend's multiply_accumulate_many); each giant is one rotation.
+//    The words equal the eager sequence: rotate_hoisted of the babies, per giant the products by the diagonals
+//    summed in offset order, rotate by the giant, add the giants in increasing order, rescale.
+//  - doubled (double hoisting, Bossuat et al. 2021; circuits/raised_ciphertext.hpp): the babies' key switches stop
+//    before ModDown, each giant's inner sum multiplies their Q_l u P parts by the diagonals encoded over Q_l u P
+//    (the same integers, more primes) and takes one ModDown per giant instead of one per baby; the giants'
+//    rotations stop before ModDown too and share one final ModDown. Baby 0 (x itself) adds diag * c1 to the
+//    inner sum's Q part, and giant 0's inner sum is added as it is: both exact, no lift by P. Not the single
+//    form's words (a ModDown of a sum rounds once), the same values within the key-switching noise (slightly
+//    less of it). It stores each diagonal twice (over Q_l and over Q_l u P).
 //
 //   circuits::LinearTransform<B> lt(evaluator, circuits::DiagonalMatrix::from_dense(rows), {.level = 5});
 //   keys: lt.rotation_steps();  result: lt.apply(evaluator, ct)   (level 5 -> 4, the input's scale kept)
 //
 // The diagonals come from values (a DiagonalMatrix, compressed diagonals included), from plaintexts (by offset, as
-// hoisted babies only; or already in BSGS form by (giant, baby)), or from a function that encodes on demand. With
-// cache_plaintexts (the default for values and functions) each plaintext is encoded once, at construction, where
-// the evaluator computes (device memory for the CUDA backend); otherwise each apply encodes them again and holds
-// only the values. Sizes (slots, offsets, levels) are run-time values.
-//
-// The words equal the eager sequence: rotate_hoisted of the babies, per giant the products by the diagonals
-// summed in offset order, rotate by the giant, add the giants in increasing order, rescale.
+// hoisted babies only; or already in BSGS form by (giant, baby)), or from a function that encodes on demand.
+// Hoisting::automatic is doubled for values and functions (a function's plaintexts are lifted to Q_l u P exactly,
+// ckks::Encoder::extend) and single for plaintexts given by the user, which are over Q_l only; ask for doubled
+// to have them lifted as well (a CRT per coefficient, once, at construction). With cache_plaintexts (the default
+// for values and functions) each diagonal is encoded once, at construction, where the evaluator computes (device
+// memory for the CUDA backend); otherwise each apply encodes them again and holds only the values. Sizes (slots,
+// offsets, levels) are run-time values.
 
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstddef>
@@ -31,6 +42,8 @@
 #include "cerium/backend/cpu_backend.hpp"
 #include "cerium/circuits/bsgs.hpp"
 #include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/circuits/hoisting.hpp"
+#include "cerium/circuits/raised_ciphertext.hpp"
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/evaluator.hpp"
@@ -45,6 +58,7 @@ struct LinearTransformConfig {
   std::size_t slots = 0;        // of the inputs; 0: the matrix's (values) or N/2
   bool rescale = true;          // rescale the sum (level - 1); false leaves it at level with scale * plaintext_scale
   bool cache_plaintexts = true;
+  Hoisting hoisting = Hoisting::automatic;  // resolved at construction: config().hoisting is single or doubled
   BsgsOptions bsgs{};
 };
 
@@ -62,7 +76,7 @@ class LinearTransform {
 
   // From values. Compressed diagonals stay compressed until encoded.
   LinearTransform(const ckks::BasicEvaluator<B>& ev, DiagonalMatrix matrix, LinearTransformConfig config = {})
-      : config_(resolve(ev, config, matrix.slots)) {
+      : config_(resolve(ev, config, matrix.slots, Hoisting::doubled)) {
     require(matrix.slots == config_.slots,
             "LinearTransform: the matrix is over {} slots and the config says {}; they must agree", matrix.slots,
             config_.slots);
@@ -71,13 +85,15 @@ class LinearTransform {
     auto values = std::make_shared<const DiagonalMatrix>(std::move(matrix));
     matrix_ = values;
     encode_ = values_encoder(ev, values);
+    encode_extended_ = values_extended_encoder(ev, values);
     if (config_.cache_plaintexts) cache_all(ev);
   }
 
-  // From a function that encodes diag'_(g,b) for these offsets (any integers mod slots).
+  // From a function that encodes diag'_(g,b) for these offsets (any integers mod slots). Doubled hoisting lifts
+  // its plaintexts to Q_l u P (ckks::Encoder::extend: exact, a CRT per coefficient; cache them).
   LinearTransform(const ckks::BasicEvaluator<B>& ev, std::span<const std::int64_t> offsets, DiagonalEncoder encode,
                   LinearTransformConfig config = {})
-      : config_(resolve(ev, config, 0)), encode_(std::move(encode)) {
+      : config_(resolve(ev, config, 0, Hoisting::doubled)), encode_(std::move(encode)) {
     require(static_cast<bool>(encode_), "LinearTransform: no encoding function given");
     require(!offsets.empty(), "LinearTransform: no diagonal offsets given");
     plan_ = plan_bsgs(offsets, config_.slots, config_.bsgs);
@@ -86,7 +102,8 @@ class LinearTransform {
 
   // From plaintexts of the diagonals by offset, used as given: every offset is a hoisted baby step (no giant, so
   // no pre-rotation). Each plaintext must have the config's slots; level and scale are the plaintexts' (all
-  // equal). They are placed where the evaluator computes.
+  // equal). They are placed where the evaluator computes. Single hoisting unless config.hoisting is doubled
+  // (then each is lifted to Q_l u P once, exactly).
   LinearTransform(const ckks::BasicEvaluator<B>& ev, std::map<std::int64_t, ckks::Plaintext> diagonals,
                   LinearTransformConfig config = {}) {
     require(!diagonals.empty(), "LinearTransform: no diagonal plaintext given");
@@ -94,50 +111,52 @@ class LinearTransform {
     config.level = first.level();
     config.plaintext_scale = first.scale();
     config.bsgs.stride = static_cast<std::int64_t>(first.slots());
-    config_ = resolve(ev, config, first.slots());
+    config_ = resolve(ev, config, first.slots(), Hoisting::single);
     std::vector<std::int64_t> offsets;
     for (const auto& [d, pt] : diagonals) offsets.push_back(d);
     plan_ = plan_bsgs(offsets, config_.slots, config_.bsgs);
     for (auto& [d, pt] : diagonals) {
       check_plaintext(pt, d, 0);
-      cached_.emplace(Key{0, wrap_offset(d, config_.slots)}, ev.upload(std::move(pt)));
+      cached_.emplace(Key{0, wrap_offset(d, config_.slots)}, placed(ev, std::move(pt)));
     }
     config_.cache_plaintexts = true;
   }
 
-  // From plaintexts already in BSGS form for `plan` ((giant, baby) -> R^-g diag_(g+b)).
+  // From plaintexts already in BSGS form for `plan` ((giant, baby) -> R^-g diag_(g+b)). Hoisting as above.
   LinearTransform(const ckks::BasicEvaluator<B>& ev, BsgsPlan plan, std::map<Key, ckks::Plaintext> diagonals,
                   LinearTransformConfig config = {}) {
     require(!diagonals.empty(), "LinearTransform: no diagonal plaintext given");
     const ckks::Plaintext& first = diagonals.begin()->second;
     config.level = first.level();
     config.plaintext_scale = first.scale();
-    config_ = resolve(ev, config, plan.slots);
+    config_ = resolve(ev, config, plan.slots, Hoisting::single);
     plan_ = std::move(plan);
     for (const auto& [giant, babies] : plan_.giants) {
       for (const auto baby : babies) {
         auto it = diagonals.find({giant, baby});
         require(it != diagonals.end(), "LinearTransform: no plaintext for giant {} baby {} of the plan", giant, baby);
         check_plaintext(it->second, giant + baby, giant);
-        cached_.emplace(Key{giant, baby}, ev.upload(std::move(it->second)));
+        cached_.emplace(Key{giant, baby}, placed(ev, std::move(it->second)));
       }
     }
     config_.cache_plaintexts = true;
   }
 
   const LinearTransformConfig& config() const { return config_; }
+  Hoisting hoisting() const { return config_.hoisting; }  // single or doubled
   const BsgsPlan& plan() const { return plan_; }
   int level() const { return config_.level; }
   int output_level() const { return config_.rescale ? config_.level - 1 : config_.level; }
   std::size_t slots() const { return config_.slots; }
   // The values, for a transform made from a DiagonalMatrix (null otherwise).
   const std::shared_ptr<const DiagonalMatrix>& matrix() const { return matrix_; }
-  // The rotation steps apply needs Galois keys for.
+  // The rotation steps apply needs Galois keys for (the same for both hoistings).
   std::vector<std::int64_t> rotation_steps() const { return plan_.rotation_steps(); }
-  // Bytes of the cached plaintexts.
+  // Bytes of the cached plaintexts: over Q_l, and over Q_l u P too for doubled hoisting.
   std::size_t plaintext_bytes() const {
     std::size_t bytes = 0;
-    for (const auto& [key, pt] : cached_) bytes += pt.poly().limb_count() * pt.poly().n() * sizeof(std::uint32_t);
+    const auto size = [](const ring::RnsPoly& p) { return p.limb_count() * p.n() * sizeof(std::uint32_t); };
+    for (const auto& [key, d] : cached_) bytes += size(d.q.poly()) + (d.extended.empty() ? 0 : size(d.extended));
     return bytes;
   }
 
@@ -152,6 +171,22 @@ class LinearTransform {
             input.slots(), config_.slots);
     require(input.size() == 2, "LinearTransform: the input has {} parts; relinearize it first", input.size());
     const ckks::Ciphertext ct = ev.level_down(input, config_.level);
+    ckks::Ciphertext sum = config_.hoisting == Hoisting::doubled ? apply_doubled(ev, ct) : apply_single(ev, ct);
+    if (config_.rescale) ev.rescale_inplace(sum);
+    return sum;
+  }
+
+ private:
+  // A cached diagonal: over Q_l, and over Q_l u P (same integers; empty for single hoisting).
+  struct Diagonal {
+    ckks::Plaintext q;
+    ring::RnsPoly extended;
+  };
+  // Encodes diag'_(g,b) over Q_l u P (values only; functions go through encode_ and Encoder::extend).
+  using ExtendedEncoder =
+      std::function<ring::RnsPoly(std::int64_t giant, std::int64_t baby, const ckks::EncodeOptions& options)>;
+
+  ckks::Ciphertext apply_single(const ckks::BasicEvaluator<B>& ev, const ckks::Ciphertext& ct) const {
     const std::vector<ckks::Ciphertext> rotated = ev.rotate_hoisted(ct, plan_.babies);
     std::map<std::int64_t, const ckks::Ciphertext*> by_baby;
     for (std::size_t i = 0; i < plan_.babies.size(); ++i) by_baby[plan_.babies[i]] = &rotated[i];
@@ -160,14 +195,14 @@ class LinearTransform {
     const B& backend = ev.backend();
     const auto& basis = ev.context()->q_basis(config_.level);
     for (const auto& [giant, babies] : plan_.giants) {
-      std::vector<ckks::Plaintext> scratch(babies.size());
+      std::vector<Diagonal> scratch(babies.size());
       std::array<std::vector<const ring::RnsPoly*>, 2> left;
       std::vector<const ring::RnsPoly*> right;
       for (std::size_t i = 0; i < babies.size(); ++i) {
         const ckks::Ciphertext& rotated_ct = *by_baby.at(babies[i]);
         left[0].push_back(&rotated_ct.part(0));
         left[1].push_back(&rotated_ct.part(1));
-        right.push_back(&plaintext(ev, giant, babies[i], scratch[i]).poly());
+        right.push_back(&diagonal(ev, giant, babies[i], scratch[i]).q.poly());
       }
       std::vector<ring::RnsPoly> parts;
       for (std::size_t p = 0; p < 2; ++p) {
@@ -185,13 +220,44 @@ class LinearTransform {
         ev.add_inplace(sum, inner);
       }
     }
-    if (config_.rescale) ev.rescale_inplace(sum);
     return sum;
   }
 
- private:
+  // Double hoisting (circuits/raised_ciphertext.hpp): babies raised once, one ModDown per giant's inner sum, the
+  // giants' rotations raised and summed, one ModDown at the end.
+  ckks::Ciphertext apply_doubled(const ckks::BasicEvaluator<B>& ev, const ckks::Ciphertext& ct) const {
+    // Every giant's key first, so that a missing one fails before any work (the babies' are looked up next).
+    for (const auto& [giant, babies] : plan_.giants)
+      if (giant % static_cast<std::int64_t>(config_.slots) != 0) (void)ev.rotation_key(giant, config_.slots);
+    const std::vector<RaisedCiphertext> rotated = rotate_raised(ev, ct, plan_.babies);
+    std::map<std::int64_t, const RaisedCiphertext*> by_baby;
+    for (std::size_t i = 0; i < plan_.babies.size(); ++i) by_baby[plan_.babies[i]] = &rotated[i];
+
+    const double scale = ct.scale() * config_.plaintext_scale;
+    RaisedCiphertext sum;
+    for (const auto& [giant, babies] : plan_.giants) {
+      std::vector<Diagonal> scratch(babies.size());
+      std::vector<const RaisedCiphertext*> terms;
+      std::vector<const ring::RnsPoly*> q_weights, extended_weights;
+      for (std::size_t i = 0; i < babies.size(); ++i) {
+        const Diagonal& d = diagonal(ev, giant, babies[i], scratch[i]);
+        terms.push_back(by_baby.at(babies[i]));
+        q_weights.push_back(&d.q.poly());
+        extended_weights.push_back(&d.extended);
+      }
+      ckks::Ciphertext inner = lower(ev, weighted_sum<B>(ev, terms, q_weights, extended_weights, scale));
+      if (giant % static_cast<std::int64_t>(config_.slots) == 0) {
+        add_raised(ev, sum, raise(std::move(inner)));
+      } else {
+        const std::int64_t step[] = {giant};
+        add_raised(ev, sum, std::move(rotate_raised(ev, inner, step).front()));
+      }
+    }
+    return lower(ev, std::move(sum));
+  }
+
   static LinearTransformConfig resolve(const ckks::BasicEvaluator<B>& ev, LinearTransformConfig config,
-                                       std::size_t matrix_slots) {
+                                       std::size_t matrix_slots, Hoisting automatic) {
     const auto& context = *ev.context();
     if (config.level < 0) config.level = context.max_level();
     require<LevelError>(config.level <= context.max_level(),
@@ -208,6 +274,7 @@ class LinearTransform {
                                                                                 : context.parameters().default_scale();
     require(std::isfinite(config.plaintext_scale) && config.plaintext_scale > 0,
             "LinearTransform: plaintext_scale {} must be finite and positive", config.plaintext_scale);
+    if (config.hoisting == Hoisting::automatic) config.hoisting = automatic;
     return config;
   }
 
@@ -231,12 +298,45 @@ class LinearTransform {
     };
   }
 
-  // encode_'s plaintext of (giant, baby), checked (a function may return another shape: InvalidArgument rather
-  // than a silently wrong sum) and placed where the evaluator computes.
-  ckks::Plaintext encoded(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby) const {
+  static ExtendedEncoder values_extended_encoder(const ckks::BasicEvaluator<B>& ev,
+                                                 std::shared_ptr<const DiagonalMatrix> values) {
+    ckks::Encoder encoder(ev.context());
+    return [values, encoder](std::int64_t giant, std::int64_t baby, const ckks::EncodeOptions& options) {
+      const auto full = tile(bsgs_diagonal(*values, giant, baby), options.slots);
+      return encoder.encode_extended(std::span<const Complex>(full), options);
+    };
+  }
+
+  // A user's plaintext placed where the evaluator computes, lifted to Q_l u P for doubled hoisting.
+  Diagonal placed(const ckks::BasicEvaluator<B>& ev, ckks::Plaintext&& pt) const {
+    Diagonal d;
+    if (config_.hoisting == Hoisting::doubled) {
+      const ckks::Encoder encoder(ev.context());
+      d.extended = ev.backend().place(pt.poly().host_accessible() ? encoder.extend(pt)
+                                                                  : encoder.extend(ev.download(pt)));
+    }
+    d.q = ev.upload(std::move(pt));
+    return d;
+  }
+
+  // The diagonal of (giant, baby) from the values or the function, checked (a function may return another shape:
+  // InvalidArgument rather than a silently wrong sum) and placed where the evaluator computes.
+  Diagonal encoded(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby) const {
+    if (config_.hoisting == Hoisting::doubled && encode_extended_) {
+      // One encoding: the Q_l plaintext is the Q_l limbs of the extended one (encode's words).
+      ring::RnsPoly extended = encode_extended_(giant, baby, encode_options());
+      const ring::RnsBasisPtr& q_basis = ev.context()->q_basis(config_.level);
+      ring::RnsPoly q(q_basis, ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+      for (std::size_t i = 0; i < q_basis->size(); ++i) std::ranges::copy(extended.limb(i), q.limb(i).begin());
+      Diagonal d;
+      d.q = ev.upload(ckks::Plaintext(ev.context(), std::move(q), config_.level, config_.plaintext_scale,
+                                      config_.slots));
+      d.extended = ev.backend().place(std::move(extended));
+      return d;
+    }
     ckks::Plaintext pt = encode_(giant, baby, encode_options());
     check_plaintext(pt, giant + baby, giant);
-    return ev.upload(std::move(pt));
+    return placed(ev, std::move(pt));
   }
 
   void cache_all(const ckks::BasicEvaluator<B>& ev) {
@@ -244,9 +344,9 @@ class LinearTransform {
       for (const auto baby : babies) cached_.emplace(Key{giant, baby}, encoded(ev, giant, baby));
   }
 
-  // The cached plaintext of (giant, baby), or one encoded into scratch.
-  const ckks::Plaintext& plaintext(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby,
-                                   ckks::Plaintext& scratch) const {
+  // The cached diagonal of (giant, baby), or one encoded into scratch.
+  const Diagonal& diagonal(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby,
+                           Diagonal& scratch) const {
     if (auto it = cached_.find({giant, baby}); it != cached_.end()) return it->second;
     require(static_cast<bool>(encode_), "LinearTransform: no plaintext for giant {} baby {}", giant, baby);
     scratch = encoded(ev, giant, baby);
@@ -257,7 +357,8 @@ class LinearTransform {
   BsgsPlan plan_;
   std::shared_ptr<const DiagonalMatrix> matrix_;
   DiagonalEncoder encode_;
-  std::map<Key, ckks::Plaintext> cached_;
+  ExtendedEncoder encode_extended_;  // values only
+  std::map<Key, Diagonal> cached_;
 };
 
 }  // namespace cerium::circuits

@@ -20,6 +20,7 @@
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/ring/rns_basis.hpp"
+#include "cerium/ring/rns_poly.hpp"
 
 namespace cerium::ckks {
 
@@ -43,6 +44,17 @@ class Encoder {
   Plaintext encode(std::span<const double> values, const EncodeOptions& options = {}) const;
   Plaintext encode(std::span<const std::complex<double>> values, const EncodeOptions& options = {}) const;
 
+  // encode's integers over Q_level u P (context()->qp_basis(level)), in NTT form: the Q_level limbs are encode's
+  // words exactly and the P limbs the same integers modulo P's primes, so that the polynomial can multiply a key
+  // switch's sums before their ModDown (double hoisting, circuits/linear_transform.hpp). encode's checks (the
+  // range is Q_level's).
+  ring::RnsPoly encode_extended(std::span<const std::complex<double>> values, const EncodeOptions& options = {}) const;
+  // The same from a plaintext made elsewhere: its centered integers (every coefficient, |m| < Q_level / 2) over
+  // Q_level u P, NTT form; encode_extended's words for a plaintext of encode. It costs an inverse NTT and a CRT of
+  // every limb per coefficient. InvalidArgument for an empty plaintext or one in device memory (download it);
+  // MismatchError for another context's.
+  ring::RnsPoly extend(const Plaintext& plaintext) const;
+
   // The plaintext whose every slot holds value: round(Re value * scale) at coefficient 0 and round(Im value *
   // scale) at coefficient N/2. No FFT, and no NTT for a real value (a constant is constant in NTT form too).
   Plaintext encode_constant(double value, const EncodeOptions& options = {}) const;
@@ -61,6 +73,9 @@ class Encoder {
     std::size_t slots;
   };
   Resolved resolve(const EncodeOptions& options, std::size_t value_count, const char* operation) const;
+  // The scaled, rounded special IFFT of values over basis (Q_level, or Q_level u P), NTT form.
+  ring::RnsPoly rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
+                             const ring::RnsBasisPtr& basis, const char* operation) const;
 
   ContextPtr context_;
 };

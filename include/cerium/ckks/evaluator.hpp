@@ -140,6 +140,15 @@ class BasicEvaluator {
   // rotate itself applies the automorphism to the ModUp digits, so both take the same path.
   std::vector<Ciphertext> rotate_hoisted(const Ciphertext& a, std::span<const std::int64_t> steps) const;
 
+  // The Galois element and key of a rotation by `steps` of `slots` slots (a key made for a step equal mod slots
+  // serves too; MissingKeyError naming the step when none is set), for circuits that run their own key switches
+  // through the backend (double hoisting, circuits/linear_transform.hpp). The key lives as long as galois_keys().
+  struct RotationKey {
+    std::uint32_t element = 1;
+    const SwitchingKey* key = nullptr;
+  };
+  RotationKey rotation_key(std::int64_t steps, std::size_t slots) const;
+
   // The product of the primes of `level` (level >= 1): what a rescale at that level divides the scale by.
   double level_prime_product(int level) const;
 
@@ -188,12 +197,6 @@ class BasicEvaluator {
   Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b) const;  // out of place
   // The ciphertext with a's level, scale and slots and these parts (c1's seed dropped).
   Ciphertext like(const Ciphertext& a, std::vector<ring::RnsPoly> parts, double scale) const;
-  // The Galois key for a rotation by `steps` of `slots` slots (MissingKeyError naming the step when absent).
-  struct RotationKey {
-    std::uint32_t element = 1;
-    const SwitchingKey* key = nullptr;
-  };
-  RotationKey rotation_key(std::int64_t steps, std::size_t slots) const;
   Ciphertext apply_galois(const Ciphertext& a, const rlwe::DecomposedPoly& c1_digits, std::uint32_t galois_element,
                           const SwitchingKey& key) const;
 

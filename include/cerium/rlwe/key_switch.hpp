@@ -3,9 +3,9 @@
 //
 //   1. decompose_and_mod_up(c): c (NTT form over Q_l) -> for each digit d, [c]_{Q_d} extended to Q_l u P
 //      (inverse NTT of the digit's limbs, fast basis conversion, forward NTT of the new limbs). The expensive step.
-//   2. key_switch_apply(digits, key, automorphism): sum_d sigma(digit_d) * (b_d, a_d) over Q_l u P, then ModDown
-//      by P to Q_l (rounding). An automorphism sigma applied to the digits (a permutation in NTT form) lets one
-//      ModUp serve many rotations: sigma(ModUp(c)) = ModUp(sigma(c)).
+//   2. key_switch_apply(digits, key, automorphism): sum_d sigma(digit_d) * (b_d, a_d) over Q_l u P (the inner
+//      product, key_switch_inner_product), then ModDown by P to Q_l (rounding). An automorphism sigma applied to
+//      the digits (a permutation in NTT form) lets one ModUp serve many rotations: sigma(ModUp(c)) = ModUp(sigma(c)).
 //
 // The result (d0, d1) satisfies d0 + d1 s = c s' + e (or sigma(c) s' + e), with s' the key's source secret.
 //
@@ -44,6 +44,14 @@ DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly&
 void require_key_switch_input(const Context& context, const ring::RnsPoly& c, int level);
 void require_key_switch_apply_inputs(const Context& context, const DecomposedPoly& decomposed, const SwitchingKey& key,
                                      const ring::Automorphism* automorphism);
+
+// The inner product alone: (u0, u1) = sum_d sigma(digit_d) * (b_d, a_d) over Q_l u P (context.qp_basis(level)),
+// NTT form, before the ModDown. u0 + u1 s = P sigma(c) s' + E, so sums of such pairs (times integer polynomials
+// reduced over Q_l u P) can share one ModDown: double hoisting (circuits/linear_transform.hpp). key_switch_apply
+// is exactly mod_down of these two.
+std::array<ring::RnsPoly, 2> key_switch_inner_product(const Context& context, const DecomposedPoly& decomposed,
+                                                      const SwitchingKey& key,
+                                                      const ring::Automorphism* automorphism = nullptr);
 
 // Inner product with the key and ModDown; automorphism (optional) is applied to the digits as they are read.
 std::array<ring::RnsPoly, 2> key_switch_apply(const Context& context, const DecomposedPoly& decomposed,

@@ -1,6 +1,6 @@
 // The CUDA backend's hybrid key switching: ModUp of every digit, the inner product with the key (an
 // automorphism applied to the digits as they are read), and ModDown, each producing exactly the words of
-// rlwe::decompose_and_mod_up / key_switch_apply / ring::ModDown.
+// rlwe::decompose_and_mod_up / key_switch_inner_product / key_switch_apply / ring::ModDown.
 
 #include <cuda_runtime_api.h>
 
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "cerium/backend/cuda/check.hpp"
@@ -331,6 +332,14 @@ std::array<ring::RnsPoly, 2> CudaBackend::switch_keys(const rlwe::Context& conte
                                                       const ring::Automorphism* automorphism,
                                                       std::array<const ring::RnsPoly*, 2> addends,
                                                       const ring::Rescaler* rescaler) const {
+  auto sums = inner_product_sums(context, decomposed, key, automorphism);
+  return mod_down_sums(*state_, context, decomposed.level, sums, addends, rescaler);
+}
+
+std::vector<ring::RnsPoly> CudaBackend::inner_product_sums(const rlwe::Context& context,
+                                                           const rlwe::DecomposedPoly& decomposed,
+                                                           const rlwe::SwitchingKey& key,
+                                                           const ring::Automorphism* automorphism) const {
   require_context(*this, context, "key switching");
   rlwe::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   State& s = *state_;
@@ -341,7 +350,15 @@ std::array<ring::RnsPoly, 2> CudaBackend::switch_keys(const rlwe::Context& conte
   u32* out0 = device_words(sums[0], s.device, "a key-switch sum");
   u32* out1 = device_words(sums[1], s.device, "a key-switch sum");
   s.inner_product_plan(level).apply(digit_words(s, decomposed), k.b, k.a, out0, out1, s.stream, permutation);
-  return mod_down_sums(s, context, level, sums, addends, rescaler);
+  return sums;
+}
+
+std::array<ring::RnsPoly, 2> CudaBackend::key_switch_inner_product(const rlwe::Context& context,
+                                                                   const rlwe::DecomposedPoly& decomposed,
+                                                                   const rlwe::SwitchingKey& key,
+                                                                   const ring::Automorphism* automorphism) const {
+  auto sums = inner_product_sums(context, decomposed, key, automorphism);
+  return {std::move(sums[0]), std::move(sums[1])};
 }
 
 ring::RnsPoly CudaBackend::mod_down(const ring::ModDown& down, const ring::RnsPoly& y) const {

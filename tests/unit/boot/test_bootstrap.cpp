@@ -136,6 +136,56 @@ TEST_CASE("chained bootstraps with a multiplication between each keep their prec
   }
 }
 
+TEST_CASE("double-hoisted DFTs keep the bootstrap's precision: same keys, same inputs as single hoisting",
+          "[ckks][bootstrap]") {
+  // CoeffToSlot and SlotToCoeff double-hoisted (the default) against single hoisting (one ModDown per rotation),
+  // on the same ciphertexts: the means over a few inputs of the mean and worst-slot bits may not lose 0.3 bits.
+  // Full and 64 slots at N = 2^11; 8 slots with one-level DFTs (one giant each) under a sparse secret at 2^10.
+  CkksConfig sparse_secret = presets::bootstrappable_toy(10, 14);
+  sparse_secret.secret = SecretDistribution::hamming_weight;
+  sparse_secret.hamming_weight = 32;
+  struct Case {
+    CkksConfig params;
+    std::size_t slots;
+    int dft_levels;
+  };
+  for (const Case& c : {Case{presets::bootstrappable_toy(11), 0, 3}, Case{presets::bootstrappable_toy(11), 64, 3},
+                        Case{sparse_secret, 8, 1}}) {
+    const std::size_t slots = c.slots;
+    BootstrapConfig single_config;
+    single_config.slots = slots;
+    single_config.coeff_to_slot_levels = single_config.slot_to_coeff_levels = c.dft_levels;
+    single_config.sparse_encapsulation = c.dft_levels != 1;
+    single_config.transform_hoisting = cerium::circuits::Hoisting::single;
+    BootstrapConfig doubled_config = single_config;
+    doubled_config.transform_hoisting = cerium::circuits::Hoisting::automatic;
+    Fixture f(c.params, {.relinearization = true});
+    Bootstrapper single(f.context, single_config), doubled(f.context, doubled_config);
+    const auto keys = std::make_shared<const BootstrapKeys>(doubled.generate_keys(f.keygen));
+    single.set_keys(keys);
+    doubled.set_keys(keys);
+    auto rng = cerium_test::make_rng(6 + slots);
+    Precision single_total, doubled_total;
+    constexpr int inputs = 5;  // the worst slot of one input varies by about 0.2 bits between the two runs
+    for (int i = 0; i < inputs; ++i) {
+      const Values x = random_real(rng, doubled.slots());
+      const Ciphertext ct = f.encrypt(x, 1, doubled.slots());
+      const Precision a = measure(f.decrypt(single.bootstrap(ct)), x);
+      const Precision b = measure(f.decrypt(doubled.bootstrap(ct)), x);
+      single_total.mean_bits += a.mean_bits / inputs;
+      single_total.worst_bits += a.worst_bits / inputs;
+      doubled_total.mean_bits += b.mean_bits / inputs;
+      doubled_total.worst_bits += b.worst_bits / inputs;
+    }
+    INFO(doubled.slots() << " slots: single hoisting mean " << single_total.mean_bits << " bits, worst "
+                         << single_total.worst_bits << "; double hoisting mean " << doubled_total.mean_bits
+                         << " bits, worst " << doubled_total.worst_bits << "; seed " << cerium_test::test_seed());
+    CHECK(doubled_total.mean_bits >= single_total.mean_bits - 0.3);
+    CHECK(doubled_total.worst_bits >= single_total.worst_bits - 0.3);
+    CHECK(doubled_total.mean_bits >= 20);
+  }
+}
+
 TEST_CASE("bootstrapping rejects misuse with typed errors", "[ckks][bootstrap]") {
   const ContextPtr context = Context::create(presets::bootstrappable_toy(10, 17));
   SECTION("too few levels for the stages") {

@@ -1,8 +1,11 @@
 // LinearTransform on encrypted slots against the plaintext matrix-vector product on random inputs, for every way
 // of giving the diagonals (values, compressed values, a function, plaintexts by offset, plaintexts in BSGS form),
-// word for word against the eager evaluator sequence it stands for, and its errors.
+// with single hoisting word for word against the eager evaluator sequence it stands for, with double hoisting
+// (the default for values) within the noise of it over several BSGS shapes, and its errors.
 
 #include <cstdint>
+#include <exception>
+#include <string>
 #include <map>
 #include <memory>
 #include <span>
@@ -15,6 +18,7 @@
 
 using namespace evaluator_test;
 namespace circuits = cerium::circuits;
+using circuits::Hoisting;
 
 namespace {
 
@@ -78,7 +82,9 @@ TEST_CASE("a linear transform of values matches the plaintext product and the ea
   const Values x = random_complex(rng, kSlots);
   const Ciphertext ct = f.encrypt(x, -1, kSlots);
   for (const bool cache : {true, false}) {
-    const circuits::LinearTransform<> lt(f.evaluator, m, {.level = 3, .cache_plaintexts = cache});
+    const circuits::LinearTransform<> lt(f.evaluator, m,
+                                         {.level = 3, .cache_plaintexts = cache, .hoisting = Hoisting::single});
+    CHECK(lt.hoisting() == Hoisting::single);
     CHECK(lt.rotation_steps().size() == lt.plan().rotations());
     CHECK(lt.plan().rotations() <= 16);  // about 2 sqrt(64), against 63 for one rotation per diagonal
     CHECK((lt.plaintext_bytes() > 0) == cache);
@@ -89,6 +95,69 @@ TEST_CASE("a linear transform of values matches the plaintext product and the ea
     INFO("cache " << cache << ": " << bits << " bits");
     CHECK(bits >= kMinBits);
     CHECK(same_words(got, eager(f.evaluator, lt, ct)));
+
+    // Double hoisting, the default for values: the same steps, the same values within the noise.
+    const circuits::LinearTransform<> doubled(f.evaluator, m, {.level = 3, .cache_plaintexts = cache});
+    CHECK(doubled.hoisting() == Hoisting::doubled);
+    CHECK(doubled.rotation_steps() == lt.rotation_steps());
+    const Ciphertext got_doubled = doubled.apply(f.evaluator, ct);
+    CHECK(got_doubled.level() == 2);
+    CHECK(got_doubled.scale() == ct.scale());
+    const double doubled_bits = transform_bits(m, x, got_doubled);
+    const double apart_bits = precision_bits(f.decrypt(got_doubled), f.decrypt(got));
+    INFO("doubled: " << doubled_bits << " bits; single and doubled agree to " << apart_bits << " bits");
+    CHECK(doubled_bits >= bits - 0.5);
+    CHECK(apart_bits >= kMinBits);
+  }
+}
+
+TEST_CASE("double hoisting over BSGS shapes: random matrices, one giant, giants only, no giant 0",
+          "[circuits][lt]") {
+  Fixture& f = fixture();
+  auto rng = cerium_test::make_rng(915);
+  struct Shape {
+    const char* name;
+    std::size_t slots;
+    std::vector<std::int64_t> offsets;  // empty: a dense random matrix
+    std::int64_t stride;                // 0: searched
+  };
+  std::vector<std::int64_t> some;
+  for (std::int64_t d = -9; d <= 21; d += 3) some.push_back(d);
+  const std::vector<Shape> shapes{
+      {"dense, searched stride", kSlots, {}, 0},
+      {"dense, stride 4", kSlots, {}, 4},
+      {"dense, 16 slots", 16, {}, 0},
+      {"one giant: every offset a hoisted baby", kSlots, {}, static_cast<std::int64_t>(kSlots)},
+      {"giants only: baby 0 alone", kSlots, some, 1},
+      {"one nonzero giant and no giant 0", kSlots, {16, 17, 18, 19}, 16},
+      {"the diagonal alone: no rotation at all", kSlots, {0}, 0},
+  };
+  for (const Shape& shape : shapes) {
+    INFO(shape.name);
+    circuits::DiagonalMatrix m{shape.slots, {}};
+    if (shape.offsets.empty()) {
+      for (std::size_t d = 0; d < shape.slots; ++d) m.add_diagonal(static_cast<std::int64_t>(d),
+                                                                   random_complex(rng, shape.slots));
+    } else {
+      for (const auto d : shape.offsets) m.add_diagonal(d, random_complex(rng, shape.slots));
+    }
+    const Values x = random_complex(rng, shape.slots);
+    const Ciphertext ct = f.encrypt(x, -1, shape.slots);
+    const circuits::LinearTransformConfig config{.level = 2, .bsgs = {.stride = shape.stride}};
+    auto single_config = config;
+    single_config.hoisting = Hoisting::single;
+    const circuits::LinearTransform<> doubled(f.evaluator, m, config);
+    const circuits::LinearTransform<> single(f.evaluator, m, single_config);
+    const Ciphertext a = doubled.apply(f.evaluator, ct), b = single.apply(f.evaluator, ct);
+    const Values want = circuits::apply(m, x);
+    const double doubled_bits = precision_bits(f.decrypt(a), want);
+    const double single_bits = precision_bits(f.decrypt(b), want);
+    INFO("plan: " << doubled.plan().giants.size() << " giants, " << doubled.plan().babies.size() << " babies; bits "
+                  << doubled_bits << " doubled, " << single_bits << " single");
+    CHECK(doubled_bits >= kMinBits);
+    CHECK(doubled_bits >= single_bits - 0.5);
+    CHECK(precision_bits(f.decrypt(a), f.decrypt(b)) >= kMinBits);
+    if (shape.offsets == std::vector<std::int64_t>{0}) CHECK(same_words(a, b));  // nothing to round differently
   }
 }
 
@@ -139,6 +208,7 @@ TEST_CASE("diagonals given as plaintexts", "[circuits][lt]") {
       diagonals.emplace(d, f.encoder.encode(std::span<const Complex>(values), options));
     }
     const circuits::LinearTransform<> lt(f.evaluator, std::move(diagonals));
+    CHECK(lt.hoisting() == Hoisting::single);  // the user's plaintexts are over Q_l only
     CHECK(lt.plan().giants.size() == 1);
     CHECK(lt.plan().rotations() == kSlots - 1);
     CHECK(transform_bits(m, x, lt.apply(f.evaluator, ct)) >= kMinBits);
@@ -152,9 +222,17 @@ TEST_CASE("diagonals given as plaintexts", "[circuits][lt]") {
         diagonals.emplace(std::pair{giant, baby}, f.encoder.encode(std::span<const Complex>(values), options));
       }
     }
+    std::map<std::pair<std::int64_t, std::int64_t>, Plaintext> copies;
+    for (const auto& [key, pt] : diagonals) copies.emplace(key, pt.clone());
     const circuits::LinearTransform<> lt(f.evaluator, plan, std::move(diagonals));
-    const circuits::LinearTransform<> reference(f.evaluator, m, {.level = 3});
+    const circuits::LinearTransform<> reference(f.evaluator, m, {.level = 3, .hoisting = Hoisting::single});
     CHECK(same_words(lt.apply(f.evaluator, ct), reference.apply(f.evaluator, ct)));
+    // Asked for double hoisting, the plaintexts are lifted to Q_l u P exactly: the values' words.
+    const circuits::LinearTransform<> lifted(f.evaluator, plan, std::move(copies), {.hoisting = Hoisting::doubled});
+    const circuits::LinearTransform<> doubled_reference(f.evaluator, m, {.level = 3});
+    CHECK(lifted.hoisting() == Hoisting::doubled);
+    CHECK(lifted.plaintext_bytes() == doubled_reference.plaintext_bytes());
+    CHECK(same_words(lifted.apply(f.evaluator, ct), doubled_reference.apply(f.evaluator, ct)));
   }
   SECTION("a plaintext of another shape is refused") {
     std::map<std::int64_t, Plaintext> diagonals;
@@ -186,7 +264,44 @@ TEST_CASE("linear transform errors name what is wrong", "[circuits][lt]") {
   const circuits::LinearTransform<> on_demand(f.evaluator, offsets, wrong_scale,
                                               {.level = 3, .slots = kSlots, .cache_plaintexts = false});
   CHECK_THROWS_AS(on_demand.apply(f.evaluator, f.encrypt(random_complex(rng, kSlots), -1, kSlots)), InvalidArgument);
-  // Without the Galois keys of its steps: the evaluator's MissingKeyError, naming the step.
+  // Without the Galois keys of its steps: the evaluator's MissingKeyError, naming the step, for both hoistings.
   Evaluator bare(f.context);
   CHECK_THROWS_AS(lt.apply(bare, f.encrypt(random_complex(rng, kSlots), -1, kSlots)), MissingKeyError);
+  const circuits::LinearTransform<> single(f.evaluator, m, {.level = 3, .hoisting = Hoisting::single});
+  const std::vector<std::int64_t> steps = lt.rotation_steps();
+  // A giant other than +-slots/2, whose key the other sign's key would stand in for.
+  std::int64_t giant = 0;
+  for (const auto& [g, babies] : lt.plan().giants)
+    if (g != 0 && 2 * std::abs(g) != static_cast<std::int64_t>(kSlots)) giant = g;
+  const std::int64_t baby = lt.plan().babies.back();
+  REQUIRE(giant != 0);
+  for (const std::int64_t missing : {baby, giant}) {
+    std::vector<std::int64_t> present;
+    for (const auto s : steps)
+      if (s != missing) present.push_back(s);
+    Evaluator partial(f.context);
+    partial.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(present)));
+    for (const auto* transform : {&lt, &single}) {
+      INFO("missing step " << missing << ", hoisting " << static_cast<int>(transform->hoisting()));
+      std::string message;
+      try {
+        (void)transform->apply(partial, f.encrypt(random_complex(rng, kSlots), -1, kSlots));
+      } catch (const MissingKeyError& e) {
+        message = e.what();
+      }
+      INFO(message);
+      CHECK(message.find("rotate by " + std::to_string(missing) + " steps") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("double hoisting keeps the diagonals over Q_l u P too and counts them", "[circuits][lt]") {
+  Fixture& f = fixture();
+  auto rng = cerium_test::make_rng(916);
+  const auto m = random_matrix(rng);
+  const circuits::LinearTransform<> single(f.evaluator, m, {.level = 3, .hoisting = Hoisting::single});
+  const circuits::LinearTransform<> doubled(f.evaluator, m, {.level = 3});
+  const std::size_t q_limbs = f.context->q_basis(3)->size(), qp_limbs = f.context->qp_basis(3)->size();
+  CHECK(doubled.plaintext_bytes() * q_limbs == single.plaintext_bytes() * (q_limbs + qp_limbs));
+  CHECK(circuits::LinearTransform<>(f.evaluator, m, {.level = 3, .cache_plaintexts = false}).plaintext_bytes() == 0);
 }

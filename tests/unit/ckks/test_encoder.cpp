@@ -482,3 +482,84 @@ TEST_CASE("encoder precision report", "[.][encoder_report]") {
   report("leveled_n16", n16, n16->ring_degree() / 2, n16->max_level());
   CHECK(true);
 }
+
+namespace {
+
+// The centered integer of coefficient k of a coefficient-form polynomial (CRT through GMP), modulo p.
+std::uint32_t gmp_centered_mod(const ring::RnsPoly& poly, std::size_t k, std::uint32_t p) {
+  const ring::RnsBasis& basis = poly.basis();
+  mpz_class product = 1;
+  for (std::size_t i = 0; i < basis.size(); ++i) product *= basis.prime(i);
+  mpz_class x = 0;
+  for (std::size_t i = 0; i < basis.size(); ++i) {
+    const mpz_class qi = basis.prime(i);
+    const mpz_class rest = product / qi;
+    mpz_class inverse;
+    mpz_invert(inverse.get_mpz_t(), mpz_class(rest % qi).get_mpz_t(), qi.get_mpz_t());
+    x += mpz_class(poly.limb(i)[k]) * rest * inverse;
+  }
+  x %= product;
+  if (2 * x > product) x -= product;
+  return gmp_residue(x, p);
+}
+
+ring::RnsPoly in_coefficients(const ring::RnsPoly& poly) {
+  ring::RnsPoly c = poly.clone();
+  c.to_coeff();
+  return c;
+}
+
+// The first limbs of poly over basis.
+ring::RnsPoly first_limbs(const ring::RnsPoly& poly, const ring::RnsBasisPtr& basis) {
+  ring::RnsPoly out(basis, poly.form());
+  for (std::size_t i = 0; i < basis->size(); ++i) std::ranges::copy(poly.limb(i), out.limb(i).begin());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("encoding over Q_l u P: Q_l's limbs are encode's words and P's the same integers", "[ckks][encoder]") {
+  const ContextPtr context = toy_context(10, 4);
+  const Encoder encoder(context);
+  auto rng = cerium_test::make_rng(77);
+  INFO("test seed " << cerium_test::test_seed());
+  for (const int level : {0, 2, 4}) {
+    for (const std::size_t slots : {std::size_t{4}, std::size_t{512}}) {
+      INFO("level " << level << ", " << slots << " slots");
+      const auto values = random_complex(rng, slots, 3.0);
+      const EncodeOptions options{.level = level, .scale = std::ldexp(1.0, 40), .slots = slots};
+      const Plaintext pt = encoder.encode(std::span<const Complex>(values), options);
+      const ring::RnsPoly extended = encoder.encode_extended(std::span<const Complex>(values), options);
+      REQUIRE(extended.basis() == *context->qp_basis(level));
+      REQUIRE(extended.form() == ring::PolyForm::ntt);
+      CHECK(first_limbs(extended, context->q_basis(level)) == pt.poly());
+      // The lift of the plaintext (CRT of every coefficient) finds the very same words.
+      CHECK(encoder.extend(pt) == extended);
+      const ring::RnsPoly coefficients = in_coefficients(extended), q_coefficients = in_coefficients(pt.poly());
+      const std::size_t q_limbs = context->q_basis(level)->size();
+      for (std::size_t j = q_limbs; j < coefficients.limb_count(); ++j)
+        for (std::size_t k = 0; k < coefficients.n(); k += 37)
+          REQUIRE(coefficients.limb(j)[k] == gmp_centered_mod(q_coefficients, k, coefficients.basis().prime(j)));
+    }
+  }
+}
+
+TEST_CASE("extend lifts any plaintext's centered coefficients exactly, up to Q_l / 2", "[ckks][encoder]") {
+  const ContextPtr context = toy_context(10, 4);
+  const Encoder encoder(context);
+  auto rng = cerium_test::make_rng(78);
+  const int level = 3;
+  const auto& basis = context->q_basis(level);
+  ring::RnsPoly poly(basis, ring::PolyForm::coefficient);  // uniform residues: centered values of any size
+  for (std::size_t i = 0; i < basis->size(); ++i) {
+    const auto words = cerium_test::random_residues(rng, poly.n(), basis->prime(i));
+    std::ranges::copy(words, poly.limb(i).begin());
+  }
+  const Plaintext pt(context, poly.clone(), level, 1.0, 8);
+  const ring::RnsPoly coefficients = in_coefficients(encoder.extend(pt));
+  CHECK(first_limbs(coefficients, basis) == poly);
+  for (std::size_t j = basis->size(); j < coefficients.limb_count(); ++j)
+    for (std::size_t k = 0; k < poly.n(); ++k)
+      REQUIRE(coefficients.limb(j)[k] == gmp_centered_mod(poly, k, coefficients.basis().prime(j)));
+  CHECK_THROWS_AS(encoder.extend(Plaintext{}), InvalidArgument);
+}

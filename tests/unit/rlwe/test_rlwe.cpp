@@ -178,3 +178,44 @@ TEST_CASE("rlwe key switching over a bare RLWE context meets its noise bound at 
   CHECK_THROWS_AS(rlwe::key_switch(*context, c, 2, expanded), MismatchError);
   CHECK_THROWS_AS(rlwe::make_switching_key(context, over_q(*context, s, 2), s_from, draw), MismatchError);
 }
+
+TEST_CASE("the key switch's inner product then ModDown gives key_switch_apply's words", "[rlwe]") {
+  const auto context = rlwe::Context::create(test_ladder());
+  auto rng = cerium_test::make_rng(32);
+  INFO("test seed " << cerium_test::test_seed());
+  std::vector<std::int8_t> s_values(n), s_from_values(n);
+  math::Prng prng(seed_of(static_cast<std::uint32_t>(rng())), 0);
+  math::sample_ternary(prng, s_values);
+  math::sample_ternary(prng, s_from_values);
+  const RnsPoly s = rlwe::small_poly(context->key_basis(), std::span<const std::int8_t>(s_values));
+  const RnsPoly s_from = rlwe::small_poly(context->key_basis(), std::span<const std::int8_t>(s_from_values));
+  const rlwe::SwitchingKeyDraw draw{.uniform = seed_of(9), .noise = seed_of(10), .base_stream = 512,
+                                    .storage = rlwe::KeyStorage::expanded};
+  const auto key = rlwe::make_switching_key(context, s, s_from, draw);
+  const ring::Automorphism& sigma = context->automorphism(ring::rotation_galois_element(5, n));
+  for (int level = 0; level <= context->max_level(); ++level) {
+    INFO("level " << level);
+    const auto decomposed = rlwe::decompose_and_mod_up(*context, random_ntt_poly(context->q_basis(level), rng), level);
+    for (const ring::Automorphism* automorphism : {static_cast<const ring::Automorphism*>(nullptr), &sigma}) {
+      INFO("automorphism " << (automorphism != nullptr));
+      const auto sums = rlwe::key_switch_inner_product(*context, decomposed, key, automorphism);
+      REQUIRE(sums[0].basis() == *context->qp_basis(level));
+      REQUIRE(sums[0].form() == ring::PolyForm::ntt);
+      const auto want = rlwe::key_switch_apply(*context, decomposed, key, automorphism);
+      const ring::ModDown& mod_down = context->mod_down(level);
+      CHECK(mod_down.apply(sums[0]) == want[0]);
+      CHECK(mod_down.apply(sums[1]) == want[1]);
+      // Linear before the ModDown: u0 + u1 s = P sigma(c) s' + E over Q_l u P, so the sum of two pairs is the
+      // pair of the summed digits (what double hoisting relies on).
+      RnsPoly twice = sums[0].clone();
+      twice += sums[0];
+      rlwe::DecomposedPoly doubled{level, {}};
+      for (const auto& digit : decomposed.digits) {
+        RnsPoly d = digit.clone();
+        d += digit;
+        doubled.digits.push_back(std::move(d));
+      }
+      CHECK(rlwe::key_switch_inner_product(*context, doubled, key, automorphism)[0] == twice);
+    }
+  }
+}
