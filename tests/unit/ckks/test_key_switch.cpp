@@ -178,7 +178,7 @@ TEST_CASE("the backend's key-switch inner product then its ModDown gives key_swi
   const backend::CpuBackend cpu;
   for (int level = 0; level <= context->max_level(); ++level) {
     INFO("level " << level);
-    const RnsPoly c = random_ntt_poly(context->q_basis(level), rng);
+    const RnsPoly c = cerium_test::random_ntt_poly(context->q_basis(level), rng);
     const DecomposedPoly decomposed = cpu.mod_up(*context, c, level);
     std::vector<std::pair<const SwitchingKey*, const ring::Automorphism*>> cases{{&rk.key(), nullptr}};
     for (const std::uint32_t k : gk.galois_elements()) cases.emplace_back(&gk.at(k), &context->automorphism(k));

@@ -195,7 +195,7 @@ TEST_CASE("the key switch's inner product then ModDown gives key_switch_apply's 
   const ring::Automorphism& sigma = context->automorphism(ring::rotation_galois_element(5, n));
   for (int level = 0; level <= context->max_level(); ++level) {
     INFO("level " << level);
-    const auto decomposed = rlwe::decompose_and_mod_up(*context, random_ntt_poly(context->q_basis(level), rng), level);
+    const auto decomposed = rlwe::decompose_and_mod_up(*context, cerium_test::random_ntt_poly(context->q_basis(level), rng), level);
     for (const ring::Automorphism* automorphism : {static_cast<const ring::Automorphism*>(nullptr), &sigma}) {
       INFO("automorphism " << (automorphism != nullptr));
       const auto sums = rlwe::key_switch_inner_product(*context, decomposed, key, automorphism);
