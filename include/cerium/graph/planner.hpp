@@ -48,13 +48,13 @@ BootstrapSpec bootstrap_spec(const boot::BasicBootstrapper<B>& bootstrapper) {
 }
 
 struct PlanOptions {
-  std::optional<BootstrapSpec> bootstrap;  // none: the program must fit in the parameters' levels
+  std::optional<BootstrapSpec> bootstrap = std::nullopt;  // none: the program must fit in the parameters' levels
   int output_level = 0;                    // the level every output keeps at least
   // The rotation steps the user will generate keys for (none: any); a rotation outside them is an error.
-  std::optional<std::vector<std::int64_t>> available_rotations;
+  std::optional<std::vector<std::int64_t>> available_rotations = std::nullopt;
   bool conjugation_available = true;
   ckks::KeyStorage key_storage = ckks::KeyStorage::expanded;  // for the key-byte figure
-  PlacementOptions placement;
+  PlacementOptions placement = {};
   // Rotations of one value share a ModUp. Off: every rotation key-switches alone, the words of graph::Eager.
   bool hoist_rotations = true;
   // Device memory the run may use (0: no limit): a plan that needs more (one operation alone, or the live

@@ -17,7 +17,7 @@ struct PlanOptions {
   // Needs fuse_sums. Unset: the backend's choice (its fold_rescale_into_sums; the CPU folds, the CUDA backend
   // does not: there the rescale's subtract-and-scale already rides the forward NTT's last pass, and the fold's
   // per-part small launches measured 12% slower on the H200, bench/RESULTS.md); set: forced either way.
-  std::optional<bool> fold_rescale;
+  std::optional<bool> fold_rescale = std::nullopt;
 };
 
 }  // namespace cerium::plan
