@@ -21,7 +21,8 @@ std::string detail(const Node& node) {
     case Op::multiply_constant: return fmt::format("c = {}", node.constant.real());
     case Op::add_constant: return fmt::format("c = ({}, {})", node.constant.real(), node.constant.imag());
     case Op::multiply_plain:
-    case Op::add_plain: return fmt::format("plaintext, period {}", node.plain.period());
+    case Op::add_plain:
+      return fmt::format("plaintext, period {}{}", node.plain.period(), node.plain.generated() ? ", generated" : "");
     default: return "";
   }
 }

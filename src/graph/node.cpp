@@ -63,22 +63,42 @@ int key_switches(Op op) {
   return 0;
 }
 
-PlainVector::PlainVector(std::vector<std::complex<double>> period_values)
-    : values_(std::make_shared<const std::vector<std::complex<double>>>(std::move(period_values))) {
-  require(!values_->empty(), "a plaintext vector needs at least one value");
-  for (const auto& v : *values_) {
+namespace {
+void require_finite(const PlainVector::Values& values) {
+  for (const auto& v : values) {
     require(std::isfinite(v.real()) && std::isfinite(v.imag()), "a plaintext vector holds a value that is not finite");
   }
 }
+}  // namespace
+
+PlainVector::PlainVector(Values period_values)
+    : values_(std::make_shared<const Values>(std::move(period_values))), period_(values_->size()) {
+  require(!values_->empty(), "a plaintext vector needs at least one value");
+  require_finite(*values_);
+}
 
 PlainVector::PlainVector(const std::vector<double>& period_values)
-    : PlainVector(std::vector<std::complex<double>>(period_values.begin(), period_values.end())) {}
+    : PlainVector(Values(period_values.begin(), period_values.end())) {}
 
-std::vector<std::complex<double>> PlainVector::expanded(std::size_t slots) const {
+PlainVector::PlainVector(std::size_t period, Generator generate)
+    : generator_(std::make_shared<const Generator>(std::move(generate))), period_(period) {
+  require(period >= 1 && *generator_, "a generated plaintext vector needs a period and a function");
+}
+
+PlainVector::Values PlainVector::expanded(std::size_t slots) const {
   require(!empty(), "an empty plaintext vector has no slots");
-  require(slots % period() == 0, "a plaintext vector of period {} does not tile {} slots", period(), slots);
-  std::vector<std::complex<double>> out(slots);
-  for (std::size_t i = 0; i < slots; ++i) out[i] = (*values_)[i % period()];
+  require(slots % period_ == 0, "a plaintext vector of period {} does not tile {} slots", period_, slots);
+  Values made;
+  const Values* values = values_.get();
+  if (generator_) {
+    made = (*generator_)();
+    require(made.size() == period_, "a plaintext generator made {} values; it declared {}", made.size(), period_);
+    require_finite(made);
+    values = &made;
+    if (slots == period_) return made;
+  }
+  Values out(slots);
+  for (std::size_t i = 0; i < slots; ++i) out[i] = (*values)[i % period_];
   return out;
 }
 

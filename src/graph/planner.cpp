@@ -106,7 +106,7 @@ Plan plan(Program program, const PlanOptions& options) {
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& node = program.node(id);
     if (node.plain.empty()) continue;
-    if (stored.insert(&node.plain.values()).second) out.plaintext_bytes += node.plain.period() * sizeof(std::complex<double>);
+    if (stored.insert(node.plain.storage()).second) out.plaintext_bytes += node.plain.stored_bytes();
     // Encoded at the level its ciphertext operand is read at.
     out.plaintext_encoded_bytes += context.limbs_at(held[node.inputs[0]]) * context.ring_degree() * sizeof(std::uint32_t);
   }

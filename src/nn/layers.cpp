@@ -23,9 +23,9 @@ std::vector<double> bias_slots(const Packing& out, const std::vector<double>& pe
 
 }  // namespace
 
-LinearLayer::LinearLayer(const SlotMap& map, std::vector<double> bias, Packing in, Packing out)
-    : in_(std::move(in)), out_(std::move(out)), matrix_(map.matrix()) {
-  require(map.diagonals() > 0, "linear layer: the map has no entry");
+LinearLayer::LinearLayer(SlotMap map, std::vector<double> bias, Packing in, Packing out)
+    : in_(std::move(in)), out_(std::move(out)), map_(std::make_shared<const SlotMap>(std::move(map))) {
+  require(map_->diagonals() > 0, "linear layer: the map has no entry");
   if (!bias.empty()) bias_ = graph::PlainVector(bias);
 }
 

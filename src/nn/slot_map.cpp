@@ -11,12 +11,30 @@ void SlotMap::add(std::size_t out_slot, std::size_t in_slot, double weight) {
           slots_);
   if (weight == 0) return;
   const auto offset = static_cast<std::int64_t>((in_slot + slots_ - out_slot) % slots_);
-  auto& diagonal = diagonals_[offset];
-  if (diagonal.empty()) diagonal.assign(slots_, circuits::Complex(0.0));
-  diagonal[out_slot] += weight;
+  entries_[offset].emplace_back(static_cast<std::uint32_t>(out_slot), weight);
+  ++count_;
 }
 
-circuits::DiagonalMatrix SlotMap::matrix() const { return circuits::DiagonalMatrix{slots_, diagonals_}; }
+std::vector<std::int64_t> SlotMap::offsets() const {
+  std::vector<std::int64_t> out;
+  out.reserve(entries_.size());
+  for (const auto& entry : entries_) out.push_back(entry.first);
+  return out;
+}
+
+std::vector<circuits::Complex> SlotMap::diagonal(std::int64_t offset) const {
+  const auto it = entries_.find(offset);
+  require(it != entries_.end(), "slot map: no diagonal at offset {}", offset);
+  std::vector<circuits::Complex> out(slots_, circuits::Complex(0.0));
+  for (const auto& [slot, weight] : it->second) out[slot] += weight;
+  return out;
+}
+
+circuits::DiagonalMatrix SlotMap::matrix() const {
+  circuits::DiagonalMatrix m{slots_, {}};
+  for (const auto& entry : entries_) m.diagonals.emplace(entry.first, diagonal(entry.first));
+  return m;
+}
 
 Shape Conv2dSpec::output_shape(const Shape& input) const {
   require(input.channels == in_channels, "conv2d: the input has {} channels and the layer takes {}", input.channels,

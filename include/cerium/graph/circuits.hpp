@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -136,17 +137,18 @@ typename Ops::Value evaluate(Ops& ops, const typename Ops::Value& x, const circu
   return series.evaluate(p.coefficients);
 }
 
-template <class Ops>
-typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circuits::DiagonalMatrix& matrix,
-                             const circuits::BsgsOptions& options = {}) {
-  const circuits::BsgsPlan plan = circuits::plan_bsgs(matrix, options);
+namespace circuit_detail {
+
+// y = sum_g R^g (sum_b diag'_(g,b) R^b x) for a BSGS plan, diag'_(g,b) from make(g, b).
+template <class Ops, class Make>
+typename Ops::Value bsgs(Ops& ops, const typename Ops::Value& x, const circuits::BsgsPlan& plan, Make&& make) {
   std::map<std::int64_t, typename Ops::Value> rotated;  // R^b x, one per baby (the planner hoists them)
-  for (const std::int64_t b : plan.babies) rotated.emplace(b, b == 0 ? circuit_detail::duplicate(x) : ops.rotate(x, b));
+  for (const std::int64_t b : plan.babies) rotated.emplace(b, b == 0 ? duplicate(x) : ops.rotate(x, b));
   std::optional<typename Ops::Value> sum;
   for (const auto& [giant, babies] : plan.giants) {
     std::optional<typename Ops::Value> inner;
     for (const std::int64_t b : babies) {
-      typename Ops::Value term = ops.multiply(rotated.at(b), PlainVector(circuits::bsgs_diagonal(matrix, giant, b)));
+      typename Ops::Value term = ops.multiply(rotated.at(b), make(giant, b));
       inner = inner ? ops.add(*inner, term) : std::move(term);
     }
     typename Ops::Value turned = giant == 0 ? std::move(*inner) : ops.rotate(*inner, giant);
@@ -154,6 +156,40 @@ typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circu
   }
   require(sum.has_value(), "matrix product: the matrix has no diagonal");
   return std::move(*sum);
+}
+
+}  // namespace circuit_detail
+
+template <class Ops>
+typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circuits::DiagonalMatrix& matrix,
+                             const circuits::BsgsOptions& options = {}) {
+  return circuit_detail::bsgs(ops, x, circuits::plan_bsgs(matrix, options), [&](std::int64_t g, std::int64_t b) {
+    return PlainVector(circuits::bsgs_diagonal(matrix, g, b));  // a compressed diagonal stays its period
+  });
+}
+
+// A matrix given by its diagonals' offsets and a function that makes one diagonal (slots values) on demand: the
+// product holds the matrix, not its diagonals, which are made when they are encoded (a layer's weights stay
+// compact; graph::PlainVector's generated form).
+template <class M>
+concept DiagonalSource = requires(const M& m, std::int64_t offset) {
+  { m.slots() } -> std::convertible_to<std::size_t>;
+  { m.offsets() } -> std::convertible_to<std::vector<std::int64_t>>;
+  { m.diagonal(offset) } -> std::convertible_to<std::vector<circuits::Complex>>;
+};
+
+template <class Ops, DiagonalSource M>
+typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, std::shared_ptr<const M> matrix,
+                             const circuits::BsgsOptions& options = {}) {
+  require(matrix != nullptr, "matrix product: no matrix");
+  const std::vector<std::int64_t> offsets = matrix->offsets();
+  const std::size_t slots = matrix->slots();
+  return circuit_detail::bsgs(ops, x, circuits::plan_bsgs(offsets, slots, options), [&](std::int64_t g, std::int64_t b) {
+    return PlainVector(slots, [matrix, g, b, slots] {
+      const auto diagonal = matrix->diagonal(circuits::wrap_offset(g + b, slots));
+      return circuits::rotate_values(diagonal, -g);
+    });
+  });
 }
 
 }  // namespace cerium::graph

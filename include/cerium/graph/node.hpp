@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,21 +40,34 @@ int level_cost(Op op);
 int key_switches(Op op);
 
 // A plaintext operand by value: `period` slot values that repeat over the slots (a periodic vector is stored
-// once: compressed), encoded at the level and scale the plan needs when the program runs. Shared, immutable.
+// once: compressed), encoded at the level and scale the plan needs when the program runs. Or generated: a function
+// that makes the period's values when they are encoded (a layer's diagonals made from its weights on demand, so a
+// model holds its weights once). Shared, immutable.
 class PlainVector {
  public:
-  PlainVector() = default;
-  explicit PlainVector(std::vector<std::complex<double>> period_values);
-  explicit PlainVector(const std::vector<double>& period_values);
+  using Values = std::vector<std::complex<double>>;
+  using Generator = std::function<Values()>;
 
-  bool empty() const { return values_ == nullptr; }
-  std::size_t period() const { return values_ ? values_->size() : 0; }
-  const std::vector<std::complex<double>>& values() const { return *values_; }
+  PlainVector() = default;
+  explicit PlainVector(Values period_values);
+  explicit PlainVector(const std::vector<double>& period_values);
+  // `period` values from `generate` (called at each expansion; it must return `period` finite values).
+  PlainVector(std::size_t period, Generator generate);
+
+  bool empty() const { return period_ == 0; }
+  std::size_t period() const { return period_; }
+  bool generated() const { return generator_ != nullptr; }
+  // Bytes held until encoding: the values, or nothing for a generated vector.
+  std::size_t stored_bytes() const { return values_ ? values_->size() * sizeof(std::complex<double>) : 0; }
+  // Identifies the storage shared by copies (the same vector traced twice is stored once).
+  const void* storage() const { return values_ ? static_cast<const void*>(values_.get()) : generator_.get(); }
   // The slot vector over `slots` slots: the period tiled. InvalidArgument unless the period divides slots.
-  std::vector<std::complex<double>> expanded(std::size_t slots) const;
+  Values expanded(std::size_t slots) const;
 
  private:
-  std::shared_ptr<const std::vector<std::complex<double>>> values_;
+  std::shared_ptr<const Values> values_;
+  std::shared_ptr<const Generator> generator_;
+  std::size_t period_ = 0;
 };
 
 struct Node {

@@ -7,6 +7,7 @@
 // each, their rotations hoisted by the planner. Batch normalization folds into the convolution before it.
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,21 +31,22 @@ struct BatchNorm {
 // A linear layer's map and bias, applied as graph::multiply then a bias add.
 class LinearLayer {
  public:
-  LinearLayer(const SlotMap& map, std::vector<double> bias_slots, Packing in, Packing out);
+  LinearLayer(SlotMap map, std::vector<double> bias_slots, Packing in, Packing out);
 
   const Packing& input_packing() const { return in_; }
   const Packing& output_packing() const { return out_; }
-  const circuits::DiagonalMatrix& matrix() const { return matrix_; }
+  const SlotMap& map() const { return *map_; }
 
+  // The map's diagonals are made from its entries when the program encodes them (graph::DiagonalSource).
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
-    typename Ops::Value y = graph::multiply(ops, x, matrix_);
+    typename Ops::Value y = graph::multiply(ops, x, map_);
     return bias_.empty() ? std::move(y) : ops.add(y, bias_);
   }
 
  private:
   Packing in_, out_;
-  circuits::DiagonalMatrix matrix_;
+  std::shared_ptr<const SlotMap> map_;
   graph::PlainVector bias_;  // empty without a bias
 };
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "cerium/circuits/diagonal_matrix.hpp"
@@ -14,18 +15,27 @@
 
 namespace cerium::nn {
 
+// Entries are kept sparse, grouped by diagonal (a convolution's map has about C_out H W C_in k^2 entries where
+// its dense diagonals would hold slots values each): diagonal(offset) makes one dense diagonal on demand
+// (graph::DiagonalSource), matrix() all of them (small maps, tests).
 class SlotMap {
  public:
   explicit SlotMap(std::size_t slots);
   // out[out_slot] += weight * in[in_slot]. InvalidArgument for a slot outside the map.
   void add(std::size_t out_slot, std::size_t in_slot, double weight);
   std::size_t slots() const { return slots_; }
-  std::size_t diagonals() const { return diagonals_.size(); }
+  std::size_t diagonals() const { return entries_.size(); }
+  std::size_t entries() const { return count_; }
+  std::vector<std::int64_t> offsets() const;
+  // Diagonal `offset` (in [0, slots)): slots values, zero where the map has no entry. InvalidArgument for an
+  // offset the map does not have.
+  std::vector<circuits::Complex> diagonal(std::int64_t offset) const;
   circuits::DiagonalMatrix matrix() const;
 
  private:
   std::size_t slots_;
-  std::map<std::int64_t, std::vector<circuits::Complex>> diagonals_;
+  std::size_t count_ = 0;
+  std::map<std::int64_t, std::vector<std::pair<std::uint32_t, double>>> entries_;  // offset -> (out slot, weight)
 };
 
 struct Conv2dSpec {

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "cerium/graph/eager.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/plain_ops.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -113,6 +114,16 @@ TEST_CASE("convolutions as slot maps equal the nested loops; encrypted within 2^
   }
   CHECK(max_error(folded.reference(x), want) < 1e-12);
   CHECK_THROWS_AS(nn::Conv2d({.in_channels = 3, .out_channels = 2}, w, b, in), InvalidArgument);  // 2 channels in
+
+  // Diagonals made on demand from the map's entries give the words of the materialized matrix.
+  graph::Eager<backend::CpuBackend> eager(f.evaluator);
+  const circuits::DiagonalMatrix matrix = plain.layer().map().matrix();
+  f.evaluator.set_galois_keys(
+      std::make_shared<const GaloisKeys>(f.keygen.galois_keys(circuits::plan_bsgs(matrix).rotation_steps())));
+  const Ciphertext ct = eager.input(f.encryptor.encrypt(f.encoder.encode(in.pack(x), eager.encoding(3, in.slots()))));
+  const auto on_demand = graph::multiply(eager, ct, std::make_shared<const nn::SlotMap>(plain.layer().map()));
+  const auto materialized = graph::multiply(eager, ct, matrix);
+  CHECK(same_words(on_demand, materialized));
 }
 
 TEST_CASE("pooling and dense layers as slot maps; encrypted within 2^-14", "[nn][dense]") {

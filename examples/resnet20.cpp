@@ -1,0 +1,172 @@
+// ResNet-20 (3 stages of 3 basic blocks, 16/32/64 channels, 32x32x3 inputs, 10 classes) on an encrypted image:
+// the model is traced once, the planner places its bootstraps and infers its rotation keys, and the executor runs
+// it on the GPU when there is one (on the CPU it says first how long that would take and asks for --cpu).
+// Weights: seeded at the published shapes (a trained weight file replaces them when given); the image: random
+// pixels in [0, 1] (a real test image when given). The logits are checked against the plaintext twin (the same
+// polynomial ReLUs) and the exact-ReLU reference.
+//
+//   cerium_example_resnet20                     plan, then run on the GPU (or print the CPU estimate)
+//   --plan-only                                 trace and plan; print the plan's summary
+//   --cpu                                       run on the CPU even so (hours)
+//   --relu-degree D                             the interpolated ReLU's degree (15)
+//   --seed S                                    the weights' seed (1)
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/explain.hpp"
+#include "cerium/graph/plain_ops.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/nn/resnet.hpp"
+#if CERIUM_HAS_CUDA
+#include "cerium/backend/cuda/device.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
+#endif
+
+using namespace cerium;
+
+namespace {
+
+constexpr std::size_t kSlots = 16384;  // 16 x 32 x 32, the widest activation
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string summary(const std::string& table) {  // explain()'s last three lines
+  std::size_t at = table.size() - 1;
+  for (int lines = 0; lines < 3 && at != std::string::npos && at > 0; ++lines) at = table.rfind('\n', at - 1);
+  return table.substr(at == std::string::npos ? 0 : at + 1);
+}
+
+template <backend::PolyBackend B>
+int run(const graph::Plan& plan, const nn::ResNet& model, const nn::Tensor& image,
+        const ckks::BasicEvaluator<B>& evaluator, const boot::BasicBootstrapper<B>& bootstrapper,
+        const ckks::KeyGenerator& keygen) {
+  const auto& context = plan.program.context();
+  const ckks::Encoder encoder(context);
+  const auto packed = model.input_packing().pack(image);
+  std::vector<ckks::Ciphertext> inputs;
+  inputs.push_back(ckks::Encryptor(keygen.public_key()).encrypt(encoder.encode(packed, plan.input_encoding(0))));
+  const graph::Executor<B> executor(plan, evaluator, &bootstrapper, {.cache_plaintexts = true});
+  const auto start = std::chrono::steady_clock::now();
+  auto outputs = executor.run(std::move(inputs), [&](const graph::RunProgress& p) {
+    if (p.nodes_done % 500 == 0 || p.nodes_done == p.nodes) {
+      fmt::print("\r  {:5.1f}%  nodes {}/{}, bootstraps {}/{}, {:.1f} s", 100.0 * p.nodes_done / p.nodes,
+                 p.nodes_done, p.nodes, p.bootstraps_done, p.bootstraps, p.elapsed_seconds);
+      std::fflush(stdout);
+    }
+  });
+  fmt::print("\nencrypted inference: {:.3f} s (plaintexts encoded on first use)\n", seconds_since(start));
+  const auto logits = encoder.decode(ckks::Decryptor(keygen.secret_key()).decrypt(evaluator.download(outputs.at(0))));
+
+  graph::PlainOps twin;
+  const auto expected = model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end()));
+  const nn::Tensor exact = model.reference(image);
+  double worst = 0;
+  std::size_t best = 0, best_twin = 0, best_exact = 0;
+  for (std::size_t k = 0; k < model.config().classes; ++k) {
+    worst = std::max(worst, std::abs(logits[k].real() - expected[k].real()));
+    if (logits[k].real() > logits[best].real()) best = k;
+    if (expected[k].real() > expected[best_twin].real()) best_twin = k;
+    if (exact.values[k] > exact.values[best_exact]) best_exact = k;
+  }
+  fmt::print("class {} (plaintext twin {}, exact ReLU {}); max logit error against the twin {:.2e}\n", best,
+             best_twin, best_exact, worst);
+  return best == best_twin ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool plan_only = false, cpu = false;
+  int relu_degree = 15;
+  std::uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--plan-only") {
+      plan_only = true;
+    } else if (arg == "--cpu") {
+      cpu = true;
+    } else if (arg == "--relu-degree" && i + 1 < argc) {
+      relu_degree = std::atoi(argv[++i]);
+    } else if (arg == "--seed" && i + 1 < argc) {
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--seed S]\n", argv[0]);
+      return 2;
+    }
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  nn::ResNetConfig config{.slots = kSlots, .relu_stages = 0, .relu_degree = relu_degree};
+  nn::ResNet model = nn::ResNet::seeded(config, seed);
+  std::mt19937_64 rng(seed + 1);
+  std::uniform_real_distribution<double> pixel(0, 1);
+  nn::Tensor image(config.input);
+  for (auto& v : image.values) v = pixel(rng);
+  model = model.with_relu_bound(1.25 * model.activation_range({image}));
+  fmt::print("ResNet-20, seeded weights: built in {:.1f} s; ReLU of degree {} on [-{:.2f}, {:.2f}]\n",
+             seconds_since(start), relu_degree, model.config().relu_bound, model.config().relu_bound);
+
+  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const boot::BootstrapConfig boot_config{.slots = kSlots};
+  const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
+  graph::PlanOptions options;
+  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
+                                           .output_scale = context->parameters().default_scale(),
+                                           .min_input_level = 1,
+                                           .slots = kSlots};
+  start = std::chrono::steady_clock::now();
+  graph::Tracer tracer(context);
+  tracer.output(model.forward(tracer, tracer.input("image", kSlots)), "logits");
+  const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
+  fmt::print("traced and planned in {:.1f} s\n{}", seconds_since(start), summary(graph::explain(plan)));
+  if (plan_only) return 0;
+
+  const ckks::KeyGenerator keygen(context);
+  auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
+  auto galois = std::make_shared<const ckks::GaloisKeys>(
+      keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, ckks::KeyStorage::seeded));
+#if CERIUM_HAS_CUDA
+  if (!cpu && cuda::has_cuda_device()) {
+    fmt::print("backend: CUDA on {}\n", cuda::device_info(0).name);
+    ckks::CudaEvaluator evaluator(context, backend::CudaBackend(context));
+    evaluator.set_relinearization_key(relin);
+    evaluator.set_galois_keys(galois);
+    boot::CudaBootstrapper bootstrapper(context, boot_config, backend::CudaBackend(context));
+    bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
+        bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
+    return run(plan, model, image, evaluator, bootstrapper, keygen);
+  }
+#endif
+  if (!cpu) {
+    // About 46 s a bootstrap and 0.7 s a key switch on one core at N = 2^16 (bench/RESULTS.md).
+    const double estimate = 46.0 * plan.bootstraps() + 0.7 * static_cast<double>(plan.key_switches());
+    fmt::print("no GPU here: on the CPU this takes about {:.1f} hours ({} bootstraps, {} key switches); pass --cpu "
+               "to run it anyway\n",
+               estimate / 3600, plan.bootstraps(), plan.key_switches());
+    return 0;
+  }
+  fmt::print("backend: CPU\n");
+  ckks::Evaluator evaluator(context);
+  evaluator.set_relinearization_key(relin);
+  evaluator.set_galois_keys(galois);
+  boot::Bootstrapper bootstrapper(context, boot_config);
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(keygen)));
+  return run(plan, model, image, evaluator, bootstrapper, keygen);
+}
