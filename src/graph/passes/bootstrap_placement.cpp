@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "cerium/core/check.hpp"
 
@@ -120,6 +122,93 @@ Placement place_on_forest(const LevelProblem& p, const std::vector<std::vector<s
   return finish(p, std::move(bootstrap), true);
 }
 
+// --- graphs with cut points: dynamic programming over the cuts ---
+
+// A cut is an item every later item is reached through (no operand edge jumps over it); between two cuts lies a
+// small graph (a layer, an activation's polynomial). Bootstrapping only at cuts turns the graph into a chain:
+// each segment spends a fixed number of levels (drop) and needs its start to carry enough for its items
+// (demand); the fewest refreshes over the chain of cuts is a dynamic program over (cut, level). Not optimal in
+// general (a refresh inside a segment may pay), but models are chains of layers, where this is what matters.
+std::optional<std::vector<bool>> place_on_cuts(const LevelProblem& p, const std::vector<std::vector<std::uint32_t>>& consumers) {
+  const std::size_t n = p.items.size();
+  if (p.bootstrap_level < 0 || n == 0) return std::nullopt;
+  std::vector<std::uint32_t> cuts;
+  std::size_t reach = 0;  // the furthest item read by an item before the current one
+  bool sources_done = false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (p.items[i].start >= 0 && sources_done) return std::nullopt;  // a source after a cut: not a chain
+    if (i >= reach && i > 0 && p.items[i].start < 0 && can_bootstrap(p, p.items[i]) && !p.items[i].pinned) {
+      cuts.push_back(i);
+      sources_done = true;
+    }
+    for (const auto w : consumers[i]) reach = std::max<std::size_t>(reach, w);
+  }
+  if (cuts.empty()) return std::nullopt;
+
+  // Natural levels with nothing refreshed: the prefix must stand on its own; each segment's drop and demand
+  // follow from the levels relative to its cut (every path into the segment comes through the cut).
+  std::vector<bool> none(n, false);
+  const std::vector<int> natural = natural_levels(p, none);
+  for (std::uint32_t i = 0; i <= cuts.front(); ++i) {
+    if (natural[i] < p.items[i].min_level) return std::nullopt;
+  }
+  const std::size_t k_count = cuts.size();
+  std::vector<int> drop(k_count), demand(k_count);  // segment k: (cuts[k], cuts[k + 1]] (the last: to the end)
+  for (std::size_t k = 0; k < k_count; ++k) {
+    const std::uint32_t first = cuts[k] + 1;
+    const std::uint32_t last = k + 1 < k_count ? cuts[k + 1] : static_cast<std::uint32_t>(n - 1);
+    demand[k] = 0;
+    for (std::uint32_t i = first; i <= last && i < n; ++i) {
+      if (p.items[i].pinned) return std::nullopt;  // a pin inside a segment breaks the chain's arithmetic
+      const int d = natural[cuts[k]] - natural[i];
+      demand[k] = std::max(demand[k], d + p.items[i].min_level);
+    }
+    drop[k] = k + 1 < k_count ? natural[cuts[k]] - natural[cuts[k + 1]] : 0;
+  }
+  int top = p.bootstrap_level;
+  for (const auto& item : p.items) top = std::max(top, item.start);
+  const auto levels = static_cast<std::size_t>(top) + 1;
+  // best[k][l]: fewest refreshes up to cut k arriving at level l (before its own decision).
+  std::vector<std::vector<int>> best(k_count, std::vector<int>(levels, kInfinite));
+  std::vector<std::vector<std::pair<int, char>>> from(k_count, std::vector<std::pair<int, char>>(levels, {-1, 0}));
+  if (natural[cuts[0]] >= 0) best[0][static_cast<std::size_t>(natural[cuts[0]])] = 0;
+  int end_best = kInfinite, end_level = -1;
+  char end_refresh = 0;
+  for (std::size_t k = 0; k < k_count; ++k) {
+    for (std::size_t l = 0; l < levels; ++l) {
+      if (best[k][l] >= kInfinite) continue;
+      for (const char refresh : {char{0}, char{1}}) {
+        if (refresh && (static_cast<int>(l) < p.bootstrap_min_input || p.bootstrap_level <= static_cast<int>(l))) continue;
+        const int carried = refresh ? p.bootstrap_level : static_cast<int>(l);
+        if (carried < demand[k]) continue;
+        const int count = best[k][l] + refresh;
+        if (k + 1 == k_count) {
+          if (count < end_best) {
+            end_best = count;
+            end_level = static_cast<int>(l);
+            end_refresh = refresh;
+          }
+          continue;
+        }
+        const int next = carried - drop[k];
+        if (next < 0 || count >= best[k + 1][static_cast<std::size_t>(next)]) continue;
+        best[k + 1][static_cast<std::size_t>(next)] = count;
+        from[k + 1][static_cast<std::size_t>(next)] = {static_cast<int>(l), refresh};
+      }
+    }
+  }
+  if (end_best >= kInfinite) return std::nullopt;
+  std::vector<bool> bootstrap(n, false);
+  int level = end_level;
+  bootstrap[cuts[k_count - 1]] = end_refresh != 0;
+  for (std::size_t k = k_count - 1; k > 0; --k) {
+    const auto [previous, refresh] = from[k][static_cast<std::size_t>(level)];
+    bootstrap[cuts[k - 1]] = refresh != 0;
+    level = previous;
+  }
+  return bootstrap;
+}
+
 // --- general graphs: branch and bound ---
 
 struct Search {
@@ -227,6 +316,11 @@ Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& 
   if (forest) return place_on_forest(problem, consumers);
 
   Placement greedy = place_bootstraps_greedy(problem);
+  // The chain of cuts, when the graph has one, often beats the greedy rule: start the search from the better.
+  if (const auto on_cuts = place_on_cuts(problem, consumers)) {
+    Placement cut = finish(problem, *on_cuts, false);
+    if (cut.feasible && (!greedy.feasible || cut.count < greedy.count)) greedy = std::move(cut);
+  }
   Search search{problem, options.search_limit};
   search.effective.assign(problem.items.size(), 0);
   search.current.assign(problem.items.size(), false);

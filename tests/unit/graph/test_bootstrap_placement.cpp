@@ -192,3 +192,29 @@ TEST_CASE("bootstrap placement: no bootstrapper, pins, and where it fails", "[gr
   CHECK(pinned.bootstrap[1]);
   CHECK(pinned.count == 0);
 }
+
+TEST_CASE("bootstrap placement on a chain of layers with fan-out finds the chain's minimum", "[graph][placement]") {
+  // x_(k+1) = x_k * x_k + x_k * c: every layer reads its input twice (not a forest), spends one level, and joins
+  // at one value (a cut); refreshing at cuts makes it a chain, whose minimum has a closed form.
+  for (const auto& [layers, top] : {std::pair{4, 2}, std::pair{30, 5}, std::pair{120, 5}}) {
+    LevelProblem p;
+    p.bootstrap_level = 4;
+    p.items.push_back({.inputs = {}, .cost = 0, .start = top});
+    std::uint32_t x = 0;
+    for (int k = 0; k < layers; ++k) {
+      const auto base = static_cast<std::uint32_t>(p.items.size());
+      p.items.push_back({.inputs = {x, x}, .cost = 1});  // x * x
+      p.items.push_back({.inputs = {x}, .cost = 1});     // x * c
+      p.items.push_back({.inputs = {base, base + 1}, .cost = 0});
+      x = base + 2;
+    }
+    p.items.push_back({.inputs = {x}, .may_bootstrap = false});
+    const int want = layers <= top ? 0 : (layers - top + 4 - 2) / (4 - 1);
+    const Placement got = place_bootstraps(p);
+    INFO(layers << " layers");
+    REQUIRE(got.feasible);
+    CHECK(got.count == want);
+    CHECK(feasible_by_definition(p, got.bootstrap));
+    if (layers == 4) check_against_exhaustive(p);
+  }
+}

@@ -9,9 +9,10 @@
 // Algorithms, exact where it matters:
 //  - a forest (every item read at most once: chains, expression trees): dynamic programming over (item, level
 //    demanded of it), O(items x levels), optimal;
-//  - any other graph: depth-first branch and bound over the items (bootstrap or not), seeded with a greedy
-//    placement, optimal when it finishes within `search_limit` steps; otherwise the best placement found, and
-//    Placement::optimal says so.
+//  - any other graph: depth-first branch and bound over the items (bootstrap or not), seeded with the better of
+//    a greedy placement and a dynamic program over the graph's cuts (items every later one is reached through:
+//    a model's layer boundaries; refreshing only there makes the graph a chain), optimal when it finishes within
+//    `search_limit` steps; otherwise the best placement found, and Placement::optimal says so.
 // The greedy rule alone (refresh a value at the last level it can still be bootstrapped, when what follows it
 // needs more levels than it has) is exposed for comparison.
 
