@@ -1,6 +1,7 @@
 # Every dependency comes from the system (Debian packages or the CUDA Toolkit); nothing is downloaded.
 find_package(Threads REQUIRED)
 find_package(fmt 9 REQUIRED)
+find_package(ZLIB REQUIRED)  # gzip-compressed datasets (io/idx.hpp)
 if(CERIUM_BUILD_BENCH)
   find_package(benchmark QUIET)
   if(NOT benchmark_FOUND)
