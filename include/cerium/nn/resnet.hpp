@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "cerium/io/weights.hpp"
 #include "cerium/nn/layers.hpp"
 #include "cerium/nn/tensor.hpp"
 
@@ -28,9 +29,18 @@ struct ResNetConfig {
 
 class ResNet {
  public:
-  // Weights drawn from a seed at the architecture's shapes (He-normal convolutions, batch norms near identity):
-  // for timings at full size and for tests; trained weights come from a weight file.
-  static ResNet seeded(const ResNetConfig& config, std::uint64_t seed);
+  // From a weight file (io/weights.hpp) with the names and shapes of PyTorch's layout: "stem.weight"
+  // [C, C_in, 3, 3] and "stem.bn.{gamma,beta,mean,var}" [C]; per stage s and block b, "stages.s.b.conv1.weight",
+  // "stages.s.b.bn1.*", "stages.s.b.conv2.weight", "stages.s.b.bn2.*" and, where the block changes the shape,
+  // "stages.s.b.shortcut.weight" [C, C_in, 1, 1] and "stages.s.b.shortcut_bn.*"; "fc.weight" [classes, C] and
+  // "fc.bias" [classes]. MismatchError naming a tensor that is absent or has other dimensions.
+  static ResNet from_weights(const ResNetConfig& config, const io::WeightFile& weights);
+  // Weights drawn from a seed at the architecture's shapes (He-normal convolutions, batch norms near identity),
+  // in the same file layout: for timings at full size and for tests.
+  static io::WeightFile seeded_weights(const ResNetConfig& config, std::uint64_t seed);
+  static ResNet seeded(const ResNetConfig& config, std::uint64_t seed) {
+    return from_weights(config, seeded_weights(config, seed));
+  }
 
   const ResNetConfig& config() const { return config_; }
   const Packing& input_packing() const { return stem_.layer().input_packing(); }

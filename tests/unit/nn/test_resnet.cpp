@@ -14,6 +14,7 @@
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/plain_ops.hpp"
 #include "cerium/graph/tracer.hpp"
+#include "cerium/io/weights.hpp"
 #include "cerium/nn/resnet.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 #include "support/catch.hpp"
@@ -66,4 +67,31 @@ TEST_CASE("a reduced ResNet runs encrypted end to end with planned bootstraps", 
     CHECK(std::abs(decoded[k].real() - twin[k].real()) < std::exp2(-10));
     CHECK(std::abs(twin[k].real() - exact.values[k]) < 0.1);
   }
+}
+
+TEST_CASE("ResNet weights through a weight file: the same network; absent or misshapen tensors named", "[nn][weights]") {
+  const nn::ResNetConfig config{.input = {1, 8, 8}, .channels = {2, 4}, .blocks = 1, .classes = 3, .slots = 256,
+                                .relu_bound = 100, .relu_stages = 0, .relu_degree = 15};
+  const io::WeightFile weights = nn::ResNet::seeded_weights(config, 11);
+  const nn::ResNet direct = nn::ResNet::from_weights(config, weights);
+  const nn::ResNet loaded = nn::ResNet::from_weights(config, io::WeightFile::from_bytes(weights.to_bytes()));
+  nn::Tensor image(config.input);
+  for (std::size_t i = 0; i < image.values.size(); ++i) image.values[i] = static_cast<double>(i % 7) / 7;
+  CHECK(direct.reference(image).values == loaded.reference(image).values);
+  CHECK(weights.contains("stages.1.0.shortcut.weight"));  // the stride-2 block has its 1x1 shortcut
+  CHECK_FALSE(weights.contains("stages.0.0.shortcut.weight"));
+
+  io::WeightFile missing;
+  for (const auto& [name, t] : weights.tensors()) {
+    if (name != "fc.bias") missing.add(name, t.dims, t.values);
+  }
+  try {
+    nn::ResNet::from_weights(config, missing);
+    FAIL("a weight file without fc.bias was accepted");
+  } catch (const MismatchError& e) {
+    CHECK(std::string(e.what()).find("fc.bias") != std::string::npos);
+  }
+  nn::ResNetConfig wider = config;
+  wider.channels = {2, 8};  // the file's tensors are for 4 channels
+  CHECK_THROWS_AS(nn::ResNet::from_weights(wider, weights), MismatchError);
 }
