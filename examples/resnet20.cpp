@@ -1,21 +1,24 @@
 // ResNet-20 (3 stages of 3 basic blocks, 16/32/64 channels, 32x32x3 inputs, 10 classes) on an encrypted image:
 // the model is traced once, the planner places its bootstraps and infers its rotation keys, and the executor runs
 // it on the GPU when there is one (on the CPU it says first how long that would take and asks for --cpu).
-// Weights: seeded at the published shapes (a trained weight file replaces them when given); the image: random
-// pixels in [0, 1] (a real test image when given). The logits are checked against the plaintext twin (the same
-// polynomial ReLUs) and the exact-ReLU reference.
+// Weights: seeded at the published shapes, or a trained weight file (scripts/train_resnet.py); the image: a
+// Fashion-MNIST test image (padded to 32x32, three channels) when the dataset is installed, else random pixels.
+// The logits are checked against the plaintext twin (the same polynomial ReLUs) and the exact-ReLU reference.
 //
 //   cerium_example_resnet20                     plan, then run on the GPU (or print the CPU estimate)
 //   --plan-only                                 trace and plan; print the plan's summary
 //   --cpu                                       run on the CPU even so (hours)
 //   --relu-degree D                             the interpolated ReLU's degree (15)
 //   --seed S                                    the weights' seed (1)
+//   --weights FILE                              trained weights (io/weights.hpp layout)
+//   --image I                                   Fashion-MNIST test image I (0)
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -30,6 +33,8 @@
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/plain_ops.hpp"
 #include "cerium/graph/tracer.hpp"
+#include "cerium/io/idx.hpp"
+#include "cerium/io/weights.hpp"
 #include "cerium/nn/resnet.hpp"
 #if CERIUM_HAS_CUDA
 #include "cerium/backend/cuda/device.hpp"
@@ -96,6 +101,8 @@ int main(int argc, char** argv) {
   bool plan_only = false, cpu = false;
   int relu_degree = 15;
   std::uint64_t seed = 1;
+  std::string weights_file;
+  std::size_t image_index = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--plan-only") {
@@ -106,22 +113,42 @@ int main(int argc, char** argv) {
       relu_degree = std::atoi(argv[++i]);
     } else if (arg == "--seed" && i + 1 < argc) {
       seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--weights" && i + 1 < argc) {
+      weights_file = argv[++i];
+    } else if (arg == "--image" && i + 1 < argc) {
+      image_index = std::strtoull(argv[++i], nullptr, 10);
     } else {
-      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--seed S]\n", argv[0]);
+      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--seed S] [--weights FILE] [--image I]\n",
+                 argv[0]);
       return 2;
     }
   }
 
   auto start = std::chrono::steady_clock::now();
-  nn::ResNetConfig config{.slots = kSlots, .relu_stages = 0, .relu_degree = relu_degree};
-  nn::ResNet model = nn::ResNet::seeded(config, seed);
-  std::mt19937_64 rng(seed + 1);
-  std::uniform_real_distribution<double> pixel(0, 1);
+  nn::ResNetConfig config{.slots = kSlots, .relu_bound = 8, .relu_stages = 0, .relu_degree = relu_degree};
   nn::Tensor image(config.input);
-  for (auto& v : image.values) v = pixel(rng);
-  model = model.with_relu_bound(1.25 * model.activation_range({image}));
-  fmt::print("ResNet-20, seeded weights: built in {:.1f} s; ReLU of degree {} on [-{:.2f}, {:.2f}]\n",
-             seconds_since(start), relu_degree, model.config().relu_bound, model.config().relu_bound);
+  if (std::filesystem::exists(io::kFashionMnistDir / "t10k-images-idx3-ubyte.gz")) {
+    const io::LabeledImages test = io::load_fashion_mnist("t10k");
+    require(image_index < test.count, "--image {}: the test set has {} images", image_index, test.count);
+    for (std::size_t c = 0; c < 3; ++c) {  // 28x28 grey, padded by 2, copied to the three channels
+      for (std::size_t y = 0; y < 28; ++y) {
+        for (std::size_t x = 0; x < 28; ++x) image.at(c, y + 2, x + 2) = test.pixels[(image_index * 28 + y) * 28 + x] / 255.0;
+      }
+    }
+    fmt::print("Fashion-MNIST test image {} (label {})\n", image_index, test.labels[image_index]);
+  } else {
+    std::mt19937_64 rng(seed + 1);
+    std::uniform_real_distribution<double> pixel(0, 1);
+    for (auto& v : image.values) v = pixel(rng);
+    fmt::print("random image (install dataset-fashion-mnist for real ones)\n");
+  }
+  nn::ResNet model = weights_file.empty() ? nn::ResNet::seeded(config, seed)
+                                          : nn::ResNet::from_weights(config, io::WeightFile::load(weights_file));
+  // Seeded weights have no trained range: calibrate the ReLU's on this image. Trained ones keep the training's.
+  if (weights_file.empty()) model = model.with_relu_bound(1.25 * model.activation_range({image}));
+  fmt::print("ResNet-20, {} weights: built in {:.1f} s; ReLU of degree {} on [-{:.2f}, {:.2f}]\n",
+             weights_file.empty() ? "seeded" : "trained", seconds_since(start), relu_degree, model.config().relu_bound,
+             model.config().relu_bound);
 
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
   const boot::BootstrapConfig boot_config{.slots = kSlots};
