@@ -71,7 +71,7 @@ class Executor {
         ckks::Ciphertext value = node.op == Op::input    ? receive(std::move(inputs[next_input++]), id)
                                  : hoisted[id].has_value() ? std::move(*hoisted[id])
                                  : plan_.hoisting.group_of[id] >= 0 ? rotate_group(id, values, hoisted)
-                                                                     : compute(node, values);
+                                                                     : compute(id, values);
         hoisted[id].reset();
         if (p.bootstrap) {
           value = ops_.bootstrap(value);
@@ -127,7 +127,8 @@ class Executor {
     return std::move(results[0]);
   }
 
-  ckks::Ciphertext compute(const Node& node, const std::vector<std::optional<ckks::Ciphertext>>& values) const {
+  ckks::Ciphertext compute(NodeId id, const std::vector<std::optional<ckks::Ciphertext>>& values) const {
+    const Node& node = plan_.program.node(id);
     const auto& a = operand(values, node.inputs[0]);
     switch (node.op) {
       case Op::add: return ops_.add(a, operand(values, node.inputs[1]));
@@ -135,9 +136,9 @@ class Executor {
       case Op::negate: return ops_.negate(a);
       case Op::multiply: return ops_.multiply(a, operand(values, node.inputs[1]));
       case Op::multiply_plain:
-        return options_.cache_plaintexts ? ops_.multiply(a, cached(node, a)) : ops_.multiply(a, node.plain);
+        return options_.cache_plaintexts ? ops_.multiply(a, cached(id, a)) : ops_.multiply(a, node.plain);
       case Op::multiply_constant: return ops_.multiply(a, node.constant.real());
-      case Op::add_plain: return options_.cache_plaintexts ? ops_.add(a, cached(node, a)) : ops_.add(a, node.plain);
+      case Op::add_plain: return options_.cache_plaintexts ? ops_.add(a, cached(id, a)) : ops_.add(a, node.plain);
       case Op::add_constant: return ops_.add(a, node.constant);
       case Op::rotate: return ops_.rotate(a, node.steps);
       case Op::conjugate: return ops_.conjugate(a);
@@ -149,8 +150,8 @@ class Executor {
   }
 
   // The node's plaintext at its operand's level, encoded on first use (plans fix the level, so one per node).
-  const ckks::Plaintext& cached(const Node& node, const ckks::Ciphertext& operand) const {
-    const auto id = static_cast<NodeId>(&node - plan_.program.nodes().data());
+  const ckks::Plaintext& cached(NodeId id, const ckks::Ciphertext& operand) const {
+    const Node& node = plan_.program.node(id);
     std::lock_guard lock(cache_mutex_);
     auto it = cache_.find(id);
     if (it == cache_.end()) it = cache_.emplace(id, ops_.encode(node.plain, operand.level(), operand.slots())).first;

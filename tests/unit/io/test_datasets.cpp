@@ -76,6 +76,7 @@ TEST_CASE("Fashion-MNIST from the Debian package", "[io][idx][data]") {
   const std::filesystem::path dir = env != nullptr ? std::filesystem::path(env) : io::kFashionMnistDir;
   if (!std::filesystem::exists(dir / "t10k-images-idx3-ubyte.gz")) {
     WARN("dataset-fashion-mnist is not installed: skipped");
+    SUCCEED("nothing to check without the dataset");
     return;
   }
   const io::LabeledImages test = io::load_fashion_mnist("t10k", dir);
