@@ -142,14 +142,7 @@ int main(int argc, char** argv) {
   graph::PlanOptions options;
   options.bootstrap = graph::bootstrap_spec(cpu_bootstrapper);
   const graph::Plan plan = graph::plan(std::move(program), options);
-  const std::string table = graph::explain(plan);
-  if (full_table) {
-    fmt::print("{}", table);
-  } else {  // the summary: the table's last three lines
-    std::size_t at = table.size() - 1;
-    for (int lines = 0; lines < 3 && at != std::string::npos && at > 0; ++lines) at = table.rfind('\n', at - 1);
-    fmt::print("{}", table.substr(at == std::string::npos ? 0 : at + 1));
-  }
+  fmt::print("{}", full_table ? graph::explain(plan) : graph::summary(plan));
   if (!dot_file.empty()) {
     std::ofstream(dot_file) << graph::to_dot(plan);
     fmt::print("plan written to {}\n", dot_file);

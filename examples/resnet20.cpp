@@ -52,12 +52,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string summary(const std::string& table) {  // explain()'s last three lines
-  std::size_t at = table.size() - 1;
-  for (int lines = 0; lines < 3 && at != std::string::npos && at > 0; ++lines) at = table.rfind('\n', at - 1);
-  return table.substr(at == std::string::npos ? 0 : at + 1);
-}
-
 template <backend::PolyBackend B>
 int run(const graph::Plan& plan, const nn::ResNet& model, const nn::Tensor& image,
         const ckks::BasicEvaluator<B>& evaluator, const boot::BasicBootstrapper<B>& bootstrapper,
@@ -162,7 +156,7 @@ int main(int argc, char** argv) {
   graph::Tracer tracer(context);
   tracer.output(model.forward(tracer, tracer.input("image", kSlots)), "logits");
   const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
-  fmt::print("traced and planned in {:.1f} s\n{}", seconds_since(start), summary(graph::explain(plan)));
+  fmt::print("traced and planned in {:.1f} s\n{}", seconds_since(start), graph::summary(plan));
   if (plan_only) return 0;
 
   const ckks::KeyGenerator keygen(context);

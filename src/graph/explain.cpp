@@ -43,6 +43,12 @@ std::string explain(const Plan& plan) {
                        operands(node), p.level, std::log2(p.scale), key_switches(node.op),
                        plan.memory.value_bytes[id] ? mib(plan.memory.value_bytes[id]) : "-", notes);
   }
+  return out + summary(plan);
+}
+
+std::string summary(const Plan& plan) {
+  const Program& program = plan.program;
+  std::string out;
   out += fmt::format("{} nodes, {} key switches; bootstraps: {} placed ({}) + {} pinned\n", program.size(),
                      plan.key_switches(), plan.placed_bootstraps, plan.placement_optimal ? "optimal" : "best found",
                      plan.pinned_bootstraps);

@@ -10,6 +10,8 @@
 namespace cerium::graph {
 
 std::string explain(const Plan& plan);
+// explain()'s closing lines alone: nodes, key switches, bootstraps, rotation keys, memory.
+std::string summary(const Plan& plan);
 std::string to_dot(const Plan& plan);
 
 }  // namespace cerium::graph
