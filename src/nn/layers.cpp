@@ -12,13 +12,13 @@ std::vector<double> bias_slots(const Packing& out, const std::vector<double>& pe
   if (per_channel.empty()) return {};
   const Shape& s = out.shape();
   require(per_channel.size() == s.channels, "bias: {} values for {} channels", per_channel.size(), s.channels);
-  std::vector<double> slots(out.slots(), 0.0);
+  Tensor bias(s);
   for (std::size_t c = 0; c < s.channels; ++c) {
     for (std::size_t y = 0; y < s.height; ++y) {
-      for (std::size_t x = 0; x < s.width; ++x) slots[out.slot(c, y, x)] = per_channel[c];
+      for (std::size_t x = 0; x < s.width; ++x) bias.at(c, y, x) = per_channel[c];
     }
   }
-  return slots;
+  return out.pack(bias);  // every copy
 }
 
 }  // namespace

@@ -15,6 +15,17 @@ void SlotMap::add(std::size_t out_slot, std::size_t in_slot, double weight) {
   ++count_;
 }
 
+void SlotMap::add(const Packing& out, std::size_t out_index, const Packing& in, std::size_t in_index, double weight) {
+  require<MismatchError>(out.slots() == slots_ && in.slots() == slots_, "slot map of {} slots: packings of {} and {}",
+                         slots_, in.slots(), out.slots());
+  const std::size_t block = in.block();
+  for (std::size_t copy = 0; copy < out.copies(); ++copy) {
+    const std::size_t q = copy * out.block() + out_index;
+    const std::size_t offset = (in_index + block - q % block) % block;  // copies repeat with period block
+    add(q, (q + offset) % slots_, weight);
+  }
+}
+
 std::vector<std::int64_t> SlotMap::offsets() const {
   std::vector<std::int64_t> out;
   out.reserve(entries_.size());
@@ -70,7 +81,7 @@ SlotMap conv2d_map(const Conv2dSpec& spec, const std::vector<double>& weights, c
                   ix >= static_cast<std::ptrdiff_t>(is.width)) {
                 continue;
               }
-              map.add(out.slot(o, y, x), in.slot(c, static_cast<std::size_t>(iy), static_cast<std::size_t>(ix)),
+              map.add(out, out.slot(o, y, x), in, in.slot(c, static_cast<std::size_t>(iy), static_cast<std::size_t>(ix)),
                       weights[((o * is.channels + c) * k + ky) * k + kx]);
             }
           }
@@ -89,7 +100,7 @@ SlotMap global_average_pool_map(const Packing& in, const Packing& out) {
   const double w = 1.0 / static_cast<double>(is.height * is.width);
   for (std::size_t c = 0; c < is.channels; ++c) {
     for (std::size_t y = 0; y < is.height; ++y) {
-      for (std::size_t x = 0; x < is.width; ++x) map.add(out.slot(c, 0, 0), in.slot(c, y, x), w);
+      for (std::size_t x = 0; x < is.width; ++x) map.add(out, out.slot(c, 0, 0), in, in.slot(c, y, x), w);
     }
   }
   return map;
@@ -102,7 +113,7 @@ SlotMap dense_map(const std::vector<double>& weights, const Packing& in, const P
                          out.slots());
   SlotMap map(in.slots());
   for (std::size_t k = 0; k < n_out; ++k) {
-    for (std::size_t i = 0; i < n_in; ++i) map.add(k, i, weights[k * n_in + i]);
+    for (std::size_t i = 0; i < n_in; ++i) map.add(out, k, in, i, weights[k * n_in + i]);
   }
   return map;
 }

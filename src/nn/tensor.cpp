@@ -1,5 +1,6 @@
 #include "cerium/nn/tensor.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "cerium/core/check.hpp"
@@ -11,7 +12,8 @@ Tensor::Tensor(Shape s, std::vector<double> v) : shape(s), values(std::move(v)) 
           shape.height, shape.width);
 }
 
-Packing::Packing(Shape shape, std::size_t slots) : shape_(shape), slots_(slots) {
+Packing::Packing(Shape shape, std::size_t slots)
+    : shape_(shape), slots_(slots), block_(std::bit_ceil(std::max<std::size_t>(shape.size(), 1))) {
   require(std::has_single_bit(slots), "packing: {} slots; a power of two", slots);
   require(shape.size() >= 1 && shape.size() <= slots, "packing: a {}x{}x{} tensor ({} values) does not fit in {} slots",
           shape.channels, shape.height, shape.width, shape.size(), slots);
@@ -21,7 +23,9 @@ std::vector<double> Packing::pack(const Tensor& t) const {
   require<MismatchError>(t.shape == shape_, "packing: a {}x{}x{} tensor for a {}x{}x{} packing", t.shape.channels,
                          t.shape.height, t.shape.width, shape_.channels, shape_.height, shape_.width);
   std::vector<double> out(slots_, 0.0);
-  for (std::size_t i = 0; i < t.values.size(); ++i) out[i] = t.values[i];
+  for (std::size_t copy = 0; copy < copies(); ++copy) {
+    for (std::size_t i = 0; i < t.values.size(); ++i) out[copy * block_ + i] = t.values[i];
+  }
   return out;
 }
 

@@ -23,6 +23,9 @@ class SlotMap {
   explicit SlotMap(std::size_t slots);
   // out[out_slot] += weight * in[in_slot]. InvalidArgument for a slot outside the map.
   void add(std::size_t out_slot, std::size_t in_slot, double weight);
+  // Between packings: every copy of output index `out_index` reads input index `in_index` from the copy at or
+  // after it (a rotation by (in_index - out slot) mod the input's block), so offsets stay below the input block.
+  void add(const Packing& out, std::size_t out_index, const Packing& in, std::size_t in_index, double weight);
   std::size_t slots() const { return slots_; }
   std::size_t diagonals() const { return entries_.size(); }
   std::size_t entries() const { return count_; }

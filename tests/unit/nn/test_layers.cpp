@@ -37,14 +37,18 @@ std::vector<double> normal(std::size_t n, std::mt19937_64& rng, double sd) {
 
 graph::PlainOps::Value slots_of(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 
-// The layer on doubles through its slot map: the output tensor unpacked.
+// The layer on doubles through its slot map: the output tensor unpacked, after checking that every copy of the
+// output packing holds it (the next layer reads across copies).
 template <class Layer>
 nn::Tensor on_slots(const Layer& layer, const nn::Tensor& x) {
   graph::PlainOps ops;
   const auto y = layer.forward(ops, slots_of(layer.layer().input_packing().pack(x)));
   std::vector<double> real(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) real[i] = y[i].real();
-  return layer.layer().output_packing().unpack(real);
+  const auto& out = layer.layer().output_packing();
+  const std::vector<double> repacked = out.pack(out.unpack(real));
+  for (std::size_t i = 0; i < real.size(); ++i) REQUIRE(std::abs(real[i] - repacked[i]) < 1e-12);
+  return out.unpack(real);
 }
 
 double max_error(const nn::Tensor& a, const nn::Tensor& b) {
