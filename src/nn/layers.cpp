@@ -51,7 +51,8 @@ Conv2d::Conv2d(Conv2dSpec spec, std::vector<double> weights, std::vector<double>
             bias_[o] = (bias_[o] - bn->mean[o]) * s + bn->beta[o];
           }
         }
-        const Packing out(spec.output_shape(in.shape()), in.slots());
+        // A stride s multiplies the gap: the output stays where its input pixels were (multiplexed packing).
+        const Packing out = in.with(spec.output_shape(in.shape()), in.gap() * spec.stride);
         return LinearLayer(conv2d_map(spec, weights_, in, out), bias_slots(out, bias_), in, out);
       }()) {}
 
@@ -86,7 +87,8 @@ Tensor Conv2d::reference(const Tensor& x) const {
 
 GlobalAveragePool::GlobalAveragePool(const Packing& in)
     : layer_([&] {
-        const Packing out(Shape{in.shape().channels, 1, 1}, in.slots());
+        // Each channel's mean where its pixel (0, 0) was: offsets depend on the pixel only (few diagonals).
+        const Packing out = in.with(Shape{in.shape().channels, 1, 1}, in.gap());
         return LinearLayer(global_average_pool_map(in, out), {}, in, out);
       }()) {}
 
@@ -105,7 +107,8 @@ Dense::Dense(std::size_t outputs, std::vector<double> weights, std::vector<doubl
       bias_(bias.empty() ? std::vector<double>(outputs, 0.0) : std::move(bias)),
       layer_([&] {
         require(bias_.size() == outputs, "dense: {} biases for {} outputs", bias_.size(), outputs);
-        const Packing out(Shape{outputs, 1, 1}, in.slots());
+        // The outputs in the input's planes and gap: the offsets are differences of multiplexed positions.
+        const Packing out = in.with(Shape{outputs, 1, 1}, in.gap());
         return LinearLayer(dense_map(weights_, in, out), bias_slots(out, bias_), in, out);
       }()) {}
 

@@ -112,8 +112,14 @@ SlotMap dense_map(const std::vector<double>& weights, const Packing& in, const P
   require<MismatchError>(out.slots() == in.slots(), "dense: the packings have {} and {} slots", in.slots(),
                          out.slots());
   SlotMap map(in.slots());
+  const Shape& is = in.shape();
+  const Shape& os = out.shape();
   for (std::size_t k = 0; k < n_out; ++k) {
-    for (std::size_t i = 0; i < n_in; ++i) map.add(out, k, in, i, weights[k * n_in + i]);
+    const std::size_t out_slot = out.slot(k / (os.height * os.width), (k / os.width) % os.height, k % os.width);
+    for (std::size_t i = 0; i < n_in; ++i) {  // i: the input tensor's value index (c H + y) W + x
+      const std::size_t in_slot = in.slot(i / (is.height * is.width), (i / is.width) % is.height, i % is.width);
+      map.add(out, out_slot, in, in_slot, weights[k * n_in + i]);
+    }
   }
   return map;
 }

@@ -1,11 +1,15 @@
 #pragma once
-// Tensors of a model (channel-major doubles) and how one is packed into the slots of a ciphertext: channel c's
-// plane after channel c - 1's, row after row, index (c H + y) W + x, in a block of the next power of two of
-// slots (zeros after the tensor), and the block repeated over all the slots. The copies make the slots cyclic in
-// the tensor: a layer reading index i for the value at index j rotates by (i - j) mod block, a nonnegative offset
-// below the block, so a convolution needs about C_in x k^2 diagonals instead of (2 C_in - 1) x k^2. Every layer maps
-// one packing to another as a slot-linear map (nn/slot_map.hpp), so a stride or a pooling repacks without a
-// separate step.
+// Tensors of a model (channel-major doubles) and how one is packed into the slots of a ciphertext.
+//
+// Multiplexed packing (Lee et al., ICML 2022), with a gap k: channel planes of plane_h x plane_w slots, each
+// holding k^2 channels interleaved, (c, y, x) at plane c / k^2, row y k + (c mod k^2) / k, column x k + c mod k;
+// with k = 1 a plane is one channel, row after row. A stride-2 convolution then writes its output where its
+// input pixels were (the gap doubles, the plane stays), so every layer's map is shift-invariant: its diagonals
+// depend on the kernel and the channels, not on the pixel, and stay few.
+//
+// The planes take a block of the next power of two of slots, repeated over all the slots: the copies make the
+// slots cyclic in the tensor, so a layer reading slot i for the value at slot j rotates by (i - j) mod block, an
+// offset below the block. Every layer maps one packing to another as a slot-linear map (nn/slot_map.hpp).
 
 #include <cstddef>
 #include <span>
@@ -34,23 +38,30 @@ struct Tensor {
 
 class Packing {
  public:
-  // InvalidArgument when the tensor does not fit in `slots` (a power of two).
-  Packing(Shape shape, std::size_t slots);
+  // gap k >= 1; plane_h / plane_w 0: height k / width k. InvalidArgument when the tensor does not fit in `slots`
+  // (a power of two) or its rows and columns do not fit the plane.
+  Packing(Shape shape, std::size_t slots, std::size_t gap = 1, std::size_t plane_h = 0, std::size_t plane_w = 0);
 
   const Shape& shape() const { return shape_; }
   std::size_t slots() const { return slots_; }
+  std::size_t gap() const { return gap_; }
+  std::size_t plane_h() const { return plane_h_; }
+  std::size_t plane_w() const { return plane_w_; }
   std::size_t block() const { return block_; }    // the power of two a copy takes
   std::size_t copies() const { return slots_ / block_; }
-  // The index of (c, y, x) in a block, which is also its slot in the first copy.
+  // The slot of (c, y, x) in the first copy.
   std::size_t slot(std::size_t c, std::size_t y, std::size_t x) const {
-    return (c * shape_.height + y) * shape_.width + x;
+    const std::size_t per_plane = gap_ * gap_, sub = c % per_plane;
+    return (c / per_plane) * plane_h_ * plane_w_ + (y * gap_ + sub / gap_) * plane_w_ + x * gap_ + sub % gap_;
   }
+  // The packing of a tensor of `shape` in this one's planes with gap `gap` (a convolution's output, a pool's).
+  Packing with(Shape shape, std::size_t gap) const { return Packing(shape, slots_, gap, plane_h_, plane_w_); }
   std::vector<double> pack(const Tensor& t) const;  // every copy; MismatchError for another shape
   Tensor unpack(std::span<const double> slots) const;  // from the first copy
 
  private:
   Shape shape_;
-  std::size_t slots_, block_;
+  std::size_t slots_, gap_, plane_h_, plane_w_, block_;
 };
 
 }  // namespace cerium::nn
