@@ -101,6 +101,10 @@ TEST_CASE("convolutions as slot maps equal the nested loops; encrypted within 2^
     const nn::Tensor x = random_tensor(in.shape(), rng);
     const nn::Tensor want = conv.reference(x);
     CHECK(max_error(on_slots(conv, x), want) < 1e-12);
+    // Shift-invariant maps (multiplexed gaps): diagonals by kernel tap and channel pair, not by pixel (with
+    // power-of-two planes the cyclic copies bring it down to C_in k^2 s^2, as in ResNet-20).
+    const std::size_t taps = c.spec.kernel * c.spec.kernel * c.spec.stride * c.spec.stride;
+    CHECK(conv.layer().map().diagonals() <= (c.spec.in_channels + c.spec.out_channels - 1) * taps);
     CHECK(max_error(encrypted(f, conv, x), want) < std::exp2(-14));
   }
   // Batch norm folded: the same as the convolution then the normalization.
