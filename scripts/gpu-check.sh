@@ -12,7 +12,8 @@
 # (quick mode: 1 runs memcheck on the [quick] tests, full every sanitizer on the GPU tests as a full run does),
 # GPU_CHECK_CTEST=0 (skip the CPU suites' ctest run: CI runs them), GPU_CHECK_CPU_BENCH=0 (skip the CPU benchmarks),
 # GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec),
-# GPU_MEMCHECK_FILTER and GPU_SANITIZE_FILTER (the tests memcheck, and racecheck, initcheck and synccheck, cover).
+# GPU_MEMCHECK_FILTER and GPU_SANITIZE_FILTER (the tests memcheck, and racecheck, initcheck and synccheck, cover),
+# GPU_CHECK_EXAMPLES=1 (run examples/deep_program and examples/resnet20 on the GPU; GPU_RESNET_ARGS for the latter).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
 # of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
 set -uo pipefail
@@ -137,6 +138,8 @@ if [[ -f $build_dir/CMakeCache.txt ]]; then
   grep -q 'CMAKE_GENERATOR:INTERNAL=Unix Makefiles' "$build_dir/CMakeCache.txt" && keep_going=(-- -k)
   targets=()
   [[ ${GPU_CHECK_QUICK:-0} == 1 ]] && targets=(--target cerium_test_gpu cerium_bench_gpu)
+  [[ ${GPU_CHECK_QUICK:-0} == 1 && ${GPU_CHECK_EXAMPLES:-0} == 1 ]] &&
+    targets+=(cerium_example_deep_program cerium_example_resnet20)
   run_step build "$build_log" 300 cmake --build "$build_dir" -j "$jobs" "${targets[@]}" "${keep_going[@]}" || true
 fi
 grep -E "error:|warning:" "$build_log" | sort -u | head -40 || true
@@ -186,6 +189,21 @@ if [[ -x $gpu_bench ]]; then
       --benchmark_out="$out/bench_bootstrap.json" --benchmark_out_format=json || true
   fi
 fi
+# --- models (GPU_CHECK_EXAMPLES=1): the program-graph examples end to end on the GPU ----------------------------
+# deep_program (a 34-level model, 2 bootstraps) and ResNet-20 (seeded weights, 16 bootstraps; its first run encodes
+# about 10k plaintexts on the host, GPU_RESNET_ARGS adds --weights FILE for trained ones).
+if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
+  examples_log=$out/examples.log
+  : >"$examples_log"
+  for example in deep_program resnet20; do
+    binary=$build_dir/examples/cerium_example_$example
+    [[ -x $binary ]] || continue
+    args=()
+    [[ $example == resnet20 ]] && args=(${GPU_RESNET_ARGS:-})
+    run_step "example-$example" "$examples_log" 300 "$binary" "${args[@]}" || true
+  done
+fi
+
 if [[ -x $cpu_bench ]] && ((!quick)) && [[ ${GPU_CHECK_CPU_BENCH:-1} == 1 ]]; then
   # CPU reference figures (NTT, basis conversion, CKKS operations at N = 2^14 and 2^16) on this machine's cores.
   run_step bench-cpu "$bench_log" 200 "$cpu_bench" --benchmark_filter="${CPU_BENCH_FILTER:-ntt|BM_}" \

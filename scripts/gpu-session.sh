@@ -19,7 +19,7 @@ fi
 [[ -n ${AB_DIR:-} ]] && "$repo_root/scripts/gpu-ab.sh" 2>&1 | tee "$work/ab_summary.txt"
 mkdir -p "$final"
 tar czf "$final/results.tgz" -C "$work" .
-for f in summary.txt ab_summary.txt profile_table.txt bench_gpu.json bench_bootstrap.json; do
+for f in summary.txt ab_summary.txt profile_table.txt bench_gpu.json bench_bootstrap.json examples.log; do
   [[ -f $work/$f ]] && cp "$work/$f" "$final/"
 done
 exit $rc
