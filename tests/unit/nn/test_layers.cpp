@@ -171,3 +171,27 @@ TEST_CASE("ReLU polynomials approximate max(x, 0) on their range and say when an
   nn::Tensor t(nn::Shape{1, 1, 2}, {1.0, -5.0});
   CHECK_THROWS_AS(relu.reference(t, "ReLU 3"), InvalidArgument);
 }
+
+TEST_CASE("a stride-2 convolution, pooling and a dense layer chained in one program", "[nn][chain]") {
+  auto rng = cerium_test::make_rng(303);
+  Fixture f(toy(12, 6, 2, 3), {.relinearization = true});
+  const nn::Packing in(nn::Shape{2, 8, 8}, 256);
+  const nn::Conv2d conv({.in_channels = 2, .out_channels = 4, .stride = 2}, normal(4 * 2 * 9, rng, 0.3),
+                        normal(4, rng, 0.1), in);
+  const nn::GlobalAveragePool pool(conv.layer().output_packing());
+  const nn::Dense dense(3, normal(3 * 4, rng, 0.5), normal(3, rng, 0.1), pool.layer().output_packing());
+  graph::Tracer t(f.context);
+  t.output(dense.forward(t, pool.forward(t, conv.forward(t, t.input("x", 256)))), "y");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  const nn::Tensor x = random_tensor(in.shape(), rng);
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(in.pack(x), plan.input_encoding(0))));
+  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
+  const Values decoded = f.decrypt(out.at(0));
+  std::vector<double> real(decoded.size());
+  for (std::size_t i = 0; i < decoded.size(); ++i) real[i] = decoded[i].real();
+  const nn::Tensor want = dense.reference(pool.reference(conv.reference(x)));
+  CHECK(max_error(dense.layer().output_packing().unpack(real), want) < std::exp2(-14));
+  CHECK(out.at(0).level() == f.context->max_level() - 3);
+}
