@@ -16,7 +16,11 @@ namespace cerium::boot {
 
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input) const {
-  Ciphertext raised = sub_sum(mod_raise(scale_down(input)));
+  Ciphertext scaled = scale_down(input);  // checks the input (level, slots, parts) first
+  require<MissingKeyError>(keys_ != nullptr,
+                           "bootstrap: no bootstrapping keys; call set_keys(std::make_shared<const BootstrapKeys>("
+                           "bootstrapper.generate_keys(key_generator))) first");
+  Ciphertext raised = sub_sum(mod_raise(scaled));
   auto halves = coeff_to_slot(raised);
   const Ciphertext real_half = eval_mod(halves[0]);
   const Ciphertext imaginary_half = eval_mod(halves[1]);

@@ -1,10 +1,16 @@
 #include "cerium/ckks/ciphertext.hpp"
 
 #include "cerium/ckks/plaintext.hpp"
+#include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
 
 namespace cerium::ckks {
 namespace {
+
+void require_valid_scale(const ContextPtr& context, double scale, int level, const char* what) {
+  const std::string problem = scale_problem(scale, context->q_basis(level)->log2_product());
+  require<LevelError>(problem.empty(), "{} at level {}: {}", what, level, problem);
+}
 
 void require_level_poly(const ContextPtr& context, ring::RnsPoly& poly, int level, const char* what) {
   require<MismatchError>(context != nullptr, "{}: no context given", what);
@@ -21,6 +27,7 @@ void require_level_poly(const ContextPtr& context, ring::RnsPoly& poly, int leve
 Plaintext::Plaintext(ContextPtr context, ring::RnsPoly poly, int level, double scale, std::size_t slots)
     : context_(std::move(context)), poly_(std::move(poly)), level_(level), scale_(scale), slots_(slots) {
   require_level_poly(context_, poly_, level_, "plaintext");
+  require_valid_scale(context_, scale_, level_, "plaintext");
 }
 
 Ciphertext::Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int level, double scale,
@@ -28,6 +35,7 @@ Ciphertext::Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int
     : context_(std::move(context)), parts_(std::move(parts)), level_(level), scale_(scale), slots_(slots) {
   require(parts_.size() == 2 || parts_.size() == 3, "a ciphertext has 2 or 3 parts, not {}", parts_.size());
   for (auto& part : parts_) require_level_poly(context_, part, level_, "ciphertext");
+  require_valid_scale(context_, scale_, level_, "ciphertext");
 }
 
 Ciphertext Ciphertext::clone() const {

@@ -44,7 +44,7 @@ void BasicEvaluator<B>::level_down_inplace(Ciphertext& a, int level) const {
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::rescale_inplace(Ciphertext& a) const {
   check_operand(a, "rescale");
-  check_level_left(a, "rescale");
+  check_rescalable(a, "rescale");
   const int level = a.level();
   backend_.rescale(context_->rescaler(level), std::span<ring::RnsPoly>(a.parts()));
   finish_rescale(a, level);
@@ -362,7 +362,7 @@ void BasicEvaluator<B>::relinearize_inplace(Ciphertext& a) const {
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::relinearize_rescale_inplace(Ciphertext& a) const {
   check_operand(a, "relinearize_rescale");
-  check_level_left(a, "relinearize_rescale");
+  check_rescalable(a, "relinearize_rescale");
   if (a.size() == 2) return rescale_inplace(a);
   require_relinearization_key("relinearize_rescale");
   const int level = a.level();

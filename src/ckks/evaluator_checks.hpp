@@ -56,18 +56,19 @@ template <backend::PolyBackend B>
 void BasicEvaluator<B>::check_binary(const Ciphertext& a, const Ciphertext& b, const char* operation) const {
   check_operand(a, operation);
   check_operand(b, operation);
-  require(a.slots() == b.slots(),
-          "{}: the operands have {} and {} slots; encode both with the same EncodeOptions::slots", operation, a.slots(),
-          b.slots());
+  require<MismatchError>(a.slots() == b.slots(),
+                         "{}: the operands have {} and {} slots; encode both with the same EncodeOptions::slots",
+                         operation, a.slots(), b.slots());
 }
 
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::check_binary(const Ciphertext& a, const Plaintext& b, const char* operation) const {
   check_operand(a, operation);
   require_same_context(context_, b.context(), operation);
-  require(a.slots() == b.slots(),
-          "{}: the ciphertext has {} slots and the plaintext {}; encode the plaintext with EncodeOptions::slots = {}",
-          operation, a.slots(), b.slots(), a.slots());
+  require<MismatchError>(a.slots() == b.slots(),
+                         "{}: the ciphertext has {} slots and the plaintext {}; encode the plaintext with "
+                         "EncodeOptions::slots = {}",
+                         operation, a.slots(), b.slots(), a.slots());
 }
 
 template <backend::PolyBackend B>
@@ -76,6 +77,17 @@ void BasicEvaluator<B>::check_level_left(const Ciphertext& a, const char* operat
                       "{}: no level left: the ciphertext is at level 0 (scale {}); bootstrap or use more levels "
                       "(CkksConfig::levels = {} now)",
                       operation, format_scale(a.scale()), context_->max_level());
+}
+
+template <backend::PolyBackend B>
+void BasicEvaluator<B>::check_rescalable(const Ciphertext& a, const char* operation) const {
+  check_level_left(a, operation);
+  const double after = a.scale() / level_products_[static_cast<std::size_t>(a.level())];
+  require<LevelError>(after >= 1,
+                      "{}: the scale {} divided by the level's primes (2^{:.1f}) would be {}, below 1: the message "
+                      "would be lost; rescale only after a product (its scale is the operands' scales multiplied)",
+                      operation, format_scale(a.scale()), std::log2(level_products_[static_cast<std::size_t>(a.level())]),
+                      after);
 }
 
 template <backend::PolyBackend B>

@@ -183,7 +183,7 @@ Ciphertext BasicEvaluator<B>::relinearize(const Ciphertext& a) const {
 template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::relinearize_rescale(const Ciphertext& a) const {
   check_operand(a, "relinearize_rescale");
-  check_level_left(a, "relinearize_rescale");
+  check_rescalable(a, "relinearize_rescale");
   if (a.size() == 2) return rescale(a);
   require_relinearization_key("relinearize_rescale");
   const int level = a.level();

@@ -16,4 +16,14 @@ std::string format_scale(double scale) {
   return fmt::format("2^{:.3f} ({:.4g})", std::log2(scale), scale);
 }
 
+std::string scale_problem(double scale, double log2_modulus) {
+  if (!std::isfinite(scale)) return fmt::format("the scale {} is not finite", scale);
+  if (scale < 1) return fmt::format("the scale {} is below 1", scale);
+  if (std::log2(scale) >= log2_modulus) {
+    return fmt::format("the scale {} is not below the modulus at its level (2^{:.1f})", format_scale(scale),
+                       log2_modulus);
+  }
+  return {};
+}
+
 }  // namespace cerium::ckks

@@ -59,7 +59,7 @@ ckks::Ciphertext load_ciphertext(std::istream& in, const ckks::ContextPtr& conte
   const auto& basis = context->q_basis(level);
   detail::read_exact(r, basis->size(), "the ciphertext's limb count", "the limbs of its level");
   detail::read_exact(r, context->ring_degree(), "the ciphertext's ring degree", "the context's N");
-  const double scale = detail::read_scale(r, "ciphertext");
+  const double scale = detail::read_scale(r, *context, level, "ciphertext");
   const std::size_t slots = detail::read_slots(r, *context, "ciphertext");
   std::optional<ckks::PolySeed> seed;
   if (detail::read_flag(r, "the seeded flag")) {

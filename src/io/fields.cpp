@@ -1,5 +1,7 @@
 #include "fields.hpp"
 
+#include "cerium/ckks/scale.hpp"
+
 #include <bit>
 #include <cmath>
 
@@ -63,10 +65,10 @@ void read_exact(wire::Reader& reader, std::uint64_t expected, std::string_view f
   require<SerializationError>(value == expected, "{} is {}, expected {} ({})", field, value, expected, why);
 }
 
-double read_scale(wire::Reader& reader, std::string_view what) {
+double read_scale(wire::Reader& reader, const ckks::Context& context, int level, std::string_view what) {
   const double scale = reader.f64("the scale");
-  require<SerializationError>(std::isfinite(scale) && scale > 0, "{}: the scale {} must be finite and positive", what,
-                              scale);
+  const std::string problem = ckks::scale_problem(scale, context.q_basis(level)->log2_product());
+  require<SerializationError>(problem.empty(), "{} at level {}: {}", what, level, problem);
   return scale;
 }
 

@@ -26,7 +26,8 @@ int read_level(wire::Reader& reader, const ckks::Context& context, std::string_v
 // A u32 that must equal `expected` (limb counts, N, digit counts); `field` names it.
 void read_exact(wire::Reader& reader, std::uint64_t expected, std::string_view field, std::string_view why);
 // A finite scale > 0.
-double read_scale(wire::Reader& reader, std::string_view what);
+// Finite, at least 1 and below Q at the level (ckks::scale_problem); SerializationError otherwise.
+double read_scale(wire::Reader& reader, const ckks::Context& context, int level, std::string_view what);
 // A slot count: a power of two in [1, N/2].
 std::size_t read_slots(wire::Reader& reader, const ckks::Context& context, std::string_view what);
 // A boolean byte (0 or 1).

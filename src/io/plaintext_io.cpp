@@ -29,7 +29,7 @@ ckks::Plaintext load_plaintext(std::istream& in, const ckks::ContextPtr& context
   const auto& basis = context->q_basis(level);
   detail::read_exact(r, basis->size(), "the plaintext's limb count", "the limbs of its level");
   detail::read_exact(r, context->ring_degree(), "the plaintext's ring degree", "the context's N");
-  const double scale = detail::read_scale(r, "plaintext");
+  const double scale = detail::read_scale(r, *context, level, "plaintext");
   const std::size_t slots = detail::read_slots(r, *context, "plaintext");
   ring::RnsPoly poly = detail::read_poly(r, basis, "the plaintext polynomial");
   r.finish("plaintext");

@@ -167,6 +167,8 @@ class BasicEvaluator {
   void check_binary(const Ciphertext& a, const Plaintext& b, const char* operation) const;
   void check_scale_fits(double scale, int level, const char* operation) const;
   void check_level_left(const Ciphertext& a, const char* operation) const;
+  // A level to rescale at, and a scale that stays at least 1 after it (LevelError naming both otherwise).
+  void check_rescalable(const Ciphertext& a, const char* operation) const;
   void require_relinearization_key(const char* operation) const;
   // c2's key switch with the relinearization key plus addends (rescaled by rescaler unless null): the backend's
   // fused key_switch where it has one (backend::FusedKeySwitch), else mod_up and key_switch_apply.

@@ -31,4 +31,9 @@ bool scales_match(double a, double b);
 // "2^55.999 (7.2e16)": a scale for messages.
 std::string format_scale(double scale);
 
+// What is wrong with a ciphertext's or plaintext's scale at a level whose modulus has log2_modulus bits: not
+// finite, below 1 (a message scaled down to nothing), or not below the modulus (nothing left for the message);
+// empty when it is fine. One rule for every place a scale enters (constructors, loading, rescaling).
+std::string scale_problem(double scale, double log2_modulus);
+
 }  // namespace cerium::ckks

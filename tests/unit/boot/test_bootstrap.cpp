@@ -203,6 +203,11 @@ TEST_CASE("bootstrapping rejects misuse with typed errors", "[ckks][bootstrap]")
     Bootstrapper boot(context, {});
     const Values x(boot.slots(), Complex(0.5));
     CHECK_THROWS_AS(boot.bootstrap(f.encrypt(x, 1, boot.slots())), MissingKeyError);
+    try {  // the message names the call and the fix, not an internal stage
+      boot.bootstrap(f.encrypt(x, 1, boot.slots()));
+    } catch (const MissingKeyError& e) {
+      CHECK(std::string(e.what()).rfind("bootstrap: no bootstrapping keys; call set_keys", 0) == 0);
+    }
     CHECK_THROWS_AS(boot.bootstrap(f.encrypt(x, 0, boot.slots())), LevelError);
     CHECK_THROWS_AS(boot.bootstrap(f.encrypt(Values(4, Complex(0.5)), 1, 4)), InvalidArgument);
   }

@@ -1,11 +1,14 @@
 // Every evaluator error: its type, and a message that names the values involved and what to do.
 
+#include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "cerium/core/error.hpp"
+#include "cerium/io/bytes.hpp"
 #include "evaluator_test_support.hpp"
 #include "support/catch.hpp"
 
@@ -115,10 +118,11 @@ TEST_CASE("operands must agree in slots, parts and scales", "[ckks][evaluator][e
   Fixture f(toy(10, 3, 2, 1), {.rotations = {1}});
   const Values x(4, Complex(0.5, 0));
   const Ciphertext full = f.encrypt(x), sparse = f.encrypt(x, -1, 8);
-  std::string message = message_of<InvalidArgument>([&] { (void)f.evaluator.add(full, sparse); });
+  // Slot counts that differ are a mismatch of operands, like their levels or contexts.
+  std::string message = message_of<MismatchError>([&] { (void)f.evaluator.add(full, sparse); });
   INFO(message);
   CHECK(contains(message, "512 and 8 slots"));
-  (void)message_of<InvalidArgument>([&] { (void)f.evaluator.multiply(full, f.encoder.encode(x, {.slots = 8})); });
+  (void)message_of<MismatchError>([&] { (void)f.evaluator.multiply(full, f.encoder.encode(x, {.slots = 8})); });
 
   // 3-part ciphertexts where 2 are needed.
   const Ciphertext three = f.evaluator.multiply_no_relin(full, full);
@@ -144,4 +148,33 @@ TEST_CASE("operands must agree in slots, parts and scales", "[ckks][evaluator][e
   // A target that no integer factor reaches (k = round(target P / scale) would be 0).
   message = message_of<LevelError>([&] { (void)f.evaluator.adjust_scale(full, 0.001); });
   CHECK(contains(message, "cannot be brought onto"));
+}
+
+TEST_CASE("scales are validated where they enter: constructors, loading, rescaling", "[ckks][evaluator][errors]") {
+  Fixture f(toy(10, 3, 2, 1), {});
+  const Values x(4, Complex(0.5, 0));
+  const Ciphertext ct = f.encrypt(x);
+  const double q_bits = f.context->q_basis(ct.level())->log2_product();
+  for (const double bad : {1e300, std::exp2(q_bits + 10), 4.9e-324, 0.5, std::exp2(q_bits), std::nan("")}) {
+    INFO("scale " << bad);
+    std::vector<ring::RnsPoly> parts;
+    for (const auto& p : ct.parts()) parts.push_back(p.clone());
+    CHECK_THROWS_AS(Ciphertext(f.context, std::move(parts), ct.level(), bad, ct.slots()), LevelError);
+    CHECK_THROWS_AS(Plaintext(f.context, ct.part(0).clone(), ct.level(), bad, ct.slots()), LevelError);
+    // The same scale in a serialized ciphertext: its 8 bytes patched in place of the real scale's.
+    auto bytes = io::to_bytes(ct);
+    const double real = ct.scale();
+    const auto* from = reinterpret_cast<const unsigned char*>(&real);
+    const auto* to = reinterpret_cast<const unsigned char*>(&bad);
+    const auto at = std::search(bytes.begin(), bytes.end(), from, from + 8);
+    REQUIRE(at != bytes.end());
+    std::copy(to, to + 8, at);
+    CHECK_THROWS_AS(io::from_bytes<Ciphertext>(bytes, f.context), SerializationError);
+  }
+  // A rescale that would take the scale below 1 (no product before it) is refused before any work.
+  const Ciphertext small = f.encryptor.encrypt(f.encoder.encode(x, {.level = 2, .scale = std::ldexp(1.0, 20)}));
+  Ciphertext copy = small.clone();
+  const std::string message = message_of<LevelError>([&] { f.evaluator.rescale_inplace(copy); });
+  CHECK(contains(message, "below 1"));
+  CHECK(same_words(copy, small));  // untouched
 }
