@@ -52,3 +52,22 @@ TEST_CASE("degree-15 polynomial: the lazy plan is as precise as relinearizing ev
   // The terms' products in one fused pass per part: the words of multiplying and adding them one by one.
   CHECK(same_words(planned, eval(polynomial(lift(ct), c), EvalContext{f.evaluator}, {.fuse_sums = false})));
 }
+
+TEST_CASE("a polynomial deeper than the ciphertext's levels is a LevelError, never a standard exception", "[expr][poly]") {
+  Fixture& f = fixture13();
+  const Values v(4, Complex(0.5, 0));
+  std::array<double, 16> c{};
+  c.fill(0.25);  // degree 15: 5 levels
+  for (const int level : {4, 3, 2, 0}) {  // one, two, three and five levels short
+    INFO("level " << level);
+    const Ciphertext ct = f.encrypt(v, level);
+    try {
+      (void)eval(polynomial(lift(ct), c), EvalContext{f.evaluator});
+      FAIL("a degree-15 polynomial ran at level " << level);
+    } catch (const cerium::LevelError&) {
+      SUCCEED();
+    } catch (const std::exception& e) {
+      FAIL("not a cerium::LevelError: " << e.what());
+    }
+  }
+}
