@@ -94,17 +94,27 @@ class ScaleChain {
     return x;
   }
 
-  // a += b on the chain at the lower of their levels.
+  // a += b (a -= b) on the chain at the lower of their levels.
   template <backend::PolyBackend B>
   void add(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+    ev.add_inplace(a, aligned(ev, a, b));
+  }
+  template <backend::PolyBackend B>
+  void sub(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
+    ev.sub_inplace(a, aligned(ev, a, b));
+  }
+
+ private:
+  // a brought onto the chain at the lower of the two levels, and a copy of b brought there.
+  template <backend::PolyBackend B>
+  ckks::Ciphertext aligned(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     const int level = std::min(a.level(), b.level());
     bring_to(ev, a, level);
     ckks::Ciphertext y = b.clone();
     bring_to(ev, y, level);
-    ev.add_inplace(a, y);
+    return y;
   }
 
- private:
   template <backend::PolyBackend B>
   static std::vector<double> products(const ckks::BasicEvaluator<B>& ev, int top) {
     require<LevelError>(top >= 0 && top <= ev.context()->max_level(), "scale chain: level {} is outside 0..{}", top,

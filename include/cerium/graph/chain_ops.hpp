@@ -46,16 +46,8 @@ class ChainOps {
     return x;
   }
   ckks::Ciphertext sub(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
-    const int level = std::min(a.level(), b.level());
     ckks::Ciphertext x = a.clone();
-    chain_.bring_to(ev_, x, level);
-    if (b.level() == level) {
-      ev_.sub_inplace(x, b);
-    } else {
-      ckks::Ciphertext y = b.clone();
-      chain_.bring_to(ev_, y, level);  // drops limbs, or adjusts the scale from one level above
-      ev_.sub_inplace(x, y);
-    }
+    chain_.sub(ev_, x, b);
     return x;
   }
   ckks::Ciphertext negate(const ckks::Ciphertext& a) const { return ev_.negate(a); }

@@ -6,6 +6,7 @@
 #include <complex>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "cerium/graph/eager.hpp"
@@ -58,21 +59,30 @@ double max_error(const nn::Tensor& a, const nn::Tensor& b) {
   return e;
 }
 
-// The layer traced, planned and run on a ciphertext; the decrypted output tensor.
-template <class Layer>
-nn::Tensor encrypted(Fixture& f, const Layer& layer, const nn::Tensor& x) {
-  const auto& in = layer.layer().input_packing();
+// A program `forward` traced from packing `in`, planned and run on an encryption of x: the decrypted output
+// tensor in packing `out`, and the level it came out at.
+template <class Forward>
+std::pair<nn::Tensor, int> encrypted(Fixture& f, const nn::Packing& in, const nn::Packing& out, Forward forward,
+                                     const nn::Tensor& x) {
   graph::Tracer t(f.context);
-  t.output(layer.forward(t, t.input("x", in.slots())), "y");
+  t.output(forward(t, t.input("x", in.slots())), "y");
   const graph::Plan plan = graph::plan(std::move(t).finish());
   f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
   std::vector<Ciphertext> inputs;
   inputs.push_back(f.encryptor.encrypt(f.encoder.encode(in.pack(x), plan.input_encoding(0))));
-  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
-  const Values decoded = f.decrypt(out.at(0));
+  const auto result = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
+  const Values decoded = f.decrypt(result.at(0));
   std::vector<double> real(decoded.size());
   for (std::size_t i = 0; i < decoded.size(); ++i) real[i] = decoded[i].real();
-  return layer.layer().output_packing().unpack(real);
+  return {out.unpack(real), result.at(0).level()};
+}
+
+// One layer the same way.
+template <class Layer>
+nn::Tensor encrypted(Fixture& f, const Layer& layer, const nn::Tensor& x) {
+  return encrypted(f, layer.layer().input_packing(), layer.layer().output_packing(),
+                   [&](graph::Tracer& t, const graph::Value& v) { return layer.forward(t, v); }, x)
+      .first;
 }
 
 }  // namespace
@@ -180,18 +190,12 @@ TEST_CASE("a stride-2 convolution, pooling and a dense layer chained in one prog
                         normal(4, rng, 0.1), in);
   const nn::GlobalAveragePool pool(conv.layer().output_packing());
   const nn::Dense dense(3, normal(3 * 4, rng, 0.5), normal(3, rng, 0.1), pool.layer().output_packing());
-  graph::Tracer t(f.context);
-  t.output(dense.forward(t, pool.forward(t, conv.forward(t, t.input("x", 256)))), "y");
-  const graph::Plan plan = graph::plan(std::move(t).finish());
-  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
   const nn::Tensor x = random_tensor(in.shape(), rng);
-  std::vector<Ciphertext> inputs;
-  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(in.pack(x), plan.input_encoding(0))));
-  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
-  const Values decoded = f.decrypt(out.at(0));
-  std::vector<double> real(decoded.size());
-  for (std::size_t i = 0; i < decoded.size(); ++i) real[i] = decoded[i].real();
+  const auto [got, level] = encrypted(
+      f, in, dense.layer().output_packing(),
+      [&](graph::Tracer& t, const graph::Value& v) { return dense.forward(t, pool.forward(t, conv.forward(t, v))); },
+      x);
   const nn::Tensor want = dense.reference(pool.reference(conv.reference(x)));
-  CHECK(max_error(dense.layer().output_packing().unpack(real), want) < std::exp2(-14));
-  CHECK(out.at(0).level() == f.context->max_level() - 3);
+  CHECK(max_error(got, want) < std::exp2(-14));
+  CHECK(level == f.context->max_level() - 3);
 }
