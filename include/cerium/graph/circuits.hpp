@@ -33,8 +33,6 @@
 
 namespace cerium::graph {
 
-namespace circuit_detail {
-
 // A value of any ops object duplicated: traced values and slot vectors copy, ciphertexts clone.
 template <class V>
 V duplicate(const V& v) {
@@ -44,6 +42,8 @@ V duplicate(const V& v) {
     return v.clone();
   }
 }
+
+namespace circuit_detail {
 
 template <class Ops>
 class SeriesOverOps {
@@ -124,7 +124,7 @@ template <class Ops>
 typename Ops::Value evaluate(Ops& ops, const typename Ops::Value& x, const circuits::Polynomial& p) {
   require(!p.coefficients.empty(), "polynomial: no coefficients");
   const bool chebyshev = p.basis == circuits::PolynomialBasis::chebyshev;
-  typename Ops::Value t = circuit_detail::duplicate(x);
+  typename Ops::Value t = duplicate(x);
   if (p.maps_interval()) {  // t = (2x - lower - upper) / (upper - lower)
     require(p.upper > p.lower, "polynomial: the interval [{}, {}] is empty", p.lower, p.upper);
     t = ops.add(ops.multiply(x, 2 / (p.upper - p.lower)), -(p.lower + p.upper) / (p.upper - p.lower));
@@ -170,7 +170,8 @@ typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circu
 
 // A matrix given by its diagonals' offsets and a function that makes one diagonal (slots values) on demand: the
 // product holds the matrix, not its diagonals, which are made when they are encoded (a layer's weights stay
-// compact; graph::PlainVector's generated form).
+// compact; graph::PlainVector's generated form). A source may also say period(): its diagonals are then that many
+// values, repeating over the slots, and stay compressed until encoded.
 template <class M>
 concept DiagonalSource = requires(const M& m, std::int64_t offset) {
   { m.slots() } -> std::convertible_to<std::size_t>;
@@ -184,10 +185,17 @@ typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, std::shared
   require(matrix != nullptr, "matrix product: no matrix");
   const std::vector<std::int64_t> offsets = matrix->offsets();
   const std::size_t slots = matrix->slots();
+  // A source with period() makes diagonals of that many values repeating over the slots (compressed).
+  std::size_t period = slots;
+  if constexpr (requires { { matrix->period() } -> std::convertible_to<std::size_t>; }) period = matrix->period();
+  require(period >= 1 && slots % period == 0, "matrix product: a period of {} does not divide {} slots", period,
+          slots);
   return circuit_detail::bsgs(ops, x, circuits::plan_bsgs(offsets, slots, options), [&](std::int64_t g, std::int64_t b) {
-    return PlainVector(slots, [matrix, g, b, slots] {
-      const auto diagonal = matrix->diagonal(circuits::wrap_offset(g + b, slots));
-      return circuits::rotate_values(diagonal, -g);
+    return PlainVector(period, [matrix, g, b, slots, period] {
+      auto diagonal = matrix->diagonal(circuits::wrap_offset(g + b, slots));
+      require(diagonal.size() == period, "matrix product: a diagonal of {} values for a period of {}",
+              diagonal.size(), period);
+      return circuits::rotate_values(diagonal, -g);  // R^-g of a periodic vector: its period turned
     });
   });
 }

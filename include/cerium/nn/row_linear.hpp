@@ -1,0 +1,63 @@
+#pragma once
+// A token-wise linear layer on a RowLayout, y(r, :) = W x(r, :) + b for every row r, as one slot-linear map: the
+// entry W[j][i] takes slot r s + i to slot r s + j, on the diagonal of offset i - j whatever the row, so the
+// map has at most in + out - 1 diagonals and each repeats with period s (the stride): it is stored and encoded
+// as s values (graph::DiagonalSource with a period), and graph::multiply applies it by baby-step giant-step in
+// one level.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/graph/circuits.hpp"
+#include "cerium/graph/node.hpp"
+#include "cerium/nn/row_layout.hpp"
+
+namespace cerium::nn {
+
+class RowLinearMap {
+ public:
+  // weights: out.features x in.features, row-major (PyTorch's out x in). InvalidArgument for another size or
+  // layouts of other rows or strides.
+  RowLinearMap(const RowLayout& in, const RowLayout& out, std::vector<double> weights);
+
+  std::size_t slots() const { return in_.slots(); }
+  std::size_t period() const { return in_.stride; }
+  std::vector<std::int64_t> offsets() const;
+  // The diagonal at `offset` (in [0, slots)): period() values.
+  std::vector<circuits::Complex> diagonal(std::int64_t offset) const;
+  // The map applied to one row's features (the plaintext reference of a row).
+  std::vector<double> apply_row(const std::vector<double>& x) const;
+
+ private:
+  RowLayout in_, out_;
+  std::vector<double> weights_;
+};
+
+class RowLinear {
+ public:
+  // bias: out.features values, or empty for none.
+  RowLinear(const RowLayout& in, const RowLayout& out, std::vector<double> weights, std::vector<double> bias);
+
+  const RowLayout& input_layout() const { return in_; }
+  const RowLayout& output_layout() const { return out_; }
+  const RowLinearMap& map() const { return *map_; }
+
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    typename Ops::Value y = graph::multiply(ops, x, map_);
+    return bias_.empty() ? std::move(y) : ops.add(y, bias_);
+  }
+  // Every row of a tokens x in.features matrix (row-major) through the layer, exactly.
+  std::vector<double> reference(const std::vector<double>& x) const;
+
+ private:
+  RowLayout in_, out_;
+  std::shared_ptr<const RowLinearMap> map_;
+  std::vector<double> bias_values_;
+  graph::PlainVector bias_;
+};
+
+}  // namespace cerium::nn

@@ -1,0 +1,79 @@
+#include "cerium/nn/row_linear.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+
+#include "cerium/core/check.hpp"
+
+namespace cerium::nn {
+
+RowLinearMap::RowLinearMap(const RowLayout& in, const RowLayout& out, std::vector<double> weights)
+    : in_(in), out_(out), weights_(std::move(weights)) {
+  in_.validate();
+  out_.validate();
+  require(in_.rows == out_.rows && in_.stride == out_.stride,
+          "row linear map: layouts of {} rows stride {} and {} rows stride {} (a token-wise map keeps both)",
+          in_.rows, in_.stride, out_.rows, out_.stride);
+  require(weights_.size() == in_.features * out_.features,
+          "row linear map: {} weights for {} outputs x {} inputs", weights_.size(), out_.features, in_.features);
+}
+
+std::vector<std::int64_t> RowLinearMap::offsets() const {
+  std::vector<std::int64_t> offsets;
+  const auto in = static_cast<std::int64_t>(in_.features), out = static_cast<std::int64_t>(out_.features);
+  for (std::int64_t d = -(out - 1); d < in; ++d) offsets.push_back(circuits::wrap_offset(d, slots()));
+  return offsets;
+}
+
+std::vector<circuits::Complex> RowLinearMap::diagonal(std::int64_t offset) const {
+  require(offset >= 0 && static_cast<std::size_t>(offset) < slots(), "row linear map: offset {} outside [0, {})",
+          offset, slots());
+  // The signed shift i - j: offsets past the middle are negative ones wrapped.
+  const auto n = static_cast<std::int64_t>(slots());
+  const std::int64_t d = offset < n / 2 ? offset : offset - n;
+  std::vector<circuits::Complex> values(in_.stride, 0.0);
+  for (std::size_t j = 0; j < out_.features; ++j) {
+    const std::int64_t i = static_cast<std::int64_t>(j) + d;
+    if (i >= 0 && i < static_cast<std::int64_t>(in_.features)) {
+      values[j] = weights_[j * in_.features + static_cast<std::size_t>(i)];
+    }
+  }
+  return values;
+}
+
+std::vector<double> RowLinearMap::apply_row(const std::vector<double>& x) const {
+  require(x.size() == in_.features, "row linear map: a row of {} values for {} inputs", x.size(), in_.features);
+  std::vector<double> y(out_.features, 0.0);
+  for (std::size_t j = 0; j < out_.features; ++j) {
+    for (std::size_t i = 0; i < in_.features; ++i) y[j] += weights_[j * in_.features + i] * x[i];
+  }
+  return y;
+}
+
+RowLinear::RowLinear(const RowLayout& in, const RowLayout& out, std::vector<double> weights,
+                     std::vector<double> bias)
+    : in_(in), out_(out), map_(std::make_shared<const RowLinearMap>(in, out, std::move(weights))),
+      bias_values_(std::move(bias)) {
+  if (bias_values_.empty()) return;
+  require(bias_values_.size() == out_.features, "row linear: {} biases for {} outputs", bias_values_.size(),
+          out_.features);
+  std::vector<double> period(out_.stride, 0.0);
+  std::copy(bias_values_.begin(), bias_values_.end(), period.begin());
+  bias_ = graph::PlainVector(period);
+}
+
+std::vector<double> RowLinear::reference(const std::vector<double>& x) const {
+  require(x.size() % in_.features == 0, "row linear: {} values are not rows of {}", x.size(), in_.features);
+  std::vector<double> y;
+  for (std::size_t r = 0; r < x.size() / in_.features; ++r) {
+    std::vector<double> row(x.begin() + static_cast<std::ptrdiff_t>(r * in_.features),
+                            x.begin() + static_cast<std::ptrdiff_t>((r + 1) * in_.features));
+    std::vector<double> out = map_->apply_row(row);
+    for (std::size_t j = 0; j < out.size(); ++j) out[j] += bias_values_.empty() ? 0.0 : bias_values_[j];
+    y.insert(y.end(), out.begin(), out.end());
+  }
+  return y;
+}
+
+}  // namespace cerium::nn

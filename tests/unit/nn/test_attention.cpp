@@ -1,0 +1,152 @@
+// Token-wise linear layers and multi-head self-attention on row-packed slots against direct matrix arithmetic:
+// on doubles (graph::PlainOps) to rounding, and the linear layer on ciphertexts (N = 2^12) within 2^-14.
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/plain_ops.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/nn/attention.hpp"
+#include "cerium/nn/row_linear.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+#include "support/catch.hpp"
+
+using namespace evaluator_test;
+namespace nn = cerium::nn;
+
+namespace {
+
+std::vector<double> normal(std::size_t n, std::mt19937_64& rng, double sd) {
+  std::normal_distribution<double> d(0, sd);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// rows x features (row-major) into the layout's slots, padding 0; and back.
+graph::PlainOps::Value pack(const nn::RowLayout& l, const std::vector<double>& m) {
+  graph::PlainOps::Value slots(l.slots(), 0.0);
+  for (std::size_t r = 0; r < l.rows; ++r) {
+    for (std::size_t f = 0; f < l.features; ++f) slots[l.slot(r, f)] = m[r * l.features + f];
+  }
+  return slots;
+}
+
+// The values, after checking that the padding slots hold (nearly) 0.
+std::vector<double> unpack(const nn::RowLayout& l, const std::vector<std::complex<double>>& slots, double tolerance) {
+  std::vector<double> m(l.rows * l.features);
+  for (std::size_t r = 0; r < l.rows; ++r) {
+    for (std::size_t f = 0; f < l.stride; ++f) {
+      if (f < l.features) {
+        m[r * l.features + f] = slots[l.slot(r, f)].real();
+      } else {
+        REQUIRE(std::abs(slots[l.slot(r, f)]) <= tolerance);
+      }
+    }
+  }
+  return m;
+}
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::abs(a[i] - b[i]));
+  return e;
+}
+
+// exp and 1/x exactly, on slot vectors: the softmax's functions for checking the attention's data movement.
+struct ExactExp {
+  graph::PlainOps::Value forward(graph::PlainOps&, const graph::PlainOps::Value& x) const {
+    return graph::PlainOps::map(x, [](std::size_t, std::complex<double> v) { return std::exp(v); });
+  }
+};
+struct ExactReciprocal {
+  graph::PlainOps::Value forward(graph::PlainOps&, const graph::PlainOps::Value& x) const {
+    return graph::PlainOps::map(x, [](std::size_t, std::complex<double> v) {
+      return std::abs(v) == 0 ? std::complex<double>(0) : 1.0 / v;
+    });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a token-wise linear layer is a periodic slot map: exact on doubles, encrypted within 2^-14",
+          "[nn][attention][row_linear]") {
+  auto rng = cerium_test::make_rng(501);
+  INFO("test seed " << cerium_test::test_seed());
+  const nn::RowLayout in{.rows = 8, .features = 12, .stride = 16};
+  for (const std::size_t outputs : {5u, 12u, 16u}) {
+    INFO(outputs << " outputs");
+    const nn::RowLayout out{.rows = 8, .features = outputs, .stride = 16};
+    const nn::RowLinear layer(in, out, normal(outputs * 12, rng, 0.3), normal(outputs, rng, 0.1));
+    CHECK(layer.map().offsets().size() == 12 + outputs - 1);
+    CHECK(layer.map().period() == 16);
+    const std::vector<double> x = normal(8 * 12, rng, 1);
+    graph::PlainOps ops;
+    const std::vector<double> got = unpack(out, layer.forward(ops, pack(in, x)), 1e-12);
+    CHECK(max_difference(got, layer.reference(x)) < 1e-12);
+  }
+  CHECK_THROWS_AS(nn::RowLinear(in, {.rows = 8, .features = 12, .stride = 16}, std::vector<double>(100), {}),
+                  InvalidArgument);
+  CHECK_THROWS_AS(nn::RowLinear(in, {.rows = 4, .features = 12, .stride = 32}, std::vector<double>(144), {}),
+                  InvalidArgument);
+  CHECK_THROWS_AS(nn::RowLayout({.rows = 8, .features = 20, .stride = 16}).validate(), InvalidArgument);
+
+  // Encrypted: traced, planned and run; the compressed diagonals encode to the same product.
+  Fixture f(toy(12, 3, 2, 3), {.relinearization = true});
+  const nn::RowLayout wide{.rows = 64, .features = 12, .stride = 16};  // 1024 slots
+  const nn::RowLinear layer(wide, wide, normal(144, rng, 0.3), normal(12, rng, 0.1));
+  const std::vector<double> x = normal(64 * 12, rng, 0.5);
+  graph::Tracer t(f.context);
+  t.output(layer.forward(t, t.input("x", wide.slots())), "y");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  for (const graph::Node& node : plan.program.nodes()) {  // every diagonal travels as its 16-value period
+    if (node.op == graph::Op::multiply_plain) CHECK(node.plain.period() == 16);
+  }
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(pack(wide, x), plan.input_encoding(0))));
+  const auto result = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
+  const std::vector<double> got = unpack(wide, f.decrypt(result.at(0)), std::exp2(-14));
+  CHECK(max_difference(got, layer.reference(x)) < std::exp2(-14));
+}
+
+TEST_CASE("self-attention over row shifts equals masked softmax attention per head", "[nn][attention]") {
+  auto rng = cerium_test::make_rng(502);
+  INFO("test seed " << cerium_test::test_seed());
+  for (const std::size_t valid : {8u, 6u}) {
+    const nn::AttentionShape shape{.layout = {.rows = 8, .features = 16, .stride = 32}, .heads = 2, .valid_rows = valid};
+    const std::size_t T = 8, d = 16, w = 8;
+    const std::vector<double> q = normal(T * d, rng, 0.7), k = normal(T * d, rng, 0.7), v = normal(T * d, rng, 1);
+    // Reference: per head, softmax over the valid keys of q . k, then the weighted values.
+    std::vector<double> want(T * d, 0.0);
+    double upper = 0;
+    for (std::size_t h = 0; h < 2; ++h) {
+      for (std::size_t r = 0; r < T; ++r) {
+        std::vector<double> score(valid);
+        for (std::size_t u = 0; u < valid; ++u) {
+          for (std::size_t f = 0; f < w; ++f) score[u] += q[r * d + h * w + f] * k[u * d + h * w + f];
+          upper = std::max(upper, score[u]);
+        }
+        const double top = *std::max_element(score.begin(), score.end());
+        double sum = 0;
+        for (auto& s : score) sum += (s = std::exp(s - top));
+        for (std::size_t u = 0; u < valid; ++u) {
+          for (std::size_t f = 0; f < w; ++f) want[r * d + h * w + f] += score[u] / sum * v[u * d + h * w + f];
+        }
+      }
+    }
+    graph::PlainOps ops;
+    const nn::AttentionSoftmax<ExactExp, ExactReciprocal> softmax{.upper = upper + 1, .exp = {}, .reciprocal = {}};
+    const auto out = nn::self_attention(ops, pack(shape.layout, q), pack(shape.layout, k), pack(shape.layout, v),
+                                        shape, softmax);
+    CHECK(max_difference(unpack(shape.layout, out, 1e-12), want) < 1e-12);
+  }
+  CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 12, .stride = 16}, .heads = 2}.validate()),
+                  InvalidArgument);  // a head width of 6
+}
