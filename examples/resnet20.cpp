@@ -12,6 +12,9 @@
 //   --seed S                                    the weights' seed (1)
 //   --weights FILE                              trained weights (io/weights.hpp layout)
 //   --image I                                   Fashion-MNIST test image I (0)
+//   --accuracy N                                no encryption: the first N test images through the plaintext
+//                                               twin (polynomial ReLUs) and the exact-ReLU reference; both
+//                                               accuracies and how often their classes agree
 
 #include <fmt/format.h>
 
@@ -20,6 +23,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -89,6 +94,55 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const nn::Tensor& imag
   return best == best_twin ? 0 : 1;
 }
 
+std::size_t arg_max(const std::vector<double>& v) {
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < v.size(); ++k) best = v[k] > v[best] ? k : best;
+  return best;
+}
+
+nn::Tensor fashion_image(const io::LabeledImages& set, std::size_t index, const nn::Shape& shape) {
+  nn::Tensor image(shape);
+  for (std::size_t c = 0; c < 3; ++c) {  // 28x28 grey, padded by 2, copied to the three channels
+    for (std::size_t y = 0; y < 28; ++y) {
+      for (std::size_t x = 0; x < 28; ++x) image.at(c, y + 2, x + 2) = set.pixels[(index * 28 + y) * 28 + x] / 255.0;
+    }
+  }
+  return image;
+}
+
+// The model's plaintext accuracy on the first `count` test images: the twin with the polynomial ReLUs (what the
+// encrypted run computes) and the exact-ReLU reference (which refuses inputs beyond the ReLU's range).
+int plaintext_accuracy(const nn::ResNet& model, const io::LabeledImages& test, std::size_t count) {
+  count = std::min(count, test.count);
+  std::size_t twin_right = 0, exact_right = 0, agree = 0, out_of_range = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < count; ++i) {
+    const nn::Tensor image = fashion_image(test, i, model.config().input);
+    const auto packed = model.input_packing().pack(image);
+    graph::PlainOps twin;
+    const auto slots = model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end()));
+    std::vector<double> logits(model.config().classes);
+    for (std::size_t k = 0; k < logits.size(); ++k) logits[k] = slots[k].real();
+    const std::size_t twin_class = arg_max(logits);
+    twin_right += twin_class == test.labels[i];
+    try {
+      const std::size_t exact_class = arg_max(model.reference(image).values);
+      exact_right += exact_class == test.labels[i];
+      agree += exact_class == twin_class;
+    } catch (const InvalidArgument&) {
+      ++out_of_range;
+    }
+    fmt::print("\r  {}/{} images, {:.1f} s", i + 1, count, seconds_since(start));
+    std::fflush(stdout);
+  }
+  fmt::print("\npolynomial-ReLU twin: {:.2f}% top-1 on {} test images\n", 100.0 * twin_right / count, count);
+  fmt::print("exact ReLU: {:.2f}% top-1 on the {} images within the ReLU's range ({} outside); classes agree on "
+             "{}\n",
+             100.0 * exact_right / std::max<std::size_t>(1, count - out_of_range), count - out_of_range,
+             out_of_range, agree);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,7 +150,7 @@ int main(int argc, char** argv) {
   int relu_degree = 15;
   std::uint64_t seed = 1;
   std::string weights_file;
-  std::size_t image_index = 0;
+  std::size_t image_index = 0, accuracy_images = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--plan-only") {
@@ -111,8 +165,12 @@ int main(int argc, char** argv) {
       weights_file = argv[++i];
     } else if (arg == "--image" && i + 1 < argc) {
       image_index = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--accuracy" && i + 1 < argc) {
+      accuracy_images = std::strtoull(argv[++i], nullptr, 10);
     } else {
-      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--seed S] [--weights FILE] [--image I]\n",
+      fmt::print(stderr,
+                 "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--seed S] [--weights FILE] [--image I] "
+                 "[--accuracy N]\n",
                  argv[0]);
       return 2;
     }
@@ -121,15 +179,14 @@ int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   nn::ResNetConfig config{.slots = kSlots, .relu_bound = 8, .relu_stages = 0, .relu_degree = relu_degree};
   nn::Tensor image(config.input);
-  if (std::filesystem::exists(io::kFashionMnistDir / "t10k-images-idx3-ubyte.gz")) {
-    const io::LabeledImages test = io::load_fashion_mnist("t10k");
-    require(image_index < test.count, "--image {}: the test set has {} images", image_index, test.count);
-    for (std::size_t c = 0; c < 3; ++c) {  // 28x28 grey, padded by 2, copied to the three channels
-      for (std::size_t y = 0; y < 28; ++y) {
-        for (std::size_t x = 0; x < 28; ++x) image.at(c, y + 2, x + 2) = test.pixels[(image_index * 28 + y) * 28 + x] / 255.0;
-      }
-    }
-    fmt::print("Fashion-MNIST test image {} (label {})\n", image_index, test.labels[image_index]);
+  std::optional<io::LabeledImages> test;
+  const char* data_dir = std::getenv("CERIUM_FASHION_MNIST_DIR");  // else the Debian package's
+  const std::filesystem::path dir = data_dir != nullptr ? data_dir : io::kFashionMnistDir;
+  if (std::filesystem::exists(dir / "t10k-images-idx3-ubyte.gz")) {
+    test = io::load_fashion_mnist("t10k", dir);
+    require(image_index < test->count, "--image {}: the test set has {} images", image_index, test->count);
+    image = fashion_image(*test, image_index, config.input);
+    fmt::print("Fashion-MNIST test image {} (label {})\n", image_index, test->labels[image_index]);
   } else {
     std::mt19937_64 rng(seed + 1);
     std::uniform_real_distribution<double> pixel(0, 1);
@@ -143,6 +200,10 @@ int main(int argc, char** argv) {
   fmt::print("ResNet-20, {} weights: built in {:.1f} s; ReLU of degree {} on [-{:.2f}, {:.2f}]\n",
              weights_file.empty() ? "seeded" : "trained", seconds_since(start), relu_degree, model.config().relu_bound,
              model.config().relu_bound);
+  if (accuracy_images > 0) {
+    require(test.has_value(), "--accuracy needs the Fashion-MNIST test set (dataset-fashion-mnist)");
+    return plaintext_accuracy(model, *test, accuracy_images);
+  }
 
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
   const boot::BootstrapConfig boot_config{.slots = kSlots};
