@@ -2,14 +2,16 @@
 // Multi-head self-attention on token-major ciphertexts (nn/row_layout.hpp), every head at once.
 //
 // With Q, K, V packed as rows of one ciphertext, turning K by s whole rows puts key (r + s) mod T beside query r,
-// so Q * R^(s stride) K summed over each head's features is the score of query r with key r + s, for all r and
-// all heads in one product. A segment sum (rotate-and-add over the head's width, a mask at each head's first
-// slot, rotate-and-add back) gives that score to every slot of its head. The T shifts give T score ciphertexts;
-// softmax runs across them (their sum is the denominator), and the output is sum_s A_s * R^(s stride) V, whose
-// slot (r, head h, feature k) is sum_s A(r, r + s, h) V(r + s, h, k).
+// so Q * R^(s stride) K summed over each head's features (rotate-and-add over the head's width) is the score of
+// query r with key r + s at the head's first slot, for all rows and heads in one product. The scores of shift s
+// are then moved to slot s of their head, so one ciphertext holds the scores of head-width shifts (T <= head
+// width: one ciphertext for all): softmax runs once on it (exp, a segment sum for the denominators, one
+// reciprocal), not once per shift, which is what keeps the bootstraps few. For the output, the weights of shift s
+// are taken back out of slot s (mask, rotate, replicate over the head) and multiply R^(s stride) V: slot
+// (r, head h, feature k) gets sum_s A(r, r + s, h) V(r + s, h, k).
 //
-// Cost: 2T ciphertext products, T (2 log2(head width) + 1) rotations, T exponentials and one reciprocal; the T
-// score ciphertexts are sparse (one value per head, repeated), so a long sequence wants denser score packing.
+// Cost per layer: 2T ciphertext products, about T (2 log2(head width) + 4) rotations, and per packed score
+// ciphertext one exponential and one reciprocal.
 
 #include <cmath>
 #include <cstddef>
@@ -25,16 +27,27 @@
 
 namespace cerium::nn {
 
-// Each aligned segment of `width` slots (a power of two) gets its sum in every slot, for the segments that
-// `starts` (1 at a segment's first slot, 0 elsewhere) keeps; the rest become 0. One level (the mask).
+namespace attention_detail {
+
 template <class Ops>
-typename Ops::Value segment_sum(Ops& ops, typename Ops::Value x, std::size_t width, const graph::PlainVector& starts) {
-  for (std::size_t k = 1; k < width; k *= 2) x = ops.add(x, ops.rotate(x, static_cast<std::int64_t>(k)));
-  x = ops.multiply(x, starts);  // slot i held x_i + ... + x_(i + width - 1): keep the segments' first slots
-  for (std::size_t k = 1; k < width; k *= 2) x = ops.add(x, ops.rotate(x, -static_cast<std::int64_t>(k)));
+typename Ops::Value add_rotations(Ops& ops, typename Ops::Value x, std::size_t width, int direction) {
+  for (std::size_t k = 1; k < width; k *= 2) {
+    x = ops.add(x, ops.rotate(x, direction * static_cast<std::int64_t>(k)));
+  }
   return x;
 }
 
+}  // namespace attention_detail
+
+// Each aligned segment of `width` slots (a power of two) gets its sum in every slot, for the segments that
+// `starts` (1 at a segment's first slot, 0 elsewhere) keeps; the rest become 0. One level (the mask).
+template <class Ops>
+typename Ops::Value segment_sum(Ops& ops, const typename Ops::Value& x, std::size_t width,
+                                const graph::PlainVector& starts) {
+  // Slot i holds x_i + ... + x_(i + width - 1): keep the segments' first slots, then spread them forward.
+  const typename Ops::Value firsts = ops.multiply(attention_detail::add_rotations(ops, x, width, 1), starts);
+  return attention_detail::add_rotations(ops, firsts, width, -1);
+}
 // Which keys a query may attend to: the first `valid` rows (the rest is padding).
 struct AttentionShape {
   RowLayout layout;        // of Q, K, V and the output: features = heads x head width
@@ -52,24 +65,38 @@ struct AttentionShape {
     require(valid() <= layout.rows, "attention: {} valid rows of {}", valid(), layout.rows);
   }
   // 1 at the first slot of every head of every row.
-  graph::PlainVector head_starts() const {
+  graph::PlainVector head_starts() const { return head_slot(0); }
+  // 1 at slot j of every head of every row.
+  graph::PlainVector head_slot(std::size_t j) const {
     std::vector<double> m(layout.stride, 0.0);
-    for (std::size_t h = 0; h < heads; ++h) m[h * head_width()] = 1;
+    for (std::size_t h = 0; h < heads; ++h) m[h * head_width() + j] = 1;
     return graph::PlainVector(m);
   }
-  // For shift s: 1 in the valid features of row r when key (r + s) mod rows is valid.
-  graph::PlainVector key_mask(std::size_t shift) const {
+  // 1 in the padding slots of every row (features and beyond), 0 in the heads.
+  graph::PlainVector outside_heads() const {
+    std::vector<double> m(layout.stride, 1.0);
+    for (std::size_t f = 0; f < layout.features; ++f) m[f] = 0;
+    return graph::PlainVector(m);
+  }
+  // Score ciphertexts: shifts group * head width + j at slot j of each head.
+  std::size_t score_groups() const { return (layout.rows + head_width() - 1) / head_width(); }
+  // For score group g: 1 at slot (r, head h, j) when shift s = g w + j exists and key (r + s) mod rows is valid.
+  graph::PlainVector valid_scores(std::size_t group) const {
     std::vector<double> m(layout.slots(), 0.0);
+    const std::size_t w = head_width();
     for (std::size_t r = 0; r < layout.rows; ++r) {
-      if ((r + shift) % layout.rows >= valid()) continue;
-      for (std::size_t f = 0; f < layout.features; ++f) m[layout.slot(r, f)] = 1;
+      for (std::size_t j = 0; j < w; ++j) {
+        const std::size_t s = group * w + j;
+        if (s >= layout.rows || (r + s) % layout.rows >= valid()) continue;
+        for (std::size_t h = 0; h < heads; ++h) m[layout.slot(r, h * w + j)] = 1;
+      }
     }
     return graph::PlainVector(m);
   }
 };
 
 // The score bound and the two functions softmax needs, any types with forward(ops, x): exp on
-// [lower - upper, 0] and the reciprocal on [valid exp(lower - upper), valid].
+// [lower - upper, 0] and the reciprocal on [exp(lowest row maximum - upper), valid rows].
 template <class Exp, class Reciprocal>
 struct AttentionSoftmax {
   double upper = 0;  // scores are at most this (calibrated on plaintext data)
@@ -77,32 +104,52 @@ struct AttentionSoftmax {
   Reciprocal reciprocal;
 };
 
-// softmax_s over the T shifts of each query and head, then the weighted sum of the turned values. q carries the
+// Softmax over the keys of each query and head, then the weighted sum of the values. q carries the
 // 1 / sqrt(head width) already (fold it into the query weights).
 template <class Ops, class Exp, class Reciprocal>
 typename Ops::Value self_attention(Ops& ops, const typename Ops::Value& q, const typename Ops::Value& k,
                                    const typename Ops::Value& v, const AttentionShape& shape,
                                    const AttentionSoftmax<Exp, Reciprocal>& softmax) {
   using Value = typename Ops::Value;
+  using attention_detail::add_rotations;
   shape.validate();
-  const std::size_t rows = shape.layout.rows;
+  const std::size_t rows = shape.layout.rows, w = shape.head_width();
   const auto row_steps = [&](std::size_t s) { return static_cast<std::int64_t>(s * shape.layout.stride); };
   const graph::PlainVector starts = shape.head_starts();
-  std::vector<Value> weights;  // exp(score_s - upper), masked to the valid keys and features
-  std::optional<Value> denominator;
+
+  // Scores of shift s = g w + j at slot j of each head, in score ciphertext g.
+  std::vector<std::optional<Value>> scores(shape.score_groups());
   for (std::size_t s = 0; s < rows; ++s) {
     Value turned = s == 0 ? graph::duplicate(k) : ops.rotate(k, row_steps(s));
-    Value score = segment_sum(ops, ops.multiply(q, turned), shape.head_width(), starts);
-    Value e = ops.multiply(softmax.exp.forward(ops, ops.sub(score, softmax.upper)), shape.key_mask(s));
+    Value at_start = ops.multiply(add_rotations(ops, ops.multiply(q, turned), w, 1), starts);
+    Value placed = s % w == 0 ? std::move(at_start) : ops.rotate(at_start, -static_cast<std::int64_t>(s % w));
+    auto& group = scores[s / w];
+    group = group ? ops.add(*group, placed) : std::move(placed);
+  }
+  // exp(score - upper) on the valid keys, the denominators summed over each head's slots and groups.
+  std::vector<Value> weights;
+  std::optional<Value> denominator;
+  for (std::size_t g = 0; g < scores.size(); ++g) {
+    ops.label(*scores[g], "attention scores");
+    Value e = ops.multiply(softmax.exp.forward(ops, ops.sub(*scores[g], softmax.upper)), shape.valid_scores(g));
     denominator = denominator ? ops.add(*denominator, e) : graph::duplicate(e);
     weights.push_back(std::move(e));
   }
-  ops.label(*denominator, "softmax denominator");
-  const Value inverse = softmax.reciprocal.forward(ops, *denominator);
+  // The padding slots get 1, inside the reciprocal's range: a polynomial far outside its range would blow up
+  // there, and a large slot spoils a later bootstrap's precision for all.
+  const Value inverse =
+      softmax.reciprocal.forward(ops, ops.add(segment_sum(ops, *denominator, w, starts), shape.outside_heads()));
+  for (Value& e : weights) e = ops.multiply(e, inverse);
+  ops.label(weights.front(), "softmax");
+
   std::optional<Value> out;
   for (std::size_t s = 0; s < rows; ++s) {
+    const std::size_t j = s % w;
+    Value picked = ops.multiply(weights[s / w], shape.head_slot(j));  // A(r, r + s, h) at slot j of head h
+    if (j != 0) picked = ops.rotate(picked, static_cast<std::int64_t>(j));
+    Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
     Value turned = s == 0 ? graph::duplicate(v) : ops.rotate(v, row_steps(s));
-    Value term = ops.multiply(ops.multiply(weights[s], inverse), turned);
+    Value term = ops.multiply(spread, turned);
     out = out ? ops.add(*out, term) : std::move(term);
   }
   ops.label(*out, "attention");
