@@ -14,6 +14,7 @@
 #include "cerium/nn/attention.hpp"
 #include "cerium/nn/row_linear.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
+#include "unit/nn/exact_functions.hpp"
 #include "support/catch.hpp"
 
 using namespace evaluator_test;
@@ -58,18 +59,6 @@ double max_difference(const std::vector<double>& a, const std::vector<double>& b
   for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::abs(a[i] - b[i]));
   return e;
 }
-
-// exp and 1/x exactly, on slot vectors: the softmax's functions for checking the attention's data movement.
-struct ExactExp {
-  graph::PlainOps::Value forward(graph::PlainOps&, const graph::PlainOps::Value& x) const {
-    return graph::PlainOps::map(x, [](std::size_t, std::complex<double> v) { return std::exp(v); });
-  }
-};
-struct ExactReciprocal {
-  graph::PlainOps::Value forward(graph::PlainOps&, const graph::PlainOps::Value& x) const {
-    return graph::PlainOps::map(x, [](std::size_t, std::complex<double> v) { return 1.0 / v; });
-  }
-};
 
 }  // namespace
 
@@ -146,7 +135,7 @@ TEST_CASE("self-attention over row shifts equals masked softmax attention per he
       }
     }
     graph::PlainOps ops;
-    const nn::AttentionSoftmax<ExactExp, ExactReciprocal> softmax{.upper = upper + 1, .exp = {}, .reciprocal = {}};
+    const nn::AttentionSoftmax<exact_functions::Exp, exact_functions::Reciprocal> softmax{.upper = upper + 1, .exp = {}, .reciprocal = {}};
     const auto out = nn::self_attention(ops, pack(shape.layout, q), pack(shape.layout, k), pack(shape.layout, v),
                                         shape, softmax);
     CHECK(max_difference(unpack(shape.layout, out, 1e-12), want) < 1e-12);

@@ -1,0 +1,63 @@
+#pragma once
+// A transformer encoder layer (BERT's post-norm block) over token-major rows, written once over any ops object:
+//   h = Norm1(x + O(attention(Q x, K x, V x)))      y = Norm2(h + W2 gelu(W1 h))
+// The linear maps are token-wise (nn/row_linear.hpp: compressed diagonals), attention packs its scores
+// (nn/attention.hpp), and the non-linear pieces are any objects with forward(ops, x): the polynomial ones of
+// nn/nonlinear.hpp for ciphertexts, exact ones to check the data movement. Every tensor of the layer keeps one
+// RowLayout stride (the widest of hidden and FFN), so the layer's maps stay inside rows.
+
+#include <utility>
+
+#include "cerium/nn/attention.hpp"
+#include "cerium/nn/row_layout.hpp"
+#include "cerium/nn/row_linear.hpp"
+
+namespace cerium::nn {
+
+template <class Exp, class Reciprocal, class Norm, class Activation>
+struct EncoderFunctions {
+  AttentionSoftmax<Exp, Reciprocal> softmax;
+  Norm attention_norm, output_norm;  // LayerNorm with the layer's gamma and beta
+  Activation activation;             // GELU
+};
+
+template <class Exp, class Reciprocal, class Norm, class Activation>
+class EncoderLayer {
+ public:
+  using Functions = EncoderFunctions<Exp, Reciprocal, Norm, Activation>;
+  struct Linears {
+    RowLinear query, key, value, attention_output, intermediate, output;
+  };
+
+  // query must carry 1 / sqrt(head width) (folded into its weights and bias).
+  EncoderLayer(AttentionShape shape, Linears linears, Functions functions)
+      : shape_(std::move(shape)), linears_(std::move(linears)), functions_(std::move(functions)) {
+    shape_.validate();
+  }
+
+  const AttentionShape& shape() const { return shape_; }
+  const Linears& linears() const { return linears_; }
+  const Functions& functions() const { return functions_; }
+
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    const auto& l = linears_;
+    const typename Ops::Value attended =
+        self_attention(ops, l.query.forward(ops, x), l.key.forward(ops, x), l.value.forward(ops, x), shape_,
+                       functions_.softmax);
+    const typename Ops::Value h =
+        functions_.attention_norm.forward(ops, ops.add(x, l.attention_output.forward(ops, attended)));
+    ops.label(h, "attention block");
+    const typename Ops::Value inner = functions_.activation.forward(ops, l.intermediate.forward(ops, h));
+    typename Ops::Value y = functions_.output_norm.forward(ops, ops.add(h, l.output.forward(ops, inner)));
+    ops.label(y, "encoder layer");
+    return y;
+  }
+
+ private:
+  AttentionShape shape_;
+  Linears linears_;
+  Functions functions_;
+};
+
+}  // namespace cerium::nn
