@@ -176,7 +176,8 @@ WeightFile WeightFile::from_bytes(const std::vector<unsigned char>& bytes, const
   std::uint64_t stored;
   std::memcpy(&stored, bytes.data() + end, 8);
   require<SerializationError>(stored == fnv1a(bytes.data(), end),
-                              "weight file {}: the checksum does not match (the file is corrupted or truncated)", source);
+                              "weight file {}: the checksum does not match (the file is corrupted or truncated)",
+                              source);
   Reader r{bytes, end, source, 4};
   const auto version = r.get<std::uint32_t>("the version");
   require<SerializationError>(version == kVersion || version == kVersionF64Only,
