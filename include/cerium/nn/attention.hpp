@@ -66,10 +66,10 @@ struct AttentionShape {
   }
   // 1 at the first slot of every head of every row.
   graph::PlainVector head_starts() const { return head_slot(0); }
-  // 1 at slot j of every head of every row.
-  graph::PlainVector head_slot(std::size_t j) const {
+  // `value` at slot j of every head of every row.
+  graph::PlainVector head_slot(std::size_t j, double value = 1) const {
     std::vector<double> m(layout.stride, 0.0);
-    for (std::size_t h = 0; h < heads; ++h) m[h * head_width() + j] = 1;
+    for (std::size_t h = 0; h < heads; ++h) m[h * head_width() + j] = value;
     return graph::PlainVector(m);
   }
   // 1 in the padding slots of every row (features and beyond), 0 in the heads.
@@ -95,13 +95,17 @@ struct AttentionShape {
   }
 };
 
-// The score bound and the two functions softmax needs, any types with forward(ops, x): exp on
-// [lower - upper, 0] and the reciprocal on [exp(lowest row maximum - upper), valid rows].
+// The score bound and the two functions softmax needs, any types with forward(ops, x). The weights are
+// exp(score - upper) / reciprocal(sum of exp) times weight_scale; scaling keeps every value on the long path within
+// [0, 1] (bootstraps need small values): for example exp scaled by 1 / valid rows (on [lower - upper, 0]), so a
+// denominator lies in [a, 1] with a = exp(lowest row maximum - upper) / valid rows, the reciprocal a / x on [a, 1],
+// and weight_scale 1 / a (folded into a mask: free).
 template <class Exp, class Reciprocal>
 struct AttentionSoftmax {
   double upper = 0;  // scores are at most this (calibrated on plaintext data)
   Exp exp;
-  Reciprocal reciprocal;
+  Reciprocal reciprocal;  // must take 1 (the padding's denominator) inside its range
+  double weight_scale = 1;
 };
 
 // Softmax over the keys of each query and head, then the weighted sum of the values. q carries the
@@ -145,7 +149,8 @@ typename Ops::Value self_attention(Ops& ops, const typename Ops::Value& q, const
   std::optional<Value> out;
   for (std::size_t s = 0; s < rows; ++s) {
     const std::size_t j = s % w;
-    Value picked = ops.multiply(weights[s / w], shape.head_slot(j));  // A(r, r + s, h) at slot j of head h
+    // A(r, r + s, h) at slot j of head h
+    Value picked = ops.multiply(weights[s / w], shape.head_slot(j, softmax.weight_scale));
     if (j != 0) picked = ops.rotate(picked, static_cast<std::int64_t>(j));
     Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
     Value turned = s == 0 ? graph::duplicate(v) : ops.rotate(v, row_steps(s));
