@@ -141,6 +141,17 @@ Relu Relu::interpolated(double bound, int degree) {
   return r;
 }
 
+Relu Relu::minimax(double bound, std::vector<int> degrees, double eps) {
+  require(std::isfinite(bound) && bound > 0, "relu: bound {} must be positive", bound);
+  Relu r;
+  r.bound_ = bound;
+  r.sign_design_ = circuits::composite_sign(degrees, eps);
+  for (const auto& stage : r.sign_design_->stages) r.sign_stages_.push_back(stage.polynomial);
+  for (double& c : r.sign_stages_.back().coefficients) c /= 2;  // exact: a power of two
+  r.last_stage_halved_ = true;
+  return r;
+}
+
 Tensor Relu::reference(const Tensor& x, const std::string& where) const {
   Tensor y = x;
   for (auto& v : y.values) {

@@ -99,6 +99,9 @@ io::WeightFile ResNet::seeded_weights(const ResNetConfig& config, std::uint64_t 
 }
 
 Relu ResNet::make_relu(const ResNetConfig& config) {
+  if (!config.relu_minimax_degrees.empty()) {
+    return Relu::minimax(config.relu_bound, config.relu_minimax_degrees, config.relu_minimax_eps);
+  }
   return config.relu_stages > 0 ? Relu::composite(config.relu_bound, config.relu_stages)
                                 : Relu::interpolated(config.relu_bound, config.relu_degree);
 }

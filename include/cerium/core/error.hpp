@@ -73,6 +73,13 @@ class OutOfMemoryError : public DeviceError {
   using DeviceError::DeviceError;
 };
 
+// A numerical method that did not reach its answer: an iteration that did not converge within its limit, or a
+// result that fails its own checks (the message names the method, its inputs and what to change).
+class NumericalError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A feature that was not compiled in (e.g. the CUDA backend in a CPU-only build).
 class UnsupportedError : public Error {
  public:

@@ -14,6 +14,7 @@
 
 #include "cerium/circuits/bsgs.hpp"
 #include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/circuits/minimax.hpp"
 #include "cerium/circuits/polynomial.hpp"
 #include "cerium/graph/circuits.hpp"
 #include "cerium/graph/node.hpp"
@@ -101,7 +102,7 @@ class Dense {
 };
 
 // ReLU on [-bound, bound] as x (1 + sign(x)) / 2, with sign(x) ~ f_s(... f_1(x / bound)) for odd polynomials f_i
-// (composite sign approximation), or one polynomial approximating ReLU directly.
+// (composite sign approximation: fixed stages, or minimax stages), or one polynomial approximating ReLU directly.
 class Relu {
  public:
   // The composite: `stages` rounds of f(t) = (35 t - 35 t^3 + 21 t^5 - 5 t^7) / 16, which pushes |t| >= eps
@@ -110,14 +111,25 @@ class Relu {
   static Relu composite(double bound, int stages);
   // A Chebyshev interpolant of max(x, 0) on [-bound, bound] of `degree` (cheap, coarse near 0).
   static Relu interpolated(double bound, int degree);
+  // The minimax composite (circuits::composite_sign): odd stages of these degrees, each the best (Remez) for the
+  // image the stages before it leave of [eps, 1]. For |x| >= eps bound the ReLU is within sign_design()->error |x| / 2
+  // (degrees {15, 15, 27}, eps 2^-9: error 9.94e-5 = 2^-13.3, so within 2^-14.3 |x|); near 0 at most |x| / 2 (the
+  // stages keep the sign of x and |sign| < 2). Levels: ceil(log2(d + 1)) or one more per stage (graph::evaluate's
+  // Paterson-Stockmeyer; 5 + 5 + 5 for {15, 15, 27}), plus 2 (x / bound, the final product: the last stage carries
+  // the 1/2). InvalidArgument for a bound <= 0, eps outside (0, 1) or a degree that is even or below 3.
+  static Relu minimax(double bound, std::vector<int> degrees = {15, 15, 27}, double eps = 1.0 / 512);
 
   double bound() const { return bound_; }
+  // The minimax composite's design (stages, eps, sign error, peak) for minimax(); empty for the other kinds.
+  const std::optional<circuits::CompositeSign>& sign_design() const { return sign_design_; }
+
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     if (direct_) return graph::evaluate(ops, x, *direct_);
     typename Ops::Value t = ops.multiply(x, 1.0 / bound_);
     for (const auto& stage : sign_stages_) t = graph::evaluate(ops, t, stage);
-    return ops.multiply(x, ops.add(ops.multiply(t, 0.5), 0.5));  // x (1 + sign) / 2
+    if (!last_stage_halved_) t = ops.multiply(t, 0.5);
+    return ops.multiply(x, ops.add(t, 0.5));  // x (1 + sign) / 2
   }
   // max(x, 0) elementwise; InvalidArgument naming `where` when a value leaves [-bound, bound] (the polynomial's
   // range: calibrate the bound on plaintext data).
@@ -126,7 +138,9 @@ class Relu {
  private:
   double bound_ = 1;
   std::vector<circuits::Polynomial> sign_stages_;
+  bool last_stage_halved_ = false;  // the last stage computes sign / 2 (a level saved)
   std::optional<circuits::Polynomial> direct_;
+  std::optional<circuits::CompositeSign> sign_design_;
 };
 
 }  // namespace cerium::nn

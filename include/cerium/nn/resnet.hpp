@@ -25,6 +25,10 @@ struct ResNetConfig {
   double relu_bound = 8;                          // the ReLU polynomial's input range [-bound, bound]
   int relu_stages = 3;                            // composite sign stages; 0: an interpolated ReLU of relu_degree
   int relu_degree = 15;
+  // Non-empty: the minimax composite ReLU (Relu::minimax) of these stage degrees and eps instead (relu_stages and
+  // relu_degree are then unused).
+  std::vector<int> relu_minimax_degrees{};
+  double relu_minimax_eps = 1.0 / 512;
 };
 
 class ResNet {
@@ -46,6 +50,7 @@ class ResNet {
   const Packing& input_packing() const { return stem_.layer().input_packing(); }
   const Packing& output_packing() const { return fc_.layer().output_packing(); }
   std::size_t relu_count() const { return 1 + 2 * blocks_.size(); }
+  const Relu& relu() const { return relu_; }  // the one ReLU every activation uses
 
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {

@@ -1,6 +1,7 @@
 // Every layer against its plaintext reference: the slot-linear maps on doubles (graph::PlainOps) equal the nested
 // loops exactly (to rounding), and traced, planned and run on ciphertexts (N = 2^12) they decrypt to the
-// reference within the stated bound; ReLU polynomials against max(x, 0) within their approximation error.
+// reference within the stated bound; ReLU polynomials against max(x, 0) within their approximation error, and the
+// minimax ReLU encrypted (leveled, and bootstrapped inside where its depth exceeds the levels left) against its twin.
 
 #include <cmath>
 #include <complex>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "cerium/boot/bootstrapper.hpp"
 #include "cerium/graph/eager.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/plain_ops.hpp"
@@ -180,6 +182,105 @@ TEST_CASE("ReLU polynomials approximate max(x, 0) on their range and say when an
   const nn::Relu relu = nn::Relu::composite(bound, 2);
   nn::Tensor t(nn::Shape{1, 1, 2}, {1.0, -5.0});
   CHECK_THROWS_AS(relu.reference(t, "ReLU 3"), InvalidArgument);
+}
+
+TEST_CASE("the minimax ReLU is within error |x| / 2 of max(x, 0) away from 0 and within |x| / 2 near it",
+          "[nn][relu][minimax]") {
+  auto rng = cerium_test::make_rng(304);
+  INFO("test seed " << cerium_test::test_seed());
+  const double bound = 4;
+  const nn::Relu relu = nn::Relu::minimax(bound);  // degrees {15, 15, 27}, eps 2^-9
+  REQUIRE(relu.sign_design().has_value());
+  const circuits::CompositeSign& design = *relu.sign_design();
+  CHECK(design.eps == std::exp2(-9));
+  CHECK(design.error < std::exp2(-13));  // 9.94e-5 = 2^-13.3
+  CHECK_FALSE(nn::Relu::composite(bound, 3).sign_design().has_value());
+
+  std::uniform_real_distribution<double> d(-bound, bound), near(-design.eps * bound, design.eps * bound);
+  graph::PlainOps ops;
+  graph::PlainOps::Value x;
+  for (int i = 0; i < 20000; ++i) x.push_back(i % 4 == 0 ? near(rng) : d(rng));
+  const auto y = relu.forward(ops, x);
+  double worst_away = 0, worst_near = 0;  // error / |x|
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i].real(), relative = std::abs(y[i].real() - std::max(v, 0.0)) / std::abs(v);
+    double& worst = std::abs(v) >= design.eps * bound ? worst_away : worst_near;
+    worst = std::max(worst, relative);
+  }
+  INFO("error / |x|: " << worst_away << " away from 0, " << worst_near << " near 0");
+  CHECK(worst_away <= design.error / 2 * (1 + 1e-6));
+  CHECK(worst_near <= 0.5);
+
+  CHECK_THROWS_AS(nn::Relu::minimax(0, {15, 15, 27}), InvalidArgument);
+  CHECK_THROWS_AS(nn::Relu::minimax(bound, {15, 14}), InvalidArgument);
+  CHECK_THROWS_AS(nn::Relu::minimax(bound, {15, 15, 27}, 1.5), InvalidArgument);
+}
+
+TEST_CASE("the minimax ReLU traced, planned and run encrypted decrypts to its plaintext twin", "[nn][relu][minimax]") {
+  auto rng = cerium_test::make_rng(305);
+  INFO("test seed " << cerium_test::test_seed());
+  const double bound = 4;
+  const nn::Relu relu = nn::Relu::minimax(bound);
+  // 17 levels: x / bound, 5 per stage (graph::evaluate at degrees 15, 15, 27), the product with x.
+  constexpr int depth = 17;
+  Fixture f(toy(12, depth + 1, 2, 3), {.relinearization = true});
+  const nn::Packing in(nn::Shape{1, 16, 16}, 256);
+  nn::Tensor x = random_tensor(in.shape(), rng);
+  for (auto& v : x.values) v *= bound;
+  x.values[0] = 0;  // at, near and across the transition
+  x.values[1] = 1e-4;
+  x.values[2] = -relu.sign_design()->eps * bound;
+  const auto [got, level] = encrypted(
+      f, in, in, [&](graph::Tracer& t, const graph::Value& v) { return relu.forward(t, v); }, x);
+  graph::PlainOps plain;
+  const auto packed = in.pack(x);
+  const auto twin = relu.forward(plain, graph::PlainOps::Value(packed.begin(), packed.end()));
+  const circuits::CompositeSign& design = *relu.sign_design();
+  double to_twin = 0, over_stated = 0;  // the latter: beyond the stated ReLU error
+  for (std::size_t i = 0; i < x.values.size(); ++i) {
+    const double v = x.values[i];
+    to_twin = std::max(to_twin, std::abs(got.values[i] - twin[i].real()));
+    const double stated = std::abs(v) * (std::abs(v) >= design.eps * bound ? design.error : 1) / 2;
+    over_stated = std::max(over_stated, std::abs(got.values[i] - std::max(v, 0.0)) - stated);
+  }
+  INFO("max error to the twin " << to_twin << " = 2^" << std::log2(to_twin) << "; beyond the stated ReLU error "
+                                << over_stated);
+  CHECK(level == f.context->max_level() - depth);
+  CHECK(to_twin < std::exp2(-30));  // measured 2^-42
+  CHECK(over_stated < std::exp2(-30));
+}
+
+TEST_CASE("a minimax ReLU deeper than the levels left: the planner bootstraps inside it", "[nn][relu][minimax]") {
+  auto rng = cerium_test::make_rng(306);
+  INFO("test seed " << cerium_test::test_seed());
+  constexpr std::size_t slots = 256;
+  const double bound = 4;
+  const nn::Relu relu = nn::Relu::minimax(bound);
+  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
+  boot::Bootstrapper bootstrapper(f.context, boot::BootstrapConfig{.slots = slots});
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  // The input as a bootstrap leaves it (8 levels): the ReLU's 17 need two more bootstraps.
+  graph::Tracer t(f.context);
+  t.output(relu.forward(t, t.input("x", slots, bootstrapper.levels().output)), "y");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  CHECK(plan.bootstraps() == 2);
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+
+  std::uniform_real_distribution<double> d(-bound, bound);
+  std::vector<double> x(slots);
+  for (auto& v : x) v = d(rng);
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(x, plan.input_encoding(0))));
+  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator, &bootstrapper).run(std::move(inputs));
+  const Values decoded = f.decrypt(out.at(0));
+  graph::PlainOps plain;
+  const auto twin = relu.forward(plain, graph::PlainOps::Value(x.begin(), x.end()));
+  double to_twin = 0;
+  for (std::size_t i = 0; i < slots; ++i) to_twin = std::max(to_twin, std::abs(decoded[i].real() - twin[i].real()));
+  INFO("max error to the twin " << to_twin << " = 2^" << std::log2(to_twin));
+  CHECK(to_twin < std::exp2(-16));  // measured 2^-23.6: the bootstraps' precision, amplified near the transition
 }
 
 TEST_CASE("a stride-2 convolution, pooling and a dense layer chained in one program", "[nn][chain]") {

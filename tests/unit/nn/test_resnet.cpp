@@ -22,6 +22,18 @@
 using namespace evaluator_test;
 namespace nn = cerium::nn;
 
+namespace {
+
+// The logits from the output slots (real parts), unpacked by the model's output packing.
+template <class Slots>
+nn::Tensor logits(const nn::ResNet& model, const Slots& slots) {
+  std::vector<double> real(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) real[i] = slots[i].real();
+  return model.output_packing().unpack(real);
+}
+
+}  // namespace
+
 TEST_CASE("a reduced ResNet runs encrypted end to end with planned bootstraps", "[nn][resnet]") {
   auto rng = cerium_test::make_rng(404);
   INFO("test seed " << cerium_test::test_seed());
@@ -55,17 +67,18 @@ TEST_CASE("a reduced ResNet runs encrypted end to end with planned bootstraps", 
   std::vector<Ciphertext> inputs;
   inputs.push_back(f.encryptor.encrypt(f.encoder.encode(model.input_packing().pack(image), plan.input_encoding(0))));
   const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator, &bootstrapper).run(std::move(inputs));
-  const Values decoded = f.decrypt(out.at(0));
+  // The logits where the output packing puts them (logit 2 is in slot 8 here, not slot 2).
+  const nn::Tensor decoded = logits(model, f.decrypt(out.at(0)));
 
   graph::PlainOps plain;
   const auto packed = model.input_packing().pack(image);
-  const auto twin = model.forward(plain, graph::PlainOps::Value(packed.begin(), packed.end()));
+  const nn::Tensor twin = logits(model, model.forward(plain, graph::PlainOps::Value(packed.begin(), packed.end())));
   const nn::Tensor exact = model.reference(image);
   for (std::size_t k = 0; k < config.classes; ++k) {
-    INFO("logit " << k << ": encrypted " << decoded[k].real() << ", twin " << twin[k].real() << ", exact "
+    INFO("logit " << k << ": encrypted " << decoded.values[k] << ", twin " << twin.values[k] << ", exact "
                   << exact.values[k]);
-    CHECK(std::abs(decoded[k].real() - twin[k].real()) < std::exp2(-10));
-    CHECK(std::abs(twin[k].real() - exact.values[k]) < 0.1);
+    CHECK(std::abs(decoded.values[k] - twin.values[k]) < std::exp2(-10));
+    CHECK(std::abs(twin.values[k] - exact.values[k]) < 0.1);
   }
 }
 
@@ -94,4 +107,38 @@ TEST_CASE("ResNet weights through a weight file: the same network; absent or mis
   nn::ResNetConfig wider = config;
   wider.channels = {2, 8};  // the file's tensors are for 4 channels
   CHECK_THROWS_AS(nn::ResNet::from_weights(wider, weights), MismatchError);
+}
+
+TEST_CASE("ResNetConfig chooses the minimax ReLU; its plaintext twin stays within 2^-13 of the exact logits",
+          "[nn][resnet][minimax]") {
+  auto rng = cerium_test::make_rng(405);
+  INFO("test seed " << cerium_test::test_seed());
+  nn::ResNetConfig config{.input = {1, 8, 8}, .channels = {2, 4}, .blocks = 1, .classes = 3, .slots = 256,
+                          .relu_bound = 1, .relu_minimax_degrees = {15, 15, 27}};
+  nn::ResNet model = nn::ResNet::seeded(config, 7);
+  std::uniform_real_distribution<double> pixel(0, 1);
+  std::vector<nn::Tensor> images;
+  for (int i = 0; i < 4; ++i) {
+    nn::Tensor t(config.input);
+    for (auto& v : t.values) v = pixel(rng);
+    images.push_back(t);
+  }
+  model = model.with_relu_bound(1.25 * model.activation_range(images));
+  REQUIRE(model.relu().sign_design().has_value());
+  CHECK(model.relu().sign_design()->error < std::exp2(-13));
+  CHECK(model.relu().bound() == model.config().relu_bound);  // with_relu_bound designs it again for the new bound
+  // Without degrees: the fixed composite, as before.
+  nn::ResNetConfig defaults = config;
+  defaults.relu_minimax_degrees.clear();
+  CHECK_FALSE(nn::ResNet::seeded(defaults, 7).relu().sign_design().has_value());
+  for (const nn::Tensor& image : images) {
+    graph::PlainOps plain;
+    const auto packed = model.input_packing().pack(image);
+    const nn::Tensor twin = logits(model, model.forward(plain, graph::PlainOps::Value(packed.begin(), packed.end())));
+    const nn::Tensor exact = model.reference(image);
+    for (std::size_t k = 0; k < config.classes; ++k) {
+      INFO("logit " << k << ": twin " << twin.values[k] << ", exact " << exact.values[k]);
+      CHECK(std::abs(twin.values[k] - exact.values[k]) < std::exp2(-13));  // measured about 2^-15
+    }
+  }
 }
