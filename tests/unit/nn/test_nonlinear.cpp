@@ -185,6 +185,8 @@ TEST_CASE("elementwise approximations meet their stated error; forward on double
     const nn::InverseSqrt wide;  // [0.01, 100]
     CHECK(wide.depth() <= 15);
     check(wide, 0.01, 100, true, 1e-4);
+    // The fitted steps: 1e-3 from a linear guess in 6 steps (Newton's 3/2 and 1/2 take 12).
+    CHECK(nn::InverseSqrt({.tolerance = 1e-3, .guess_degree = 1}).iterations() <= 6);
     const nn::InverseSqrt narrow({.lower = 0.5, .upper = 2});
     CHECK(narrow.depth() <= 6);
     check(narrow, 0.5, 2, true, 1e-4);
@@ -215,6 +217,10 @@ TEST_CASE("row sums and means on a row layout; padding stays 0", "[nn][nonlinear
                                      nn::RowLayout{8, 16, 16}, nn::RowLayout{16, 3, 8}, nn::RowLayout{4, 1, 2},
                                      nn::RowLayout{32, 1, 1}}) {
     INFO(layout.rows << " rows, " << layout.features << " features, stride " << layout.stride);
+    const graph::PlainVector::Values mask = layout.mask().expanded(layout.slots());
+    for (std::size_t r = 0; r < layout.rows; ++r) {
+      for (std::size_t f = 0; f < layout.stride; ++f) CHECK(mask[layout.slot(r, f)] == (f < layout.features ? 1.0 : 0.0));
+    }
     const std::vector<double> x = random_rows(rng, layout, -1, 1);
     std::vector<double> sums(x.size(), 0.0), means(x.size(), 0.0);
     for (std::size_t r = 0; r < layout.rows; ++r) {
@@ -312,6 +318,8 @@ TEST_CASE("empty or non-positive ranges are InvalidArgument naming the values", 
                 "[0, 1]");
   throws_naming([&] { return nn::LayerNorm(layout, {.gamma = {1.0, 2.0}}); }, "2 gamma values for 12 features");
   throws_naming([] { return nn::Softmax(nn::RowLayout{8, 12, 12}); }, "stride of 12");
+  throws_naming([] { return nn::RowLayout{8, 20, 16}.validate(); }, "20 features in a stride of 16");
+  throws_naming([] { return nn::RowLayout{6, 4, 16}.validate(); }, "6 rows");
 }
 
 TEST_CASE("the layers on ciphertexts (N = 2^12) decrypt to the exact functions", "[nn][nonlinear][encrypted]") {
