@@ -364,9 +364,10 @@ struct SoftmaxConfig {
 // exp(x - upper) / features (each term within [exp(lower - upper), 1] / features), its row totals t (within
 // [exp(lower - upper), 1] in every slot, padding included), then e exp(upper - lower) times
 // exp(lower - upper) / t by a Reciprocal on [exp(lower - upper), 1]: every value on the long path stays within
-// [0, 1]. Padding: moved into the range before exp (a plaintext add), its exp cancelled after (another): no level.
-// Depth: Exp's + Reciprocal's + 1 (+ 1 more when 2 features > stride). The reciprocal's range spans
-// exp(upper - lower): a tight input bound is what keeps it cheap.
+// [0, 1] (e exp(upper - lower) is formed beside it, at exp's level). Padding: moved into the range before exp (a
+// plaintext add), its exp cancelled after (another): no level. Depth: Exp's + Reciprocal's + 1 (+ 1 when
+// 2 features > stride): 16 for [-2, 2] and 19 for [-4, 4] with 12 features in a stride of 16. The reciprocal's
+// range spans exp(upper - lower): a tight input bound is what keeps it cheap.
 class Softmax {
  public:
   Softmax(const RowLayout& layout, const SoftmaxConfig& config = {});
