@@ -1,11 +1,10 @@
 #pragma once
-// Token-major packing of a matrix (rows = tokens, features per row) into the slots of one ciphertext: slot(r, f) =
-// r * stride + f, with stride a power of two at least features and rows * stride the whole slot vector. The
-// padding slots (f >= features) hold zero; layers that would make them nonzero mask them.
-//
-// A token-wise linear layer is then the same small map in every row, so its diagonals repeat with period stride
-// (compressed plaintexts), and a rotation by whole rows (a multiple of stride) turns the tokens cyclically.
+// The token-major packing of a transformer's activations: a `rows` x `features` matrix in one ciphertext, row r
+// at slots r * stride .. r * stride + features - 1. `stride` is a power of two >= features and rows * stride is
+// the whole slot vector, so rotations, which are cyclic over the slot vector, carry every row onto another row
+// in the same position. Padding slots (f >= features) hold 0; layers keep them 0.
 
+#include <bit>
 #include <cstddef>
 #include <vector>
 
@@ -15,26 +14,27 @@
 namespace cerium::nn {
 
 struct RowLayout {
-  std::size_t rows = 1, features = 1, stride = 1;
+  std::size_t rows = 1;
+  std::size_t features = 1;
+  std::size_t stride = 1;
 
   std::size_t slots() const { return rows * stride; }
-  std::size_t slot(std::size_t r, std::size_t f) const { return r * stride + f; }
-  // InvalidArgument naming the values unless stride is a power of two with features <= stride and slots a
-  // power of two.
+  std::size_t slot(std::size_t row, std::size_t feature) const { return row * stride + feature; }
+
+  // 1 in the valid slots, 0 in the padding: one period of `stride` values (the vector repeats per row).
+  graph::PlainVector mask() const {
+    std::vector<double> period(stride, 0.0);
+    for (std::size_t f = 0; f < features && f < stride; ++f) period[f] = 1.0;
+    return graph::PlainVector(period);
+  }
+
+  // InvalidArgument unless 1 <= features <= stride, stride and rows are powers of two (slots then is one too).
   void validate() const {
-    const auto pow2 = [](std::size_t v) { return v != 0 && (v & (v - 1)) == 0; };
-    require(pow2(stride) && features >= 1 && features <= stride && pow2(rows),
-            "row layout: {} rows x {} features in a stride of {} (the stride must be a power of two holding the "
-            "features, and the rows a power of two)",
+    require(features >= 1 && stride >= features && std::has_single_bit(stride) && std::has_single_bit(rows),
+            "row layout: {} rows of {} features in a stride of {}: need 1 <= features <= stride, stride and rows "
+            "powers of two",
             rows, features, stride);
   }
-  // 1 in every valid slot, 0 in the padding: one period of stride values.
-  graph::PlainVector valid_mask() const {
-    std::vector<double> m(stride, 0.0);
-    for (std::size_t f = 0; f < features; ++f) m[f] = 1;
-    return graph::PlainVector(m);
-  }
-  friend bool operator==(const RowLayout&, const RowLayout&) = default;
 };
 
 }  // namespace cerium::nn
