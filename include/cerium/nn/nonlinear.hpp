@@ -112,7 +112,7 @@ typename Ops::Value replicate(Ops& ops, typename Ops::Value head, std::size_t co
   std::size_t offset = 0;
   for (std::size_t b = blocks.size(); b-- > 0;) {
     if ((count >> b & 1U) == 0) continue;
-    Value part = offset == 0 ? graph::circuit_detail::duplicate(blocks[b])
+    Value part = offset == 0 ? graph::duplicate(blocks[b])
                              : ops.rotate(blocks[b], -static_cast<std::int64_t>(offset));
     out = out ? ops.add(*out, part) : std::move(part);
     offset += std::size_t{1} << b;
@@ -134,8 +134,8 @@ typename Ops::Value row_total(Ops& ops, const typename Ops::Value& x, const RowL
   using Value = typename Ops::Value;
   layout.validate();
   const auto stride = static_cast<std::int64_t>(layout.stride);
-  if (stride == 1) return scale == 1 ? graph::circuit_detail::duplicate(x) : ops.multiply(x, scale);
-  Value sum = graph::circuit_detail::duplicate(x);
+  if (stride == 1) return scale == 1 ? graph::duplicate(x) : ops.multiply(x, scale);
+  Value sum = graph::duplicate(x);
   if (2 * layout.features <= layout.stride) {
     for (std::int64_t step = 1; step < stride / 2; step *= 2) sum = ops.add(sum, ops.rotate(sum, step));
     sum = ops.add(sum, ops.rotate(sum, -stride / 2));
@@ -243,7 +243,7 @@ class Reciprocal {
   // x / scale (x itself at scale 1), for e = 1 - (x / scale) y.
   template <class Ops>
   typename Ops::Value scaled(Ops& ops, const typename Ops::Value& x) const {
-    return config_.scale == 1 ? graph::circuit_detail::duplicate(x) : ops.multiply(x, 1.0 / config_.scale);
+    return config_.scale == 1 ? graph::duplicate(x) : ops.multiply(x, 1.0 / config_.scale);
   }
 
   ReciprocalConfig config_;
