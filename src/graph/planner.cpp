@@ -1,4 +1,5 @@
 #include "cerium/graph/planner.hpp"
+#include "cerium/graph/simulate.hpp"
 
 #include <algorithm>
 #include <complex>
@@ -59,8 +60,32 @@ Plan plan(Program program, const PlanOptions& options) {
     rules.bootstrap_level = spec.output_level;
     rules.bootstrap_min_input = spec.min_input_level;
   }
-  const LevelProblem problem = level_problem(program, rules);
-  const Placement placement = place_bootstraps(problem, options.placement);
+  LevelProblem problem = level_problem(program, rules);
+  Placement placement;
+  if (!options.calibration.empty() && options.bootstrap) {
+    // Values too large to bootstrap well are left alone, the limit raised until a placement exists.
+    const std::vector<double> magnitude = simulate_magnitudes(program, options.calibration);
+    const LevelProblem unrestricted = problem;
+    for (double limit = options.bootstrap_magnitude_limit;; limit *= 2) {
+      problem = unrestricted;
+      bool restricted = false;
+      for (std::size_t i = 0; i < problem.items.size(); ++i) {
+        if (magnitude[i] > limit && problem.items[i].may_bootstrap) {
+          problem.items[i].may_bootstrap = false;
+          restricted = true;
+        }
+      }
+      placement = place_bootstraps(problem, options.placement);
+      if (placement.feasible || !restricted) break;
+    }
+    for (std::size_t i = 0; i < problem.items.size(); ++i) {
+      if (placement.bootstrap[i] && !problem.items[i].pinned) {
+        out.bootstrap_magnitude = std::max(out.bootstrap_magnitude, magnitude[i]);
+      }
+    }
+  } else {
+    placement = place_bootstraps(problem, options.placement);
+  }
   require_feasible(program, problem, placement);
   const std::vector<int> levels = natural_levels(problem, placement.bootstrap);
   out.placed_bootstraps = placement.count;

@@ -16,6 +16,8 @@
 namespace cerium::graph {
 
 using NodeId = std::uint32_t;
+// A ciphertext's slots as plaintext values (a program's sample inputs, a simulation's node values).
+using SlotValues = std::vector<std::complex<double>>;
 
 enum class Op : std::uint8_t {
   input,              // a ciphertext the program receives

@@ -60,6 +60,12 @@ struct PlanOptions {
   // Device memory the run may use (0: no limit): a plan that needs more (one operation alone, or the live
   // ciphertexts at the peak plus the resident relinearization and rotation keys) is an OutOfMemoryError.
   std::size_t memory_budget_bytes = 0;
+  // Sample inputs (per sample, one slot vector per program input) the program is simulated on
+  // (graph/simulate.hpp): a value larger than bootstrap_magnitude_limit in any slot is not bootstrapped, since a
+  // bootstrap's error grows with the magnitude; where no placement is then possible the limit doubles until one
+  // is. None: any value may be bootstrapped (the program must keep its bootstrapped values small itself).
+  std::vector<std::vector<SlotValues>> calibration = {};
+  double bootstrap_magnitude_limit = 2;
 };
 
 struct NodePlan {
@@ -77,6 +83,7 @@ struct Plan {
   int placed_bootstraps = 0;  // chosen by the planner
   int pinned_bootstraps = 0;  // written by the user
   bool placement_optimal = false;
+  double bootstrap_magnitude = 0;  // the largest |value| bootstrapped on the calibration inputs (0: none given)
   RotationKeys keys;
   Hoisting hoisting;
   MemoryPlan memory;

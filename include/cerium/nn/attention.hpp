@@ -95,18 +95,50 @@ struct AttentionShape {
   }
 };
 
-// The score bound and the two functions softmax needs, any types with forward(ops, x). The weights are
-// exp(score - upper) / reciprocal(sum of exp) times weight_scale; scaling keeps every value on the long path within
-// [0, 1] (bootstraps need small values): for example exp scaled by 1 / valid rows (on [lower - upper, 0]), so a
-// denominator lies in [a, 1] with a = exp(lowest row maximum - upper) / valid rows, the reciprocal a / x on [a, 1],
-// and weight_scale 1 / a (folded into a mask: free).
+// How softmax runs, with any types with forward(ops, x) for exp and the reciprocals.
+//
+// exp(score - upper) is badly conditioned when a row's largest score lies far below the bound over all rows: its
+// weights and denominator are then tiny, and a ciphertext's absolute noise becomes a large relative error. So
+// softmax is taken of score / 2^k (the spread shrinks 2^k-fold) and then squared back k times, each square
+// renormalized: softmax(2x) = softmax(x)^2 / sum softmax(x)^2, whose denominators lie in [1 / n, 1] for n valid
+// keys, however the scores spread (normalize-and-square).
+//
+// Scaling keeps every value on the long path within [0, 1] (bootstraps need small values):
+//   - the scores are multiplied by score_scale = 2^-k in a mask (free); exp takes score - upper, upper in those
+//     units, on [lower - upper, 0], scaled by 1 / n: the first denominators lie in [a, 1] with
+//     a = exp(lowest row maximum - upper) / n, and `reciprocal` is a / x on [a, 1]; the weights are times 1 / a;
+//   - each square's denominators (in [1 / n, 1]) go through `renormalize`, (1 / n) / x on [1 / n, 1], the weights
+//     times n.
+// The last constant is folded into the masks that take the weights apart (free), the others cost a level.
+// Both reciprocals must take 1 (the padding's denominator) inside their ranges.
 template <class Exp, class Reciprocal>
 struct AttentionSoftmax {
-  double upper = 0;  // scores are at most this (calibrated on plaintext data)
+  double upper = 0;         // scores (times score_scale) are at most this, calibrated on plaintext data
   Exp exp;
-  Reciprocal reciprocal;  // must take 1 (the padding's denominator) inside its range
-  double weight_scale = 1;
+  Reciprocal reciprocal;    // a / x on [a, 1]
+  double first_scale = 1;   // 1 / a
+  double score_scale = 1;   // 2^-k
+  int squarings = 0;        // k
+  Reciprocal renormalize = reciprocal;  // (1 / n) / x on [1 / n, 1]; unused without squarings
+  double square_scale = 1;  // n
 };
+
+namespace attention_detail {
+
+// The groups times the reciprocal of their per-head sums (the padding slots' sums set to 1, inside the
+// reciprocal's range: a polynomial far outside its range would blow up there, and a large slot spoils a later
+// bootstrap's precision for all).
+template <class Ops, class Reciprocal>
+void normalize(Ops& ops, std::vector<typename Ops::Value>& groups, const Reciprocal& reciprocal,
+               const AttentionShape& shape) {
+  std::optional<typename Ops::Value> sum;
+  for (const auto& g : groups) sum = sum ? ops.add(*sum, g) : graph::duplicate(g);
+  const auto totals = segment_sum(ops, *sum, shape.head_width(), shape.head_starts());
+  const auto inverse = reciprocal.forward(ops, ops.add(totals, shape.outside_heads()));
+  for (auto& g : groups) g = ops.multiply(g, inverse);
+}
+
+}  // namespace attention_detail
 
 // Softmax over the keys of each query and head, then the weighted sum of the values. q carries the
 // 1 / sqrt(head width) already (fold it into the query weights).
@@ -117,40 +149,42 @@ typename Ops::Value self_attention(Ops& ops, const typename Ops::Value& q, const
   using Value = typename Ops::Value;
   using attention_detail::add_rotations;
   shape.validate();
+  require(softmax.squarings >= 0, "attention: {} squarings", softmax.squarings);
   const std::size_t rows = shape.layout.rows, w = shape.head_width();
   const auto row_steps = [&](std::size_t s) { return static_cast<std::int64_t>(s * shape.layout.stride); };
-  const graph::PlainVector starts = shape.head_starts();
+  const graph::PlainVector scaled_starts = shape.head_slot(0, softmax.score_scale);
 
   // Scores of shift s = g w + j at slot j of each head, in score ciphertext g.
   std::vector<std::optional<Value>> scores(shape.score_groups());
   for (std::size_t s = 0; s < rows; ++s) {
     Value turned = s == 0 ? graph::duplicate(k) : ops.rotate(k, row_steps(s));
-    Value at_start = ops.multiply(add_rotations(ops, ops.multiply(q, turned), w, 1), starts);
+    Value at_start = ops.multiply(add_rotations(ops, ops.multiply(q, turned), w, 1), scaled_starts);
     Value placed = s % w == 0 ? std::move(at_start) : ops.rotate(at_start, -static_cast<std::int64_t>(s % w));
     auto& group = scores[s / w];
     group = group ? ops.add(*group, placed) : std::move(placed);
   }
-  // exp(score - upper) on the valid keys, the denominators summed over each head's slots and groups.
+  // exp(score - upper) on the valid keys, normalized; then squared and renormalized `squarings` times.
   std::vector<Value> weights;
-  std::optional<Value> denominator;
   for (std::size_t g = 0; g < scores.size(); ++g) {
     ops.label(*scores[g], "attention scores");
-    Value e = ops.multiply(softmax.exp.forward(ops, ops.sub(*scores[g], softmax.upper)), shape.valid_scores(g));
-    denominator = denominator ? ops.add(*denominator, e) : graph::duplicate(e);
-    weights.push_back(std::move(e));
+    weights.push_back(
+        ops.multiply(softmax.exp.forward(ops, ops.sub(*scores[g], softmax.upper)), shape.valid_scores(g)));
   }
-  // The padding slots get 1, inside the reciprocal's range: a polynomial far outside its range would blow up
-  // there, and a large slot spoils a later bootstrap's precision for all.
-  const Value inverse =
-      softmax.reciprocal.forward(ops, ops.add(segment_sum(ops, *denominator, w, starts), shape.outside_heads()));
-  for (Value& e : weights) e = ops.multiply(e, inverse);
+  attention_detail::normalize(ops, weights, softmax.reciprocal, shape);
+  double weight_scale = softmax.first_scale;
+  for (int i = 0; i < softmax.squarings; ++i) {
+    for (Value& u : weights) u = ops.multiply(u, weight_scale);  // the true weights, within [0, 1]
+    for (Value& u : weights) u = ops.multiply(u, u);
+    attention_detail::normalize(ops, weights, softmax.renormalize, shape);
+    weight_scale = softmax.square_scale;
+  }
   ops.label(weights.front(), "softmax");
 
   std::optional<Value> out;
   for (std::size_t s = 0; s < rows; ++s) {
     const std::size_t j = s % w;
     // A(r, r + s, h) at slot j of head h
-    Value picked = ops.multiply(weights[s / w], shape.head_slot(j, softmax.weight_scale));
+    Value picked = ops.multiply(weights[s / w], shape.head_slot(j, weight_scale));
     if (j != 0) picked = ops.rotate(picked, static_cast<std::int64_t>(j));
     Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
     Value turned = s == 0 ? graph::duplicate(v) : ops.rotate(v, row_steps(s));

@@ -21,13 +21,16 @@ struct EncoderFunctions {
   Activation activation;             // GELU
 };
 
+// The layer's token-wise maps (the same whatever the non-linear pieces).
+struct EncoderLinears {
+  RowLinear query, key, value, attention_output, intermediate, output;
+};
+
 template <class Exp, class Reciprocal, class Norm, class Activation>
 class EncoderLayer {
  public:
   using Functions = EncoderFunctions<Exp, Reciprocal, Norm, Activation>;
-  struct Linears {
-    RowLinear query, key, value, attention_output, intermediate, output;
-  };
+  using Linears = EncoderLinears;
 
   // query must carry 1 / sqrt(head width) (folded into its weights and bias).
   EncoderLayer(AttentionShape shape, Linears linears, Functions functions)

@@ -294,13 +294,23 @@ Placement place_bootstraps_greedy(const LevelProblem& problem) {
       need[r] = std::max(need[r], problem.items[w].cost + (problem.items[w].pinned ? problem.bootstrap_min_input : need[w]));
     }
   }
+  // ahead: the most levels spent after an item before a consumer path reaches an item that may be bootstrapped
+  // (just the consumers' costs when all may): an item whose followers may not be refreshed is its path's last
+  // chance earlier.
+  std::vector<int> ahead(n, 0);
+  for (std::size_t r = n; r-- > 0;) {
+    for (const auto w : consumers[r]) {
+      const LevelItem& next = problem.items[w];
+      const bool passes = !can_bootstrap(problem, next) && next.min_level == 0;
+      ahead[r] = std::max(ahead[r], next.cost + (passes ? ahead[w] : 0));
+    }
+  }
   std::vector<bool> bootstrap(n, false);
   std::vector<int> effective(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     const LevelItem& item = problem.items[i];
     const int level = level_of(problem, i, effective);
-    int widest = 0;  // the most any consumer spends
-    for (const auto w : consumers[i]) widest = std::max(widest, problem.items[w].cost);
+    const int widest = ahead[i];
     const bool last_chance = level < problem.bootstrap_min_input + widest;
     const bool refreshable = can_bootstrap(problem, item) && level >= problem.bootstrap_min_input;
     bootstrap[i] = item.pinned || (refreshable && last_chance && level < need[i] && problem.bootstrap_level > level);

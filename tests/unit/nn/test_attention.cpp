@@ -12,6 +12,7 @@
 #include "cerium/graph/plain_ops.hpp"
 #include "cerium/graph/tracer.hpp"
 #include "cerium/nn/attention.hpp"
+#include "cerium/nn/nonlinear.hpp"
 #include "cerium/nn/row_linear.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 #include "unit/nn/exact_functions.hpp"
@@ -134,12 +135,49 @@ TEST_CASE("self-attention over row shifts equals masked softmax attention per he
         }
       }
     }
-    graph::PlainOps ops;
-    const nn::AttentionSoftmax<exact_functions::Exp, exact_functions::Reciprocal> softmax{.upper = upper + 1, .exp = {}, .reciprocal = {}};
-    const auto out = nn::self_attention(ops, pack(shape.layout, q), pack(shape.layout, k), pack(shape.layout, v),
-                                        shape, softmax);
-    CHECK(max_difference(unpack(shape.layout, out, 1e-12), want) < 1e-12);
+    // Directly, and as the softmax of score / 4 squared back twice.
+    for (const int squarings : {0, 2}) {
+      graph::PlainOps ops;
+      const nn::AttentionSoftmax<exact_functions::Exp, exact_functions::Reciprocal> softmax{
+          .upper = (upper + 1) * std::exp2(-squarings), .exp = {}, .reciprocal = {},
+          .score_scale = std::exp2(-squarings), .squarings = squarings};
+      const auto out = nn::self_attention(ops, pack(shape.layout, q), pack(shape.layout, k), pack(shape.layout, v),
+                                          shape, softmax);
+      CHECK(max_difference(unpack(shape.layout, out, 1e-12), want) < 1e-12);
+    }
   }
   CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 12, .stride = 16}, .heads = 2}.validate()),
                   InvalidArgument);  // a head width of 6
+}
+
+TEST_CASE("attention with polynomial exp and reciprocal runs leveled on ciphertexts within 2^-12 of its twin",
+          "[nn][attention]") {
+  auto rng = cerium_test::make_rng(503);
+  INFO("test seed " << cerium_test::test_seed());
+  Fixture f(toy(12, 26, 2, 3), {.relinearization = true});
+  const nn::AttentionShape shape{.layout = {.rows = 8, .features = 16, .stride = 32}, .heads = 2, .valid_rows = 7};
+  const nn::RowLinear q(shape.layout, shape.layout, normal(256, rng, 0.05), normal(16, rng, 0.1)),
+      k(shape.layout, shape.layout, normal(256, rng, 0.05), {}),
+      v(shape.layout, shape.layout, normal(256, rng, 0.3), normal(16, rng, 0.3));
+  // Scores well within [-2, 2] for these weights (each a sum of 8 products of about 0.2 by 0.2): exp on [-4, 0]
+  // over 7 keys; denominators in [e^-4 / 7, 1].
+  const nn::AttentionSoftmax<nn::Exp, nn::Reciprocal> softmax{
+      .upper = 2, .exp = nn::Exp({.lower = -4, .upper = 0, .tolerance = 1e-4, .scale = 1.0 / 7}),
+      .reciprocal = nn::Reciprocal({.lower = 0.002, .upper = 1, .tolerance = 1e-3, .scale = 0.002}),
+      .first_scale = 500};
+  const auto model = [&](auto& ops, const auto& x) {
+    return nn::self_attention(ops, q.forward(ops, x), k.forward(ops, x), v.forward(ops, x), shape, softmax);
+  };
+  graph::Tracer t(f.context);
+  t.output(model(t, t.input("x", shape.layout.slots())), "y");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  const std::vector<double> x = normal(8 * 16, rng, 1);
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(pack(shape.layout, x), plan.input_encoding(0))));
+  const auto result = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
+  graph::PlainOps ops;
+  const std::vector<double> twin = unpack(shape.layout, model(ops, pack(shape.layout, x)), 1e-9);
+  const std::vector<double> got = unpack(shape.layout, f.decrypt(result.at(0)), std::exp2(-12));
+  CHECK(max_difference(got, twin) < std::exp2(-12));
 }

@@ -1,0 +1,33 @@
+#pragma once
+// A traced program run on slot vectors of doubles, node by node: the exact values every ciphertext of the
+// program should hold. Where a decryption is off, this says which node's value was large or went wrong; with a
+// plan, which values its bootstraps refresh and how large they are (a bootstrap wants |value| near 1 or below:
+// its error grows with the magnitude).
+
+#include <complex>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cerium/graph/node.hpp"
+#include "cerium/graph/planner.hpp"
+#include "cerium/graph/program.hpp"
+
+namespace cerium::graph {
+
+// Every node's slot values from the inputs' (one vector per program input, in order, of the input's slots).
+// MismatchError for another count or size of inputs.
+std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotValues>& inputs);
+// The largest |slot| of every node over several samples of inputs, each node's values dropped after its last
+// reader (a large model's values do not all fit in memory at once).
+std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples);
+
+struct BootstrapMagnitude {
+  NodeId node = 0;
+  std::string label;      // the node's name, if it has one
+  double magnitude = 0;   // the largest |slot| it holds
+};
+// The values the plan bootstraps, largest first.
+std::vector<BootstrapMagnitude> bootstrap_magnitudes(const Plan& plan, const std::vector<SlotValues>& values);
+
+}  // namespace cerium::graph

@@ -1,0 +1,112 @@
+#include "cerium/graph/simulate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cerium/core/check.hpp"
+
+namespace cerium::graph {
+
+namespace {
+
+template <class F>
+SlotValues each(const SlotValues& a, F f) {
+  SlotValues out(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out[i] = f(i, a[i]);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// Node `id`'s values from its operands' (v holds them).
+SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const SlotValues* input) {
+  const auto in = [&](std::size_t k) -> const SlotValues& { return v[n.inputs.at(k)]; };
+  switch (n.op) {
+    case Op::input:
+      require<MismatchError>(input->size() == n.slots, "simulate: input '{}' of {} values for {} slots", n.name,
+                             input->size(), n.slots);
+      return *input;
+    case Op::add: return each(in(0), [&](std::size_t i, auto x) { return x + in(1)[i]; });
+    case Op::sub: return each(in(0), [&](std::size_t i, auto x) { return x - in(1)[i]; });
+    case Op::negate: return each(in(0), [](std::size_t, auto x) { return -x; });
+    case Op::multiply: return each(in(0), [&](std::size_t i, auto x) { return x * in(1)[i]; });
+    case Op::multiply_plain: {
+      const SlotValues p = n.plain.expanded(n.slots);
+      return each(in(0), [&](std::size_t i, auto x) { return x * p[i]; });
+    }
+    case Op::add_plain: {
+      const SlotValues p = n.plain.expanded(n.slots);
+      return each(in(0), [&](std::size_t i, auto x) { return x + p[i]; });
+    }
+    case Op::multiply_constant: return each(in(0), [&](std::size_t, auto x) { return x * n.constant.real(); });
+    case Op::add_constant: return each(in(0), [&](std::size_t, auto x) { return x + n.constant; });
+    case Op::rotate: {
+      const auto size = static_cast<std::int64_t>(in(0).size());
+      return each(in(0), [&](std::size_t i, auto) {
+        return in(0)[static_cast<std::size_t>(((static_cast<std::int64_t>(i) + n.steps) % size + size) % size)];
+      });
+    }
+    case Op::conjugate: return each(in(0), [](std::size_t, auto x) { return std::conj(x); });
+    case Op::bootstrap:
+    case Op::output: return in(0);
+  }
+  return {};
+}
+
+void require_inputs(const Program& program, const std::vector<SlotValues>& inputs) {
+  require<MismatchError>(inputs.size() == program.inputs().size(), "simulate: {} inputs for a program of {}",
+                         inputs.size(), program.inputs().size());
+}
+
+}  // namespace
+
+std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotValues>& inputs) {
+  require_inputs(program, inputs);
+  std::vector<SlotValues> v(program.size());
+  std::size_t next_input = 0;
+  for (std::size_t id = 0; id < program.size(); ++id) {
+    const Node& n = program.node(static_cast<NodeId>(id));
+    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr);
+  }
+  return v;
+}
+
+std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples) {
+  std::vector<double> magnitude(program.size(), 0.0);
+  std::vector<NodeId> last_reader(program.size(), 0);
+  for (NodeId id = 0; id < program.size(); ++id) {
+    for (const NodeId operand : program.node(id).inputs) last_reader[operand] = id;
+  }
+  for (const auto& inputs : samples) {
+    require_inputs(program, inputs);
+    std::vector<SlotValues> v(program.size());
+    std::size_t next_input = 0;
+    for (NodeId id = 0; id < program.size(); ++id) {
+      const Node& n = program.node(id);
+      v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr);
+      for (const auto& x : v[id]) magnitude[id] = std::max(magnitude[id], std::abs(x));
+      for (const NodeId operand : n.inputs) {
+        if (last_reader[operand] == id) SlotValues().swap(v[operand]);
+      }
+    }
+  }
+  return magnitude;
+}
+
+std::vector<BootstrapMagnitude> bootstrap_magnitudes(const Plan& plan, const std::vector<SlotValues>& values) {
+  require<MismatchError>(values.size() == plan.nodes.size(), "bootstrap magnitudes: {} values for {} nodes",
+                         values.size(), plan.nodes.size());
+  std::vector<BootstrapMagnitude> out;
+  for (std::size_t id = 0; id < values.size(); ++id) {
+    if (!plan.nodes[id].bootstrap) continue;
+    double m = 0;
+    for (const auto& x : values[id]) m = std::max(m, std::abs(x));
+    out.push_back({static_cast<NodeId>(id), plan.program.node(static_cast<NodeId>(id)).name, m});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.magnitude > b.magnitude; });
+  return out;
+}
+
+}  // namespace cerium::graph

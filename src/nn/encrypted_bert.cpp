@@ -1,0 +1,116 @@
+#include "cerium/nn/encrypted_bert.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "cerium/core/check.hpp"
+
+namespace cerium::nn {
+
+namespace {
+
+std::vector<double> scaled(std::vector<double> v, double factor) {
+  for (double& x : v) x *= factor;
+  return v;
+}
+
+RowLinear row_linear(const LinearWeights& w, const RowLayout& in, const RowLayout& out, double factor = 1) {
+  return RowLinear(in, out, scaled(w.weight.values, factor), scaled(w.bias, factor));
+}
+
+LayerNorm layer_norm(const RowLayout& layout, const NormWeights& w, double eps, double lower, double upper,
+                     double tolerance) {
+  return LayerNorm(layout, {.gamma = w.gamma, .beta = w.beta, .eps = eps, .variance_lower = lower,
+                            .variance_upper = upper, .tolerance = tolerance});
+}
+
+int activation_degree(const EncryptedBertOptions& options, double bound) {
+  if (options.activation_degree > 0) return options.activation_degree;
+  for (const int degree : {16, 32, 64, 96, 128}) {
+    if (degree >= 4 * bound) return degree;
+  }
+  return 192;
+}
+
+}  // namespace
+
+EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertLayerRanges>& ranges,
+                             const EncryptedBertOptions& options)
+    : config_(weights.config) {
+  validate(config_);
+  require(ranges.size() == weights.layers.size(), "encrypted bert: {} ranges for {} layers", ranges.size(),
+          weights.layers.size());
+  require(options.valid_tokens <= options.rows, "encrypted bert: {} valid tokens of {} rows", options.valid_tokens,
+          options.rows);
+  const std::size_t stride = std::bit_ceil(std::max(config_.hidden, config_.ffn));
+  layout_ = {.rows = options.rows, .features = config_.hidden, .stride = stride};
+  layout_.validate();
+  const RowLayout wide{.rows = options.rows, .features = config_.ffn, .stride = stride};
+  const std::size_t valid = options.valid_tokens == 0 ? options.rows : options.valid_tokens;
+  const AttentionShape shape{.layout = layout_, .heads = config_.heads, .valid_rows = valid};
+  shape.validate();
+  const double query_factor = 1 / std::sqrt(static_cast<double>(shape.head_width()));
+
+  for (std::size_t l = 0; l < weights.layers.size(); ++l) {
+    const BertLayerWeights& w = weights.layers[l];
+    check_shapes(w, config_);
+    const BertLayerRanges r = ranges[l].widened(options.margin);
+    ranges_.push_back(r);
+    // softmax of score / 2^k, squared back k times: k makes the spread between the bound and the lowest row
+    // maximum at most softmax_spread, so the first denominators, in [a, 1], stay well conditioned.
+    int k = 0;
+    while ((r.score_upper - r.lowest_row_max) / std::exp2(k) > options.softmax_spread) ++k;
+    const double unit = std::exp2(-k), n = static_cast<double>(valid);
+    const double a = std::exp((r.lowest_row_max - r.score_upper) * unit) / n;
+    const double least_square_sum = std::min(1 / n, 0.5);  // 1 / n, or a range for one valid key
+    AttentionSoftmax<Exp, Reciprocal> softmax{
+        .upper = r.score_upper * unit,
+        .exp = Exp({.lower = (r.score_lower - r.score_upper) * unit, .upper = 0, .tolerance = options.exp_tolerance,
+                    .scale = 1 / n}),
+        .reciprocal = Reciprocal({.lower = a, .upper = 1, .tolerance = options.reciprocal_tolerance, .scale = a}),
+        .first_scale = 1 / a,
+        .score_scale = unit,
+        .squarings = k,
+        .renormalize = Reciprocal({.lower = least_square_sum, .upper = 1, .tolerance = options.reciprocal_tolerance,
+                                   .scale = least_square_sum}),
+        .square_scale = 1 / least_square_sum};
+    typename Layer::Functions functions{
+        .softmax = std::move(softmax),
+        .attention_norm = layer_norm(layout_, w.attention_norm, config_.layer_norm_eps, r.attention_variance_lower,
+                                     r.attention_variance_upper, options.norm_tolerance),
+        .output_norm = layer_norm(layout_, w.output_norm, config_.layer_norm_eps, r.output_variance_lower,
+                                  r.output_variance_upper, options.norm_tolerance),
+        .activation = Gelu({.bound = r.activation_bound, .degree = activation_degree(options, r.activation_bound)})};
+    typename Layer::Linears linears{.query = row_linear(w.query, layout_, layout_, query_factor),
+                                    .key = row_linear(w.key, layout_, layout_),
+                                    .value = row_linear(w.value, layout_, layout_),
+                                    .attention_output = row_linear(w.attention_output, layout_, layout_),
+                                    .intermediate = row_linear(w.intermediate, layout_, wide),
+                                    .output = row_linear(w.output, wide, layout_)};
+    layers_.emplace_back(shape, std::move(linears), std::move(functions));
+  }
+}
+
+std::vector<double> EncryptedBert::pack(const Matrix& x) const {
+  require(x.rows == layout_.rows && x.cols == layout_.features && x.values.size() == x.rows * x.cols,
+          "encrypted bert: an input of {} x {} for {} rows of {} features (pad the tokens to the rows)", x.rows,
+          x.cols, layout_.rows, layout_.features);
+  std::vector<double> slots(layout_.slots(), 0.0);
+  for (std::size_t r = 0; r < x.rows; ++r) {
+    for (std::size_t f = 0; f < x.cols; ++f) slots[layout_.slot(r, f)] = x.at(r, f);
+  }
+  return slots;
+}
+
+Matrix EncryptedBert::unpack(std::span<const std::complex<double>> slots) const {
+  require(slots.size() >= layout_.slots(), "encrypted bert: {} slots for a layout of {}", slots.size(),
+          layout_.slots());
+  Matrix m = Matrix::zeros(layout_.rows, layout_.features);
+  for (std::size_t r = 0; r < m.rows; ++r) {
+    for (std::size_t f = 0; f < m.cols; ++f) m.at(r, f) = slots[layout_.slot(r, f)].real();
+  }
+  return m;
+}
+
+}  // namespace cerium::nn

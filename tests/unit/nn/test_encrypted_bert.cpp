@@ -1,0 +1,184 @@
+// An encrypted BERT encoder on token-major rows: the layer's data movement against the exact reference (with
+// exact non-linear functions on doubles), the polynomial twin against the reference, and a tiny transformer (2
+// layers, hidden 32, 2 heads, FFN 64, 16 tokens of which 13 valid) traced, planned with bootstraps and run on
+// ciphertexts at N = 2^12 against the twin and the reference.
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <complex>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/explain.hpp"
+#include "cerium/graph/plain_ops.hpp"
+#include "cerium/graph/simulate.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/io/weights.hpp"
+#include "cerium/nn/encrypted_bert.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+#include "unit/nn/exact_functions.hpp"
+#include "support/catch.hpp"
+
+using namespace evaluator_test;
+namespace nn = cerium::nn;
+
+namespace {
+
+const nn::BertConfig kTiny{.layers = 2, .hidden = 32, .heads = 2, .ffn = 64, .layer_norm_eps = 1e-12};
+
+// Seeded weights with the spread of a trained model's (N(0, 1 / fan-in): scores of order 1, not BERT's tiny
+// initial ones), so that attention and GELU are exercised over their ranges.
+nn::BertWeights tiny_weights(std::uint64_t seed) {
+  nn::BertWeights w = nn::BertWeights::seeded(kTiny, seed);
+  for (nn::BertLayerWeights& l : w.layers) {
+    for (nn::LinearWeights* lin : {&l.query, &l.key, &l.value, &l.attention_output, &l.intermediate, &l.output}) {
+      const double factor = 1 / (0.02 * std::sqrt(static_cast<double>(lin->weight.cols)));
+      for (double& v : lin->weight.values) v *= factor;
+    }
+  }
+  return w;
+}
+
+nn::Matrix random_rows(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
+  std::normal_distribution<double> d(0, 1);
+  nn::Matrix m = nn::Matrix::zeros(rows, cols);
+  for (double& v : m.values) v = d(rng);
+  return m;
+}
+
+double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
+  REQUIRE(a.values.size() == b.values.size());
+  double e = 0;
+  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
+  return e;
+}
+
+template <class Model>
+nn::Matrix on_doubles(const Model& model, const nn::EncryptedBert& bert, const nn::Matrix& x) {
+  graph::PlainOps ops;
+  const auto packed = bert.pack(x);
+  return bert.unpack(model.forward(ops, graph::PlainOps::Value(packed.begin(), packed.end())));
+}
+
+}  // namespace
+
+TEST_CASE("an encoder layer on rows moves the data as BERT does (exact functions) and its twin stays near",
+          "[nn][encrypted_bert]") {
+  auto rng = cerium_test::make_rng(601);
+  INFO("test seed " << cerium_test::test_seed());
+  const nn::BertWeights weights = tiny_weights(17);
+  for (const std::size_t valid : {16u, 13u}) {
+    INFO(valid << " valid tokens of 16");
+    const std::vector<nn::Matrix> calibration = {random_rows(16, 32, rng), random_rows(16, 32, rng)};
+    const nn::EncryptedBert bert(weights, nn::bert_ranges(weights, calibration, valid),
+                                 {.rows = 16, .valid_tokens = valid});
+    CHECK(bert.layout().stride == 64);
+    // Exact exp, reciprocal, LayerNorm and GELU in the same layer: the reference to rounding.
+    const nn::Matrix& x = calibration[0];
+    nn::Matrix y = x;
+    for (std::size_t l = 0; l < 2; ++l) {
+      using Exact = nn::EncoderLayer<exact_functions::Exp, exact_functions::Reciprocal, exact_functions::LayerNorm,
+                                     exact_functions::Gelu>;
+      const auto& lw = weights.layers[l];
+      const Exact layer(bert.layers()[l].shape(), bert.layers()[l].linears(),
+                        {.softmax = {.upper = 0, .exp = {}, .reciprocal = {}},
+                         .attention_norm = {bert.layout(), lw.attention_norm.gamma, lw.attention_norm.beta, 1e-12},
+                         .output_norm = {bert.layout(), lw.output_norm.gamma, lw.output_norm.beta, 1e-12},
+                         .activation = {}});
+      const nn::Matrix want = nn::bert_layer_reference(lw, kTiny, y, valid);
+      const nn::Matrix got = on_doubles(layer, bert, y);
+      CHECK(max_difference(got, want) < 1e-9);
+      y = want;
+    }
+    // The polynomial twin: what the ciphertexts compute, within the pieces' approximation errors.
+    const double twin_error = max_difference(on_doubles(bert, bert, x), nn::bert_reference(weights, x, valid));
+    INFO("twin against the exact reference: " << twin_error);
+    CHECK(twin_error < 0.02);
+  }
+}
+
+TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps", "[nn][encrypted_bert][slow]") {
+  auto rng = cerium_test::make_rng(602);
+  INFO("test seed " << cerium_test::test_seed());
+  const nn::BertWeights weights = tiny_weights(23);
+  const std::size_t valid = 13;
+  const std::vector<nn::Matrix> calibration = {random_rows(16, 32, rng), random_rows(16, 32, rng),
+                                               random_rows(16, 32, rng)};
+  const nn::EncryptedBert bert(weights, nn::bert_ranges(weights, calibration, valid), {.rows = 16, .valid_tokens = valid});
+  const std::size_t slots = bert.layout().slots();
+
+  // 30 levels: 14 between bootstraps (LayerNorm alone takes 10 here).
+  Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
+  boot::Bootstrapper bootstrapper(f.context, boot::BootstrapConfig{.slots = slots});
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  graph::Tracer t(f.context);
+  t.output(bert.forward(t, t.input("x", slots)), "hidden");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  // Simulated on the calibration inputs, the planner keeps its bootstraps off large values (row sums before
+  // their mask reach 70 here, and bootstrapping them costs 8 bits).
+  for (const nn::Matrix& c : calibration) {
+    const auto packed = bert.pack(c);
+    options.calibration.push_back({graph::SlotValues(packed.begin(), packed.end())});
+  }
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  WARN(graph::summary(plan) << "largest value bootstrapped: " << plan.bootstrap_magnitude);
+  CHECK(plan.bootstrap_magnitude <= 8);
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+
+  const nn::Matrix& x = calibration[0];
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(bert.pack(x), plan.input_encoding(0))));
+  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator, &bootstrapper).run(std::move(inputs));
+  const nn::Matrix decrypted = bert.unpack(f.decrypt(out.at(0)));
+  const nn::Matrix twin = on_doubles(bert, bert, x);
+  const nn::Matrix exact = nn::bert_reference(weights, x, valid);
+  const double against_twin = max_difference(decrypted, twin), against_exact = max_difference(decrypted, exact);
+  WARN("encrypted against the twin: " << against_twin << " (" << -std::log2(against_twin)
+                                      << " bits); against the exact reference: " << against_exact);
+  CHECK(against_twin < std::exp2(-9));
+  CHECK(against_exact < 0.02);
+}
+
+TEST_CASE("all-MiniLM-L6-v2's polynomial twin on rows keeps the real model's sentence embeddings",
+          "[nn][encrypted_bert][data]") {
+  const std::filesystem::path data = std::filesystem::path(CERIUM_DATA_DIR) / "minilm_sentences.crwt";
+  const char* env = std::getenv("CERIUM_MINILM_DIR");
+  if (env == nullptr || !std::filesystem::exists(std::filesystem::path(env) / "minilm_encoder.crwt")) {
+    WARN("skipped: needs CERIUM_MINILM_DIR with minilm_encoder.crwt (scripts/fetch-minilm.sh writes it)");
+    SUCCEED("nothing to check without the model");
+    return;
+  }
+  const nn::BertConfig config;
+  const nn::BertWeights weights =
+      nn::BertWeights::from_weights(io::WeightFile::load(std::filesystem::path(env) / "minilm_encoder.crwt"), config);
+  const io::WeightFile sentences = io::WeightFile::load(data);
+  double least = 1;
+  for (std::size_t k = 0; sentences.contains("sentence." + std::to_string(k) + ".input"); ++k) {
+    const std::string p = "sentence." + std::to_string(k) + ".";
+    const std::uint64_t tokens = sentences.tensors().at(p + "input").dims.at(0);
+    // Padded to a power of two of rows with copies of the [CLS] row: masked keys, so the sentence's rows do not
+    // see them.
+    const std::size_t rows = std::bit_ceil(static_cast<std::size_t>(tokens));
+    const auto& input = sentences.values(p + "input", {tokens, config.hidden});
+    nn::Matrix x = nn::Matrix::zeros(rows, config.hidden);
+    for (std::size_t i = 0; i < x.values.size(); ++i) {
+      x.values[i] = i < input.size() ? input[i] : input[i % config.hidden];
+    }
+    // Calibrated on this sentence alone: the ranges a client would send with it.
+    const nn::EncryptedBert bert(weights, nn::bert_ranges(weights, {x}, tokens), {.rows = rows, .valid_tokens = tokens});
+    const std::vector<double> twin = nn::mean_pool(on_doubles(bert, bert, x), tokens);
+    const double cosine = nn::cosine_similarity(twin, sentences.values(p + "embedding", {config.hidden}));
+    INFO("sentence " << k << ": " << tokens << " tokens, cosine " << cosine);
+    CHECK(cosine > 0.9999);
+    least = std::min(least, cosine);
+  }
+  WARN("MiniLM twin (polynomial GELU, exp, reciprocals, inverse square roots) against the real model: least cosine "
+       << least);
+}
