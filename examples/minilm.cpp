@@ -1,0 +1,191 @@
+// all-MiniLM-L6-v2 (a 6-layer BERT: hidden 384, 12 heads, FFN 1536) on an encrypted sentence: the client embeds
+// its tokens in plaintext and encrypts them; the server runs the six encoder layers on the ciphertext (token-major
+// rows, polynomial softmax, LayerNorm and GELU calibrated on the sentence, bootstraps placed by the planner); the
+// client decrypts the hidden states, mean-pools them and compares the sentence embedding with the real model's
+// (cosine similarity). On the GPU when there is one; on the CPU it says first how long that would take.
+//
+//   cerium_example_minilm                  plan, then run on the GPU (or print the CPU estimate)
+//   --plan-only                            trace and plan; print the plan's summary
+//   --cpu                                  run on the CPU even so (hours)
+//   --sentence K                           sentence K of data/minilm_sentences.txt (0)
+//   --model DIR                            where scripts/fetch-minilm.sh wrote minilm_encoder.crwt
+//                                          (default: $CERIUM_MINILM_DIR, else build/minilm)
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/explain.hpp"
+#include "cerium/graph/plain_ops.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/io/weights.hpp"
+#include "cerium/nn/encrypted_bert.hpp"
+#if CERIUM_HAS_CUDA
+#include "cerium/backend/cuda/device.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
+#endif
+
+using namespace cerium;
+
+namespace {
+
+constexpr std::size_t kRows = 16;  // tokens per ciphertext: 16 rows of stride 2048 (FFN 1536) fill 2^15 slots
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct Sentence {
+  nn::Matrix input;  // kRows x 384: the tokens' embeddings, padded with copies of [CLS]
+  std::size_t tokens = 0;
+  std::vector<double> embedding;  // the real model's mean-pooled embedding
+};
+
+Sentence load_sentence(const io::WeightFile& file, std::size_t k, std::size_t hidden) {
+  const std::string p = "sentence." + std::to_string(k) + ".";
+  require(file.contains(p + "input"), "--sentence {}: data/minilm_sentences.crwt has no such sentence", k);
+  const std::uint64_t tokens = file.tensors().at(p + "input").dims.at(0);
+  require(tokens <= kRows, "sentence {} has {} tokens; this example packs at most {} (one ciphertext)", k, tokens,
+          kRows);
+  const auto& values = file.values(p + "input", {tokens, hidden});
+  Sentence s{nn::Matrix::zeros(kRows, hidden), tokens, file.values(p + "embedding", {hidden})};
+  for (std::size_t i = 0; i < s.input.values.size(); ++i) {
+    s.input.values[i] = i < values.size() ? values[i] : values[i % hidden];
+  }
+  return s;
+}
+
+template <backend::PolyBackend B>
+int run(const graph::Plan& plan, const nn::EncryptedBert& model, const Sentence& sentence,
+        const ckks::BasicEvaluator<B>& evaluator, const boot::BasicBootstrapper<B>& bootstrapper,
+        const ckks::KeyGenerator& keygen) {
+  const ckks::Encoder encoder(plan.program.context());
+  std::vector<ckks::Ciphertext> inputs;
+  inputs.push_back(ckks::Encryptor(keygen.public_key())
+                       .encrypt(encoder.encode(model.pack(sentence.input), plan.input_encoding(0))));
+  // Fully encoded, the plan's plaintexts would take 175 GiB at N = 2^16 (thousands of compressed diagonals at
+  // every level they are used): encoded when used instead, from their 10 MiB of stored values.
+  const graph::Executor<B> executor(plan, evaluator, &bootstrapper, {.cache_plaintexts = false});
+  const auto start = std::chrono::steady_clock::now();
+  auto outputs = executor.run(std::move(inputs), [&](const graph::RunProgress& p) {
+    if (p.nodes_done % 1000 == 0 || p.nodes_done == p.nodes) {
+      fmt::print("\r  {:5.1f}%  nodes {}/{}, bootstraps {}/{}, {:.1f} s", 100.0 * p.nodes_done / p.nodes,
+                 p.nodes_done, p.nodes, p.bootstraps_done, p.bootstraps, p.elapsed_seconds);
+      std::fflush(stdout);
+    }
+  });
+  fmt::print("\nencrypted encoder: {:.3f} s (plaintexts encoded on first use)\n", seconds_since(start));
+  const auto slots = encoder.decode(ckks::Decryptor(keygen.secret_key()).decrypt(evaluator.download(outputs.at(0))));
+  const std::vector<double> encrypted = nn::mean_pool(model.unpack(slots), sentence.tokens);
+  graph::PlainOps twin;
+  const auto packed = model.pack(sentence.input);
+  const std::vector<double> polynomial =
+      nn::mean_pool(model.unpack(model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end()))),
+                    sentence.tokens);
+  const double cosine = nn::cosine_similarity(encrypted, sentence.embedding);
+  fmt::print("cosine with the real model's embedding: {:.6f} (the polynomial twin's: {:.6f})\n", cosine,
+             nn::cosine_similarity(polynomial, sentence.embedding));
+  return cosine >= 0.99 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool plan_only = false, cpu = false;
+  std::size_t sentence_index = 0;
+  const char* env = std::getenv("CERIUM_MINILM_DIR");
+  std::filesystem::path model_dir = env != nullptr ? env : "build/minilm";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--plan-only") {
+      plan_only = true;
+    } else if (arg == "--cpu") {
+      cpu = true;
+    } else if (arg == "--sentence" && i + 1 < argc) {
+      sentence_index = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--model" && i + 1 < argc) {
+      model_dir = argv[++i];
+    } else {
+      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--sentence K] [--model DIR]\n", argv[0]);
+      return 2;
+    }
+  }
+  const std::filesystem::path weights_file = model_dir / "minilm_encoder.crwt";
+  if (!std::filesystem::exists(weights_file)) {
+    fmt::print(stderr, "no {}: run scripts/fetch-minilm.sh (or pass --model DIR)\n", weights_file.string());
+    return 2;
+  }
+  auto start = std::chrono::steady_clock::now();
+  const nn::BertConfig config;
+  const nn::BertWeights weights = nn::BertWeights::from_weights(io::WeightFile::load(weights_file), config);
+  const io::WeightFile sentences = io::WeightFile::load(std::filesystem::path(CERIUM_DATA_DIR) / "minilm_sentences.crwt");
+  const Sentence sentence = load_sentence(sentences, sentence_index, config.hidden);
+  const nn::EncryptedBert model(weights, nn::bert_ranges(weights, {sentence.input}, sentence.tokens),
+                                {.rows = kRows, .valid_tokens = sentence.tokens});
+  fmt::print("all-MiniLM-L6-v2, sentence {} ({} tokens): weights loaded and calibrated in {:.1f} s\n", sentence_index,
+             sentence.tokens, seconds_since(start));
+
+  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const std::size_t slots = model.layout().slots();
+  const boot::BootstrapConfig boot_config{.slots = slots};
+  const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
+  graph::PlanOptions options;
+  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
+                                           .output_scale = context->parameters().default_scale(),
+                                           .min_input_level = 1,
+                                           .slots = slots};
+  const auto packed = model.pack(sentence.input);
+  options.calibration = {{graph::SlotValues(packed.begin(), packed.end())}};
+  start = std::chrono::steady_clock::now();
+  graph::Tracer tracer(context);
+  tracer.output(model.forward(tracer, tracer.input("tokens", slots)), "hidden");
+  const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
+  fmt::print("traced and planned in {:.1f} s\n{}largest value bootstrapped: {:.2f}\n", seconds_since(start),
+             graph::summary(plan), plan.bootstrap_magnitude);
+  if (plan_only) return 0;
+
+  const ckks::KeyGenerator keygen(context);
+  auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
+  auto galois = std::make_shared<const ckks::GaloisKeys>(
+      keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, ckks::KeyStorage::seeded));
+#if CERIUM_HAS_CUDA
+  if (!cpu && cuda::has_cuda_device()) {
+    fmt::print("backend: CUDA on {}\n", cuda::device_info(0).name);
+    ckks::CudaEvaluator evaluator(context, backend::CudaBackend(context));
+    evaluator.set_relinearization_key(relin);
+    evaluator.set_galois_keys(galois);
+    boot::CudaBootstrapper bootstrapper(context, boot_config, backend::CudaBackend(context));
+    bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
+        bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
+    return run(plan, model, sentence, evaluator, bootstrapper, keygen);
+  }
+#endif
+  if (!cpu) {
+    // About 46 s a bootstrap and 0.7 s a key switch on one core at N = 2^16 (bench/RESULTS.md).
+    const double estimate = 46.0 * plan.bootstraps() + 0.7 * static_cast<double>(plan.key_switches());
+    fmt::print("no GPU here: on the CPU this takes about {:.1f} hours ({} bootstraps, {} key switches); pass --cpu "
+               "to run it anyway\n",
+               estimate / 3600, plan.bootstraps(), plan.key_switches());
+    return 0;
+  }
+  fmt::print("backend: CPU\n");
+  ckks::Evaluator evaluator(context);
+  evaluator.set_relinearization_key(relin);
+  evaluator.set_galois_keys(galois);
+  boot::Bootstrapper bootstrapper(context, boot_config);
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(keygen)));
+  return run(plan, model, sentence, evaluator, bootstrapper, keygen);
+}
