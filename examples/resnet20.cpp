@@ -9,6 +9,8 @@
 //   --plan-only                                 trace and plan; print the plan's summary
 //   --cpu                                       run on the CPU even so (hours)
 //   --relu-degree D                             the interpolated ReLU's degree (15)
+//   --relu-bound B                              its range [-B, B] for trained weights (8; seeded weights are
+//                                               calibrated on the image)
 //   --seed S                                    the weights' seed (1)
 //   --weights FILE                              trained weights (io/weights.hpp layout)
 //   --image I                                   Fashion-MNIST test image I (0)
@@ -148,6 +150,7 @@ int plaintext_accuracy(const nn::ResNet& model, const io::LabeledImages& test, s
 int main(int argc, char** argv) {
   bool plan_only = false, cpu = false;
   int relu_degree = 15;
+  double relu_bound = 8;
   std::uint64_t seed = 1;
   std::string weights_file;
   std::size_t image_index = 0, accuracy_images = 0;
@@ -159,6 +162,8 @@ int main(int argc, char** argv) {
       cpu = true;
     } else if (arg == "--relu-degree" && i + 1 < argc) {
       relu_degree = std::atoi(argv[++i]);
+    } else if (arg == "--relu-bound" && i + 1 < argc) {
+      relu_bound = std::atof(argv[++i]);
     } else if (arg == "--seed" && i + 1 < argc) {
       seed = std::strtoull(argv[++i], nullptr, 10);
     } else if (arg == "--weights" && i + 1 < argc) {
@@ -169,7 +174,7 @@ int main(int argc, char** argv) {
       accuracy_images = std::strtoull(argv[++i], nullptr, 10);
     } else {
       fmt::print(stderr,
-                 "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--seed S] [--weights FILE] [--image I] "
+                 "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
                  "[--accuracy N]\n",
                  argv[0]);
       return 2;
@@ -177,7 +182,7 @@ int main(int argc, char** argv) {
   }
 
   auto start = std::chrono::steady_clock::now();
-  nn::ResNetConfig config{.slots = kSlots, .relu_bound = 8, .relu_stages = 0, .relu_degree = relu_degree};
+  nn::ResNetConfig config{.slots = kSlots, .relu_bound = relu_bound, .relu_stages = 0, .relu_degree = relu_degree};
   nn::Tensor image(config.input);
   std::optional<io::LabeledImages> test;
   const char* data_dir = std::getenv("CERIUM_FASHION_MNIST_DIR");  // else the Debian package's

@@ -165,6 +165,59 @@ def write_weights(model, path):
         f.write(out)
 
 
+def read_weights(path):
+    """The tensors of a Cerium weight file (version 1 or 2), as float64 torch tensors by name."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"CRWT":
+        raise ValueError(f"{path}: not a Cerium weight file")
+    version, count = struct.unpack_from("<II", data, 4)
+    pos, tensors = 12, {}
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", data, pos)
+        name = data[pos + 4 : pos + 4 + length].decode()
+        pos += 4 + length
+        kind = "d"
+        if version >= 2:  # an element type after the name: 1 f64, 2 f32
+            (code,) = struct.unpack_from("<I", data, pos)
+            kind = "f" if code == 2 else "d"
+            pos += 4
+        (rank,) = struct.unpack_from("<I", data, pos)
+        dims = struct.unpack_from("<" + "Q" * rank, data, pos + 4)
+        pos += 4 + 8 * rank
+        n = math.prod(dims)
+        values = struct.unpack_from("<" + kind * n, data, pos)
+        pos += n * struct.calcsize(kind)
+        tensors[name] = torch.tensor(values, dtype=torch.float64).reshape(dims)
+    return tensors
+
+
+def load_weights(model, path):
+    """Sets the model's parameters and batch-norm statistics from write_weights' file (to fine-tune)."""
+    t = read_weights(path)
+
+    def bn(prefix, module):
+        module.weight.data.copy_(t[prefix + "gamma"])
+        module.bias.data.copy_(t[prefix + "beta"])
+        module.running_mean.copy_(t[prefix + "mean"])
+        module.running_var.copy_(t[prefix + "var"])
+
+    model.stem.weight.data.copy_(t["stem.weight"])
+    bn("stem.bn.", model.stem_bn)
+    for s, stage in enumerate(model.stages):
+        for b, block in enumerate(stage):
+            p = f"stages.{s}.{b}."
+            block.conv1.weight.data.copy_(t[p + "conv1.weight"])
+            bn(p + "bn1.", block.bn1)
+            block.conv2.weight.data.copy_(t[p + "conv2.weight"])
+            bn(p + "bn2.", block.bn2)
+            if block.shortcut is not None:
+                block.shortcut.weight.data.copy_(t[p + "shortcut.weight"])
+                bn(p + "shortcut_bn.", block.shortcut_bn)
+    model.fc.weight.data.copy_(t["fc.weight"])
+    model.fc.bias.data.copy_(t["fc.bias"])
+
+
 def accuracy(model, images, labels, device, batch=1000):
     model.eval()
     correct = 0
@@ -186,6 +239,8 @@ def main():
     ap.add_argument("--penalty", type=float, default=1.0)
     ap.add_argument("--out", default="models/resnet20_fashion_mnist.crwt")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--init", help="a weight file to start from (fine-tuning, e.g. to another ReLU bound)")
+    ap.add_argument("--lr", type=float, default=0.1, help="the one-cycle schedule's peak learning rate")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -193,9 +248,12 @@ def main():
     train_x, train_y = load_split(args.data_dir, "train")
     test_x, test_y = load_split(args.data_dir, "t10k")
     act = PolyReLU(args.relu_degree, args.relu_bound)
-    model = ResNet(args.channels, args.blocks, 10, act).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4, nesterov=True)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, 0.1, total_steps=args.epochs * math.ceil(len(train_x) / 128))
+    model = ResNet(args.channels, args.blocks, 10, act)
+    if args.init:
+        load_weights(model, args.init)
+    model = model.to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4, nesterov=True)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.epochs * math.ceil(len(train_x) / 128))
     log = {"args": vars(args), "epochs": []}
     for epoch in range(args.epochs):
         model.train()
@@ -212,7 +270,7 @@ def main():
             loss.backward()
             opt.step()
             sched.step()
-            total += float(loss) * len(idx)
+            total += float(loss.detach()) * len(idx)
         entry = {"epoch": epoch + 1, "loss": total / len(train_x), "largest_preactivation": act.largest,
                  "test_accuracy": accuracy(model, test_x, test_y, device), "seconds": time.time() - start}
         log["epochs"].append(entry)
