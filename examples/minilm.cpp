@@ -42,14 +42,17 @@ using namespace cerium;
 
 namespace {
 
-constexpr std::size_t kRows = 16;  // tokens per ciphertext: 16 rows of stride 2048 (FFN 1536) fill 2^15 slots
+// Tokens per ciphertext: the FFN of 1536 in two column blocks of 768 takes a stride of 1024, so 32 rows fill the
+// 2^15 slots (one block: a stride of 2048, 16 rows).
+constexpr std::size_t kRows = 32;
+constexpr std::size_t kFfnBlocks = 2;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 struct Sentence {
-  nn::Matrix input;  // kRows x 384: the tokens' embeddings, padded with copies of [CLS]
+  nn::Matrix input;  // kRows x 384: the tokens' embeddings, padded with copies of [CLS] (masked keys)
   std::size_t tokens = 0;
   std::vector<double> embedding;  // the real model's mean-pooled embedding
 };
@@ -134,7 +137,7 @@ int main(int argc, char** argv) {
   const io::WeightFile sentences = io::WeightFile::load(std::filesystem::path(CERIUM_DATA_DIR) / "minilm_sentences.crwt");
   const Sentence sentence = load_sentence(sentences, sentence_index, config.hidden);
   const nn::EncryptedBert model(weights, nn::bert_ranges(weights, {sentence.input}, sentence.tokens),
-                                {.rows = kRows, .valid_tokens = sentence.tokens});
+                                {.rows = kRows, .valid_tokens = sentence.tokens, .ffn_blocks = kFfnBlocks});
   fmt::print("all-MiniLM-L6-v2, sentence {} ({} tokens): weights loaded and calibrated in {:.1f} s\n", sentence_index,
              sentence.tokens, seconds_since(start));
 

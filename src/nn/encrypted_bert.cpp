@@ -19,6 +19,25 @@ RowLinear row_linear(const LinearWeights& w, const RowLayout& in, const RowLayou
   return RowLinear(in, out, scaled(w.weight.values, factor), scaled(w.bias, factor));
 }
 
+// Rows [first, first + count) of W (out x in) and their biases: an FFN block's intermediate map.
+LinearWeights ffn_rows(const LinearWeights& w, std::size_t first, std::size_t count) {
+  LinearWeights out{Matrix::zeros(count, w.weight.cols), {}};
+  for (std::size_t r = 0; r < count; ++r) {
+    for (std::size_t c = 0; c < w.weight.cols; ++c) out.weight.at(r, c) = w.weight.at(first + r, c);
+    out.bias.push_back(w.bias.at(first + r));
+  }
+  return out;
+}
+
+// Columns [first, first + count) of W: an FFN block's share of the output map (the bias with one block only).
+LinearWeights ffn_columns(const LinearWeights& w, std::size_t first, std::size_t count, bool with_bias) {
+  LinearWeights out{Matrix::zeros(w.weight.rows, count), with_bias ? w.bias : std::vector<double>{}};
+  for (std::size_t r = 0; r < w.weight.rows; ++r) {
+    for (std::size_t c = 0; c < count; ++c) out.weight.at(r, c) = w.weight.at(r, first + c);
+  }
+  return out;
+}
+
 LayerNorm layer_norm(const RowLayout& layout, const NormWeights& w, double eps, double lower, double upper,
                      double tolerance) {
   return LayerNorm(layout, {.gamma = w.gamma, .beta = w.beta, .eps = eps, .variance_lower = lower,
@@ -43,10 +62,13 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
           weights.layers.size());
   require(options.valid_tokens <= options.rows, "encrypted bert: {} valid tokens of {} rows", options.valid_tokens,
           options.rows);
-  const std::size_t stride = std::bit_ceil(std::max(config_.hidden, config_.ffn));
+  require(options.ffn_blocks >= 1 && config_.ffn % options.ffn_blocks == 0,
+          "encrypted bert: an FFN of {} in {} blocks (the blocks must divide it)", config_.ffn, options.ffn_blocks);
+  const std::size_t block = config_.ffn / options.ffn_blocks;
+  const std::size_t stride = std::bit_ceil(std::max(config_.hidden, block));
   layout_ = {.rows = options.rows, .features = config_.hidden, .stride = stride};
   layout_.validate();
-  const RowLayout wide{.rows = options.rows, .features = config_.ffn, .stride = stride};
+  const RowLayout wide{.rows = options.rows, .features = block, .stride = stride};
   const std::size_t valid = options.valid_tokens == 0 ? options.rows : options.valid_tokens;
   const AttentionShape shape{.layout = layout_, .heads = config_.heads, .valid_rows = valid};
   shape.validate();
@@ -86,8 +108,13 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
                                     .key = row_linear(w.key, layout_, layout_),
                                     .value = row_linear(w.value, layout_, layout_),
                                     .attention_output = row_linear(w.attention_output, layout_, layout_),
-                                    .intermediate = row_linear(w.intermediate, layout_, wide),
-                                    .output = row_linear(w.output, wide, layout_)};
+                                    .intermediate = {},
+                                    .output = {}};
+    for (std::size_t b = 0; b < options.ffn_blocks; ++b) {
+      linears.intermediate.push_back(row_linear(ffn_rows(w.intermediate, b * block, block), layout_, wide));
+      linears.output.push_back(
+          row_linear(ffn_columns(w.output, b * block, block, b == 0), wide, layout_));
+    }
     layers_.emplace_back(shape, std::move(linears), std::move(functions));
   }
 }

@@ -6,8 +6,12 @@
 // nn/nonlinear.hpp for ciphertexts, exact ones to check the data movement. Every tensor of the layer keeps one
 // RowLayout stride (the widest of hidden and FFN), so the layer's maps stay inside rows.
 
+#include <cstddef>
 #include <utility>
+#include <vector>
 
+#include "cerium/core/check.hpp"
+#include "cerium/graph/circuits.hpp"
 #include "cerium/nn/attention.hpp"
 #include "cerium/nn/row_layout.hpp"
 #include "cerium/nn/row_linear.hpp"
@@ -21,9 +25,12 @@ struct EncoderFunctions {
   Activation activation;             // GELU
 };
 
-// The layer's token-wise maps (the same whatever the non-linear pieces).
+// The layer's token-wise maps (the same whatever the non-linear pieces). The FFN may come in column blocks
+// (intermediate[b] then output[b], summed; the output bias in block 0 only), so that a narrower stride fits more
+// rows in a ciphertext: all-MiniLM-L6-v2's FFN of 1536 in two blocks of 768 takes a stride of 1024, 32 rows.
 struct EncoderLinears {
-  RowLinear query, key, value, attention_output, intermediate, output;
+  RowLinear query, key, value, attention_output;
+  std::vector<RowLinear> intermediate, output;
 };
 
 template <class Exp, class Reciprocal, class Norm, class Activation>
@@ -36,6 +43,9 @@ class EncoderLayer {
   EncoderLayer(AttentionShape shape, Linears linears, Functions functions)
       : shape_(std::move(shape)), linears_(std::move(linears)), functions_(std::move(functions)) {
     shape_.validate();
+    require(!linears_.intermediate.empty() && linears_.intermediate.size() == linears_.output.size(),
+            "encoder layer: {} intermediate and {} output blocks", linears_.intermediate.size(),
+            linears_.output.size());
   }
 
   const AttentionShape& shape() const { return shape_; }
@@ -51,8 +61,12 @@ class EncoderLayer {
     const typename Ops::Value h =
         functions_.attention_norm.forward(ops, ops.add(x, l.attention_output.forward(ops, attended)));
     ops.label(h, "attention block");
-    const typename Ops::Value inner = functions_.activation.forward(ops, l.intermediate.forward(ops, h));
-    typename Ops::Value y = functions_.output_norm.forward(ops, ops.add(h, l.output.forward(ops, inner)));
+    typename Ops::Value y = graph::duplicate(h);
+    for (std::size_t b = 0; b < l.intermediate.size(); ++b) {
+      const typename Ops::Value inner = functions_.activation.forward(ops, l.intermediate[b].forward(ops, h));
+      y = ops.add(y, l.output[b].forward(ops, inner));
+    }
+    y = functions_.output_norm.forward(ops, y);
     ops.label(y, "encoder layer");
     return y;
   }

@@ -8,8 +8,8 @@
 //   const nn::EncryptedBert model(weights, ranges, {.rows = 16, .valid_tokens = valid});
 //   tracer.output(model.forward(tracer, tracer.input("x", model.layout().slots())), "hidden");
 //
-// Every tensor keeps one stride, the next power of two of the wider of hidden and FFN, so a ciphertext holds
-// rows = slots / stride tokens. Valid tokens and padding rows follow BertModel's attention mask: every row attends
+// Every tensor keeps one stride, the next power of two of the wider of hidden and FFN (or an FFN block), so a
+// ciphertext holds rows = slots / stride tokens. Valid tokens and padding rows follow BertModel's attention mask: every row attends
 // to the first valid_tokens rows only (the padding rows carry their own embeddings, as BERT's [PAD] tokens do).
 
 #include <complex>
@@ -28,6 +28,8 @@ namespace cerium::nn {
 struct EncryptedBertOptions {
   std::size_t rows = 16;          // token rows per ciphertext, a power of two
   std::size_t valid_tokens = 0;   // the rows attended to; 0: all
+  std::size_t ffn_blocks = 1;     // the FFN in this many column blocks (dividing it): the stride is the next
+                                  // power of two of the wider of hidden and FFN / blocks
   double margin = 1.25;           // calibrated ranges widened by this (BertLayerRanges::widened)
   double exp_tolerance = 1e-5;    // absolute, on exp(score - upper) / valid
   double reciprocal_tolerance = 1e-4;  // relative

@@ -73,12 +73,17 @@ TEST_CASE("an encoder layer on rows moves the data as BERT does (exact functions
   auto rng = cerium_test::make_rng(601);
   INFO("test seed " << cerium_test::test_seed());
   const nn::BertWeights weights = tiny_weights(17);
-  for (const std::size_t valid : {16u, 13u}) {
-    INFO(valid << " valid tokens of 16");
+  struct Case {
+    std::size_t valid, ffn_blocks, stride;
+  };
+  for (const Case c : {Case{16, 1, 64}, Case{13, 1, 64}, Case{13, 2, 32}}) {
+    const std::size_t valid = c.valid;
+    INFO(valid << " valid tokens of 16, the FFN in " << c.ffn_blocks << " blocks");
     const std::vector<nn::Matrix> calibration = {random_rows(16, 32, rng), random_rows(16, 32, rng)};
     const nn::EncryptedBert bert(weights, nn::bert_ranges(weights, calibration, valid),
-                                 {.rows = 16, .valid_tokens = valid});
-    CHECK(bert.layout().stride == 64);
+                                 {.rows = 16, .valid_tokens = valid, .ffn_blocks = c.ffn_blocks});
+    CHECK(bert.layout().stride == c.stride);
+    CHECK(bert.layers()[0].linears().intermediate.size() == c.ffn_blocks);
     // Exact exp, reciprocal, LayerNorm and GELU in the same layer: the reference to rounding.
     const nn::Matrix& x = calibration[0];
     nn::Matrix y = x;
@@ -101,6 +106,8 @@ TEST_CASE("an encoder layer on rows moves the data as BERT does (exact functions
     INFO("twin against the exact reference: " << twin_error);
     CHECK(twin_error < 0.02);
   }
+  CHECK_THROWS_AS(nn::EncryptedBert(weights, nn::bert_ranges(weights, {random_rows(16, 32, rng)}), {.ffn_blocks = 3}),
+                  InvalidArgument);  // 64 is not in 3 blocks
 }
 
 TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps", "[nn][encrypted_bert][slow]") {
