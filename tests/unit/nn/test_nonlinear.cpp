@@ -328,7 +328,7 @@ TEST_CASE("the layers on ciphertexts (N = 2^12) decrypt to the exact functions",
   // The CKKS noise allowance on top of the approximation error: fresh encryptions at scale 2^56 keep about 2^-30
   // through these depths (1e-7 leaves room for the outputs' magnitudes); a bootstrap with the toy parameters is
   // good to about 2^-16 of values within [-1, 1], which the layers' last products scale by at most a few.
-  constexpr double leveled_noise = 1e-7, bootstrapped_noise = std::exp2(-12);
+  const double leveled_noise = 1e-7, bootstrapped_noise = std::exp2(-12);  // not constexpr: clang's exp2 is not
   const auto elementwise = [&](const auto& layer, double lower, double upper, bool relative) {
     std::uniform_real_distribution<double> uniform(lower, upper);
     std::vector<double> x(slots);
