@@ -33,9 +33,10 @@ Ciphertext BasicBootstrapper<B>::scale_down(const Ciphertext& input) const {
   require<LevelError>(input.level() >= 1,
                       "bootstrap: the input is at level 0; bootstrapping spends one level bringing the message "
                       "below q0, so pass it at level 1 or above");
-  require(input.slots() == slots_,
-          "bootstrap: the input has {} slots and this bootstrapper was made for {} (BootstrapConfig::slots)",
-          input.slots(), slots_);
+  require<MismatchError>(input.slots() == slots_,
+                         "bootstrap: the input has {} slots and this bootstrapper was made for {} "
+                         "(BootstrapConfig::slots): encode it with {} slots or make a bootstrapper for {}",
+                         input.slots(), slots_, slots_, input.slots());
   require(input.size() == 2, "bootstrap: the input has {} parts; relinearize it first", input.size());
   Ciphertext ct = evaluator_.level_down(input, 1);
   // 1 encoded so that the rescale by P_1 lands on raise_scale_: the message keeps its value, its integer

@@ -39,6 +39,9 @@ Ciphertext::Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int
 }
 
 Ciphertext Ciphertext::clone() const {
+  // An empty ciphertext clones to an empty one, so that the out-of-place operations (which clone first) report it
+  // as their own operand error (MismatchError: no context) rather than as a malformed construction.
+  if (empty()) return Ciphertext{};
   std::vector<ring::RnsPoly> copies;
   copies.reserve(parts_.size());
   for (const auto& part : parts_) copies.push_back(part.clone());

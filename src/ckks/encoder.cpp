@@ -111,7 +111,7 @@ ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values
 }
 
 ring::RnsPoly Encoder::extend(const Plaintext& plaintext) const {
-  require(!plaintext.empty(), "extend: the plaintext is empty (default-constructed or moved from)");
+  require<MismatchError>(!plaintext.empty(), "extend: the plaintext is empty (default-constructed or moved from)");
   require_same_context(context_, plaintext.context(), "extend");
   const ring::RnsPoly& poly = plaintext.poly();
   require(poly.host_accessible(), "extend: the plaintext is in device memory; download it first "
@@ -181,7 +181,7 @@ Plaintext Encoder::encode_constant(std::complex<double> value, const EncodeOptio
 }
 
 std::vector<std::complex<double>> Encoder::decode(const Plaintext& plaintext) const {
-  require(!plaintext.empty(), "decode: the plaintext is empty (default-constructed or moved from)");
+  require<MismatchError>(!plaintext.empty(), "decode: the plaintext is empty (default-constructed or moved from)");
   require_same_context(context_, plaintext.context(), "decode");
   const double scale = plaintext.scale();
   require(std::isfinite(scale) && scale > 0, "decode: the plaintext's scale {} is not positive and finite", scale);

@@ -9,6 +9,7 @@
 // taking the hoisted path for single rotations too makes rotate and rotate_hoisted (and any fused plan that
 // shares a ModUp) agree word for word, at no extra cost.
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -38,6 +39,10 @@ inline void require_two_parts(const Ciphertext& a, const char* operation) {
 template <backend::PolyBackend B>
 typename BasicEvaluator<B>::RotationKey BasicEvaluator<B>::rotation_key(std::int64_t steps, std::size_t slots) const {
   const std::size_t n = context_->ring_degree();
+  // The slot count is the period steps are reduced by (a division): a power of two up to N/2, as encoded.
+  require(std::has_single_bit(slots) && slots <= n / 2,
+          "rotation_key({}, {}): {} slots; the slot count must be a power of two in [1, N/2 = {}] (Ciphertext::slots)",
+          steps, slots, slots, n / 2);
   require<MissingKeyError>(galois_keys_ != nullptr,
                            "rotate by {} steps: no Galois keys; call set_galois_keys with the keys of "
                            "key_generator.galois_keys({{{}}})",

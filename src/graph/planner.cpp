@@ -47,6 +47,9 @@ std::size_t Plan::key_switches() const {
 Plan plan(Program program, const PlanOptions& options) {
   require<MismatchError>(program.context() != nullptr, "plan: the program has no context");
   const auto& context = *program.context();
+  require<LevelError>(options.output_level >= 0 && options.output_level <= context.max_level(),
+                      "plan: PlanOptions::output_level = {} is outside the parameters' levels 0..{}",
+                      options.output_level, context.max_level());
   Plan out;
   out.options = options;
 

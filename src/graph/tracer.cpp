@@ -32,7 +32,17 @@ Value Tracer::record(Node node, const char* operation) {
   return Value(this, id, slots);
 }
 
+Tracer& tracer_of(const Value& a, const char* operation) {
+  require<MismatchError>(a.tracer() != nullptr,
+                         "tracing {}: the operand was never traced (a default-constructed graph::Value); make values "
+                         "with Tracer::input and the tracer's operations",
+                         operation);
+  return *a.tracer();
+}
+
 Value Tracer::input(std::string name, std::size_t slots, int level) {
+  // finish() moved the program out: the tracer is spent.
+  require(program_.context() != nullptr, "tracing input '{}': this tracer is spent (finish() was called)", name);
   const auto& context = *program_.context();
   if (slots == 0) slots = context.parameters().max_slots();
   require(std::has_single_bit(slots) && slots <= context.parameters().max_slots(),

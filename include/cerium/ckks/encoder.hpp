@@ -51,8 +51,8 @@ class Encoder {
   ring::RnsPoly encode_extended(std::span<const std::complex<double>> values, const EncodeOptions& options = {}) const;
   // The same from a plaintext made elsewhere: its centered integers (every coefficient, |m| < Q_level / 2) over
   // Q_level u P, NTT form; encode_extended's words for a plaintext of encode. It costs an inverse NTT and a CRT of
-  // every limb per coefficient. InvalidArgument for an empty plaintext or one in device memory (download it);
-  // MismatchError for another context's.
+  // every limb per coefficient. InvalidArgument for a plaintext in device memory (download it); MismatchError for
+  // an empty plaintext or another context's.
   ring::RnsPoly extend(const Plaintext& plaintext) const;
 
   // The plaintext whose every slot holds value: round(Re value * scale) at coefficient 0 and round(Im value *
@@ -60,8 +60,8 @@ class Encoder {
   Plaintext encode_constant(double value, const EncodeOptions& options = {}) const;
   Plaintext encode_constant(std::complex<double> value, const EncodeOptions& options = {}) const;
 
-  // plaintext.slots() values. Throws InvalidArgument for an empty plaintext or a non-positive scale, and
-  // MismatchError for a plaintext of another context.
+  // plaintext.slots() values. Throws InvalidArgument for a non-positive scale, and MismatchError for an
+  // empty plaintext or one of another context.
   std::vector<std::complex<double>> decode(const Plaintext& plaintext) const;
   // The real parts of decode().
   std::vector<double> decode_real(const Plaintext& plaintext) const;

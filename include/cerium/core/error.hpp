@@ -1,7 +1,24 @@
 #pragma once
 // The error hierarchy. Every failure Cerium reports is a cerium::Error; the subclass says what kind of
-// mistake it is so that callers can catch what they can handle. Messages name the values involved and what
-// to do about them.
+// mistake it is so that callers can catch what they can handle. Messages name the user's call, the values
+// involved and what to do about them. No standard-library exception escapes the public API (the "[misuse]"
+// tests drive it with random out-of-range arguments).
+//
+// One class per kind of problem:
+//  - LevelError: a level outside 0..max_level (encode, level_down, level_prime_product, tracer inputs, plan
+//    options), an operation with no level left (rescale or multiply by a constant at level 0, bootstrap of a
+//    level-0 input), a program deeper than the levels, and a valid (positive, finite) scale that the level cannot
+//    carry (below 1, too little headroom for a product, beyond adjust_scale's reach).
+//  - MismatchError: operands that do not fit together: two contexts mixed (ciphertexts, plaintexts, keys,
+//    evaluators, executors), other slot counts (binary operations, bootstrap inputs, executor inputs), values of
+//    another tracer or never traced, and empty (default-constructed or moved-from) objects, which have no context.
+//  - MissingKeyError: a key or key set an operation needs and was not given (relinearization, a rotation step,
+//    conjugation, bootstrapping keys, rotations outside PlanOptions::available_rotations).
+//  - InvalidArgument: a value outside its domain: slot counts that are not a power of two up to N/2, too many
+//    values, NaN or infinite values, constants or scales, non-positive scales, encodings whose integers overflow
+//    Q_level ("scale overflow": values times scale), wrong part counts, wrong input counts, empty lists, even
+//    Galois elements, a spent tracer.
+//  - ParameterError: configurations (CkksConfig, BootstrapConfig) that are structurally wrong.
 
 #include <stdexcept>
 #include <string>

@@ -105,6 +105,8 @@ class Executor {
   ckks::Ciphertext receive(ckks::Ciphertext input, NodeId id) const {
     const Program& program = plan_.program;
     const Node& node = program.node(id);
+    // Another context's ciphertext is refused first: its level and slots mean nothing here.
+    ckks::require_same_context(program.context(), input.context(), "executor: an input");
     require<LevelError>(input.level() == node.input_level,
                         "executor: {} arrives at level {}; the plan expects level {} (Plan::input_encoding)",
                         program.describe(id), input.level(), node.input_level);

@@ -85,23 +85,27 @@ class Tracer {
   Program program_;
 };
 
+// The tracer that records an operator's result: MismatchError for a value that was never traced (a
+// default-constructed Value has no tracer to record on).
+Tracer& tracer_of(const Value& a, const char* operation);
+
 // Operators on traced values, recorded on their tracer.
-inline Value operator+(Value a, Value b) { return a.tracer()->add(a, b); }
-inline Value operator-(Value a, Value b) { return a.tracer()->sub(a, b); }
-inline Value operator*(Value a, Value b) { return a.tracer()->multiply(a, b); }
-inline Value operator-(Value a) { return a.tracer()->negate(a); }
-inline Value operator*(Value a, double c) { return a.tracer()->multiply(a, c); }
-inline Value operator*(double c, Value a) { return a.tracer()->multiply(a, c); }
-inline Value operator+(Value a, double c) { return a.tracer()->add(a, c); }
-inline Value operator*(Value a, const PlainVector& p) { return a.tracer()->multiply(a, p); }
-inline Value operator+(Value a, const PlainVector& p) { return a.tracer()->add(a, p); }
-inline Value operator-(Value a, double c) { return a.tracer()->sub(a, c); }
+inline Value operator+(Value a, Value b) { return tracer_of(a, "operator+").add(a, b); }
+inline Value operator-(Value a, Value b) { return tracer_of(a, "operator-").sub(a, b); }
+inline Value operator*(Value a, Value b) { return tracer_of(a, "operator*").multiply(a, b); }
+inline Value operator-(Value a) { return tracer_of(a, "operator-").negate(a); }
+inline Value operator*(Value a, double c) { return tracer_of(a, "operator*").multiply(a, c); }
+inline Value operator*(double c, Value a) { return tracer_of(a, "operator*").multiply(a, c); }
+inline Value operator+(Value a, double c) { return tracer_of(a, "operator+").add(a, c); }
+inline Value operator*(Value a, const PlainVector& p) { return tracer_of(a, "operator*").multiply(a, p); }
+inline Value operator+(Value a, const PlainVector& p) { return tracer_of(a, "operator+").add(a, p); }
+inline Value operator-(Value a, double c) { return tracer_of(a, "operator-").sub(a, c); }
 
 // The eDSL's spelling on traced values, so an expression such as rescale(x * w + rotate(x, 1)) traces as written:
 // rotations and conjugations record nodes; rescale and relinearize are the planner's (every product is
 // relinearized and rescaled), so they return their operand.
-inline Value rotate(Value a, std::int64_t steps) { return a.tracer()->rotate(a, steps); }
-inline Value conjugate(Value a) { return a.tracer()->conjugate(a); }
+inline Value rotate(Value a, std::int64_t steps) { return tracer_of(a, "rotate").rotate(a, steps); }
+inline Value conjugate(Value a) { return tracer_of(a, "conjugate").conjugate(a); }
 inline Value rescale(Value a) { return a; }
 inline Value relinearize(Value a) { return a; }
 
