@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <complex>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -59,6 +60,19 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::size_t arg_max(const std::vector<double>& v) {
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < v.size(); ++k) best = v[k] > v[best] ? k : best;
+  return best;
+}
+
+// The logits where the output packing puts them (logit k is not slot k: the dense layer writes its packing).
+std::vector<double> logits_of(const nn::ResNet& model, const std::vector<std::complex<double>>& slots) {
+  std::vector<double> real(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) real[i] = slots[i].real();
+  return model.output_packing().unpack(real).values;
+}
+
 template <backend::PolyBackend B>
 int run(const graph::Plan& plan, const nn::ResNet& model, const nn::Tensor& image,
         const ckks::BasicEvaluator<B>& evaluator, const boot::BasicBootstrapper<B>& bootstrapper,
@@ -78,29 +92,21 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const nn::Tensor& imag
     }
   });
   fmt::print("\nencrypted inference: {:.3f} s (plaintexts encoded on first use)\n", seconds_since(start));
-  const auto logits = encoder.decode(ckks::Decryptor(keygen.secret_key()).decrypt(evaluator.download(outputs.at(0))));
+  const auto decoded = encoder.decode(ckks::Decryptor(keygen.secret_key()).decrypt(evaluator.download(outputs.at(0))));
 
   graph::PlainOps twin;
-  const auto expected = model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end()));
+  const std::vector<double> logits = logits_of(model, decoded);
+  const std::vector<double> expected =
+      logits_of(model, model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end())));
   const nn::Tensor exact = model.reference(image);
   double worst = 0;
-  std::size_t best = 0, best_twin = 0, best_exact = 0;
-  for (std::size_t k = 0; k < model.config().classes; ++k) {
-    worst = std::max(worst, std::abs(logits[k].real() - expected[k].real()));
-    if (logits[k].real() > logits[best].real()) best = k;
-    if (expected[k].real() > expected[best_twin].real()) best_twin = k;
-    if (exact.values[k] > exact.values[best_exact]) best_exact = k;
-  }
+  for (std::size_t k = 0; k < logits.size(); ++k) worst = std::max(worst, std::abs(logits[k] - expected[k]));
+  const std::size_t best = arg_max(logits), best_twin = arg_max(expected), best_exact = arg_max(exact.values);
   fmt::print("class {} (plaintext twin {}, exact ReLU {}); max logit error against the twin {:.2e}\n", best,
              best_twin, best_exact, worst);
   return best == best_twin ? 0 : 1;
 }
 
-std::size_t arg_max(const std::vector<double>& v) {
-  std::size_t best = 0;
-  for (std::size_t k = 1; k < v.size(); ++k) best = v[k] > v[best] ? k : best;
-  return best;
-}
 
 nn::Tensor fashion_image(const io::LabeledImages& set, std::size_t index, const nn::Shape& shape) {
   nn::Tensor image(shape);
@@ -123,9 +129,7 @@ int plaintext_accuracy(const nn::ResNet& model, const io::LabeledImages& test, s
     const auto packed = model.input_packing().pack(image);
     graph::PlainOps twin;
     const auto slots = model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end()));
-    std::vector<double> logits(model.config().classes);
-    for (std::size_t k = 0; k < logits.size(); ++k) logits[k] = slots[k].real();
-    const std::size_t twin_class = arg_max(logits);
+    const std::size_t twin_class = arg_max(logits_of(model, slots));
     twin_right += twin_class == test.labels[i];
     try {
       const std::size_t exact_class = arg_max(model.reference(image).values);

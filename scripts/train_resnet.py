@@ -240,6 +240,7 @@ def main():
     ap.add_argument("--out", default="models/resnet20_fashion_mnist.crwt")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--init", help="a weight file to start from (fine-tuning, e.g. to another ReLU bound)")
+    ap.add_argument("--train-images", type=int, default=0, help="train on the first N images only (0: all)")
     ap.add_argument("--lr", type=float, default=0.1, help="the one-cycle schedule's peak learning rate")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
@@ -247,6 +248,8 @@ def main():
 
     train_x, train_y = load_split(args.data_dir, "train")
     test_x, test_y = load_split(args.data_dir, "t10k")
+    if args.train_images > 0:
+        train_x, train_y = train_x[: args.train_images], train_y[: args.train_images]
     act = PolyReLU(args.relu_degree, args.relu_bound)
     model = ResNet(args.channels, args.blocks, 10, act)
     if args.init:
