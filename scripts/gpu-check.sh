@@ -202,7 +202,8 @@ if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
     binary=$build_dir/examples/cerium_example_$example
     [[ -x $binary ]] || continue
     args=()
-    [[ $example == resnet20 ]] && args=(${GPU_RESNET_ARGS:-})
+    [[ $example == resnet20 ]] &&
+      args=(${GPU_RESNET_ARGS:---weights $repo_root/data/resnet20_fashion_mnist.crwt --relu-bound 16 --relu-degree 31})
     [[ $example == minilm ]] && args=(--model "$repo_root/build/minilm")
     run_step "example-$example" "$examples_log" 300 "$binary" "${args[@]}" || true
   done
