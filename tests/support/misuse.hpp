@@ -4,10 +4,13 @@
 // other exception (std::out_of_range from an .at(), std::length_error from a size, ...) escaped the public API's
 // checks: the test fails naming the call, the exception's type and its message.
 
+#include <cstddef>
 #include <exception>
+#include <random>
 #include <string>
 #include <string_view>
 #include <typeinfo>
+#include <vector>
 
 #include "cerium/core/error.hpp"
 #include "support/catch.hpp"
@@ -51,6 +54,12 @@ void require_error(std::string_view call, F&& f, std::string_view mention = {}) 
 template <class Expected, class F>
 Outcome succeed_or_error(std::string_view call, F&& f, std::string_view mention = {}) {
   return check_misuse<Expected>(call, std::forward<F>(f), mention, true);
+}
+
+// One of the choices, drawn uniformly (the misuse tests' random arguments).
+template <class T>
+T pick(std::mt19937_64& rng, const std::vector<T>& choices) {
+  return choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(rng)];
 }
 
 }  // namespace cerium_test

@@ -17,14 +17,10 @@
 
 using namespace evaluator_test;
 using namespace cerium::boot;
+using cerium_test::pick;
 using cerium_test::require_error;
 
 namespace {
-
-template <class T>
-T pick(std::mt19937_64& rng, const std::vector<T>& choices) {
-  return choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(rng)];
-}
 
 // A bootstrapper without keys, and the user's objects of its context (N = 2^10).
 struct Setup {

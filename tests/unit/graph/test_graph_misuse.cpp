@@ -20,14 +20,10 @@
 
 using namespace evaluator_test;
 using cerium_test::require_error;
+using cerium_test::pick;
 using cerium_test::succeed_or_error;
 
 namespace {
-
-template <class T>
-T pick(std::mt19937_64& rng, const std::vector<T>& choices) {
-  return choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(rng)];
-}
 
 std::string text(std::int64_t v) { return std::to_string(v); }
 
