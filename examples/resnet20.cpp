@@ -44,11 +44,7 @@
 #include "cerium/io/idx.hpp"
 #include "cerium/io/weights.hpp"
 #include "cerium/nn/resnet.hpp"
-#if CERIUM_HAS_CUDA
-#include "cerium/backend/cuda/device.hpp"
-#include "cerium/boot/cuda_bootstrapper.hpp"
-#include "cerium/ckks/cuda_evaluator.hpp"
-#endif
+#include "run_planned.hpp"
 
 using namespace cerium;
 
@@ -230,34 +226,7 @@ int main(int argc, char** argv) {
   if (plan_only) return 0;
 
   const ckks::KeyGenerator keygen(context);
-  auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
-  auto galois = std::make_shared<const ckks::GaloisKeys>(
-      keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, ckks::KeyStorage::seeded));
-#if CERIUM_HAS_CUDA
-  if (!cpu && cuda::has_cuda_device()) {
-    fmt::print("backend: CUDA on {}\n", cuda::device_info(0).name);
-    ckks::CudaEvaluator evaluator(context, backend::CudaBackend(context));
-    evaluator.set_relinearization_key(relin);
-    evaluator.set_galois_keys(galois);
-    boot::CudaBootstrapper bootstrapper(context, boot_config, backend::CudaBackend(context));
-    bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
-        bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
+  return run_planned(plan, boot_config, keygen, cpu, [&](const auto& evaluator, const auto& bootstrapper) {
     return run(plan, model, image, evaluator, bootstrapper, keygen);
-  }
-#endif
-  if (!cpu) {
-    // About 46 s a bootstrap and 0.7 s a key switch on one core at N = 2^16 (bench/RESULTS.md).
-    const double estimate = 46.0 * plan.bootstraps() + 0.7 * static_cast<double>(plan.key_switches());
-    fmt::print("no GPU here: on the CPU this takes about {:.1f} hours ({} bootstraps, {} key switches); pass --cpu "
-               "to run it anyway\n",
-               estimate / 3600, plan.bootstraps(), plan.key_switches());
-    return 0;
-  }
-  fmt::print("backend: CPU\n");
-  ckks::Evaluator evaluator(context);
-  evaluator.set_relinearization_key(relin);
-  evaluator.set_galois_keys(galois);
-  boot::Bootstrapper bootstrapper(context, boot_config);
-  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(keygen)));
-  return run(plan, model, image, evaluator, bootstrapper, keygen);
+  });
 }

@@ -1,0 +1,54 @@
+#pragma once
+// The examples' common ending for a planned model at N = 2^16: the keys the plan needs (seeded), then the run on
+// the GPU when there is one; on the CPU it first says how long that would take and runs only with `cpu`.
+// `run(evaluator, bootstrapper)` is called with the CUDA or the CPU pair.
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/planner.hpp"
+#if CERIUM_HAS_CUDA
+#include "cerium/backend/cuda/device.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
+#endif
+
+template <class Run>
+int run_planned(const cerium::graph::Plan& plan, const cerium::boot::BootstrapConfig& boot_config,
+                const cerium::ckks::KeyGenerator& keygen, bool cpu, Run&& run) {
+  using namespace cerium;
+  const auto& context = plan.program.context();
+  auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
+  auto galois = std::make_shared<const ckks::GaloisKeys>(
+      keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, ckks::KeyStorage::seeded));
+#if CERIUM_HAS_CUDA
+  if (!cpu && cuda::has_cuda_device()) {
+    fmt::print("backend: CUDA on {}\n", cuda::device_info(0).name);
+    ckks::CudaEvaluator evaluator(context, backend::CudaBackend(context));
+    evaluator.set_relinearization_key(relin);
+    evaluator.set_galois_keys(galois);
+    boot::CudaBootstrapper bootstrapper(context, boot_config, backend::CudaBackend(context));
+    bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
+        bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
+    return run(evaluator, bootstrapper);
+  }
+#endif
+  if (!cpu) {
+    // About 46 s a bootstrap and 0.7 s a key switch on one core at N = 2^16 (bench/RESULTS.md).
+    const double estimate = 46.0 * plan.bootstraps() + 0.7 * static_cast<double>(plan.key_switches());
+    fmt::print("no GPU here: on the CPU this takes about {:.1f} hours ({} bootstraps, {} key switches); pass --cpu "
+               "to run it anyway\n",
+               estimate / 3600, plan.bootstraps(), plan.key_switches());
+    return 0;
+  }
+  fmt::print("backend: CPU\n");
+  ckks::Evaluator evaluator(context);
+  evaluator.set_relinearization_key(relin);
+  evaluator.set_galois_keys(galois);
+  boot::Bootstrapper bootstrapper(context, boot_config);
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(keygen)));
+  return run(evaluator, bootstrapper);
+}
