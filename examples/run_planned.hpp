@@ -12,6 +12,7 @@
 #include "cerium/graph/planner.hpp"
 #if CERIUM_HAS_CUDA
 #include "cerium/backend/cuda/device.hpp"
+#include "cerium/backend/cuda/memory.hpp"
 #include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/cuda_evaluator.hpp"
 #endif
@@ -33,7 +34,11 @@ int run_planned(const cerium::graph::Plan& plan, const cerium::boot::BootstrapCo
     boot::CudaBootstrapper bootstrapper(context, boot_config, backend::CudaBackend(context));
     bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
         bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
-    return run(evaluator, bootstrapper);
+    const int status = run(evaluator, bootstrapper);
+    const cuda::MemoryStats memory = cuda::memory_stats();
+    fmt::print("device memory: peak {:.2f} GiB (keys, cached plaintexts, ciphertexts), {:.2f} GiB held by the pool\n",
+               memory.peak / 1073741824.0, memory.reserved / 1073741824.0);
+    return status;
   }
 #endif
   if (!cpu) {

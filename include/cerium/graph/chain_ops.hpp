@@ -34,6 +34,15 @@ class ChainOps {
   const circuits::ScaleChain& chain() const { return chain_; }
   const ckks::BasicEvaluator<B>& evaluator() const { return ev_; }
 
+  // Waits until the device has finished what the evaluator and the bootstrapper queued (nothing to wait for on a
+  // backend that computes synchronously): for timing.
+  void wait() const {
+    if constexpr (requires(const B& b) { b.synchronize(); }) {
+      ev_.backend().synchronize();
+      if (bootstrapper_ != nullptr) bootstrapper_->evaluator().backend().synchronize();
+    }
+  }
+
   // A ciphertext onto the chain at its own level (LevelError when its scale is not the chain's there).
   ckks::Ciphertext on_chain(ckks::Ciphertext a) const {
     chain_.bring_to(ev_, a, a.level());

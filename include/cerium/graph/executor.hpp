@@ -29,6 +29,10 @@ struct RunProgress {
   std::size_t nodes_done = 0, nodes = 0;
   int bootstraps_done = 0, bootstraps = 0;
   double elapsed_seconds = 0;
+  // The node just finished and, with RunOptions::profile, its time: the whole node (its bootstrap included)
+  // and the bootstrap alone. Without profile both are 0: the device may still be working on the node.
+  NodeId node = 0;
+  double node_seconds = 0, bootstrap_seconds = 0;
 };
 using RunProgressCallback = std::function<void(const RunProgress&)>;
 
@@ -36,6 +40,12 @@ struct ExecutorOptions {
   // Keep each plaintext encoded (where the evaluator computes) after its first use, so later runs skip encoding:
   // Plan::plaintext_encoded_bytes of memory for the encoding time. Off: encoded at each use and freed.
   bool cache_plaintexts = false;
+};
+
+struct RunOptions {
+  // Wait for the device after each node and report its time in RunProgress: a per-layer breakdown for the price
+  // of the overlap between host and device (on the CPU nothing is lost).
+  bool profile = false;
 };
 
 template <backend::PolyBackend B>
@@ -52,11 +62,14 @@ class Executor {
                            "executor: the plan bootstraps {} times and no bootstrapper was given", plan.bootstraps());
   }
 
-  std::vector<ckks::Ciphertext> run(std::vector<ckks::Ciphertext> inputs, const RunProgressCallback& progress = {}) const {
+  std::vector<ckks::Ciphertext> run(std::vector<ckks::Ciphertext> inputs, const RunProgressCallback& progress = {},
+                                    RunOptions run_options = {}) const {
+    const bool profile = run_options.profile && static_cast<bool>(progress);
     const Program& program = plan_.program;
     require(inputs.size() == program.inputs().size(), "executor: {} inputs given; the program takes {}",
             inputs.size(), program.inputs().size());
-    const auto start = std::chrono::steady_clock::now();
+    using clock = std::chrono::steady_clock;
+    const clock::time_point start = clock::now();
     RunProgress state{.nodes = program.size(), .bootstraps = plan_.bootstraps()};
     std::vector<std::optional<ckks::Ciphertext>> values(program.size());
     std::vector<std::optional<ckks::Ciphertext>> hoisted(program.size());  // rotations computed with their group
@@ -65,6 +78,8 @@ class Executor {
     for (NodeId id = 0; id < program.size(); ++id) {
       const Node& node = program.node(id);
       const NodePlan& p = plan_.nodes[id];
+      const clock::time_point node_start = clock::now();
+      double bootstrap_seconds = 0;
       if (node.op == Op::output) {
         outputs.push_back(take_or_copy(values, node.inputs[0], id));
       } else {
@@ -74,8 +89,14 @@ class Executor {
                                                                      : compute(id, values);
         hoisted[id].reset();
         if (p.bootstrap) {
+          if (profile) ops_.wait();
+          const clock::time_point bootstrap_start = clock::now();
           value = ops_.bootstrap(value);
           ++state.bootstraps_done;
+          if (profile) {
+            ops_.wait();
+            bootstrap_seconds = std::chrono::duration<double>(clock::now() - bootstrap_start).count();
+          }
         }
         values[id] = std::move(value);
       }
@@ -83,8 +104,13 @@ class Executor {
         if (plan_.memory.last_use[input] == id) values[input].reset();
       }
       if (progress) {
+        if (profile) ops_.wait();
+        const clock::time_point now = clock::now();
         state.nodes_done = id + 1;
-        state.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        state.node = id;
+        state.elapsed_seconds = std::chrono::duration<double>(now - start).count();
+        state.node_seconds = profile ? std::chrono::duration<double>(now - node_start).count() : 0;
+        state.bootstrap_seconds = bootstrap_seconds;
         progress(state);
       }
     }

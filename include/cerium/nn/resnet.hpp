@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cerium/io/weights.hpp"
@@ -52,15 +53,26 @@ class ResNet {
   std::size_t relu_count() const { return 1 + 2 * blocks_.size(); }
   const Relu& relu() const { return relu_; }  // the one ReLU every activation uses
 
+  // Each layer's output is labelled ("stem", "block 3 conv1", "block 3 relu2", ...) where the ops take labels,
+  // so that explain() and a profiled run (ExecutorOptions::profile) can name the layers.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
-    typename Ops::Value y = relu_.forward(ops, stem_.forward(ops, x));
-    for (const Block& b : blocks_) {
-      typename Ops::Value h = relu_.forward(ops, b.conv1.forward(ops, y));
-      h = b.conv2.forward(ops, h);
-      y = relu_.forward(ops, b.shortcut ? ops.add(h, b.shortcut->forward(ops, y)) : ops.add(h, y));
+    const auto named = [&ops](typename Ops::Value v, const std::string& name) {
+      if constexpr (requires { ops.label(v, name); }) ops.label(v, name);
+      return v;
+    };
+    typename Ops::Value y = named(relu_.forward(ops, named(stem_.forward(ops, x), "stem conv")), "stem relu");
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      const Block& b = blocks_[i];
+      const std::string block = "block " + std::to_string(i + 1) + " ";
+      typename Ops::Value h = named(b.conv1.forward(ops, y), block + "conv1");
+      h = named(relu_.forward(ops, h), block + "relu1");
+      h = named(b.conv2.forward(ops, h), block + "conv2");
+      if (b.shortcut) h = ops.add(h, named(b.shortcut->forward(ops, y), block + "shortcut"));
+      else h = ops.add(h, y);
+      y = named(relu_.forward(ops, named(h, block + "residual")), block + "relu2");
     }
-    return fc_.forward(ops, pool_.forward(ops, y));
+    return named(fc_.forward(ops, named(pool_.forward(ops, y), "avgpool")), "fc");
   }
 
   // Logits with the exact ReLU; InvalidArgument naming the layer when a ReLU input leaves [-bound, bound].

@@ -1,0 +1,83 @@
+#pragma once
+// The per-layer table of a profiled run (graph::RunOptions::profile): a model labels each layer's output
+// (Tracer::label), so every node's time goes to the next labelled node, the layer it belongs to; layers of the
+// same name add up. Feed it each RunProgress, then print it.
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/program.hpp"
+
+class LayerProfile {
+ public:
+  explicit LayerProfile(const cerium::graph::Program& program) : program_(program) {}
+
+  void add(const cerium::graph::RunProgress& p) {
+    pending_.seconds += p.node_seconds;
+    pending_.bootstrap_seconds += p.bootstrap_seconds;
+    pending_.bootstraps += p.bootstraps_done - bootstraps_seen_;
+    bootstraps_seen_ = p.bootstraps_done;
+    ++pending_.nodes;
+    const cerium::graph::Node& node = program_.node(p.node);
+    if (node.name.empty() || node.op == cerium::graph::Op::input) return;
+    if (node.op == cerium::graph::Op::output && pending_.nodes == 1 && !rows_.empty()) {
+      rows_.back().seconds += pending_.seconds;  // an output node alone: nothing to show
+    } else {
+      close(node.name);
+    }
+    pending_ = {};
+  }
+
+  double total_seconds() const {
+    double total = pending_.seconds;
+    for (const Row& r : rows_) total += r.seconds;
+    return total;
+  }
+  double bootstrap_seconds() const {
+    double total = pending_.bootstrap_seconds;
+    for (const Row& r : rows_) total += r.bootstrap_seconds;
+    return total;
+  }
+
+  void print() const {
+    const double total = total_seconds();
+    fmt::print("{:<22} {:>7} {:>10} {:>6} {:>11} {:>6}\n", "layer", "nodes", "ms", "share", "bootstraps", "ms");
+    for (const Row& r : rows_) {
+      fmt::print("{:<22} {:>7} {:>10.2f} {:>5.1f}% {:>11} {:>6.1f}\n", r.name, r.nodes, 1e3 * r.seconds,
+                 100 * r.seconds / total, r.bootstraps, 1e3 * r.bootstrap_seconds);
+    }
+    fmt::print("{:<22} {:>7} {:>10.2f} {:>6} {:>11} {:>6.1f}  (bootstrapping {:.1f}% of the time)\n", "total", "",
+               1e3 * total, "", bootstraps_seen_, 1e3 * bootstrap_seconds(),
+               total > 0 ? 100 * bootstrap_seconds() / total : 0.0);
+  }
+
+ private:
+  struct Row {
+    std::string name;
+    std::size_t nodes = 0;
+    int bootstraps = 0;
+    double seconds = 0, bootstrap_seconds = 0;
+  };
+
+  void close(const std::string& name) {
+    for (Row& r : rows_) {
+      if (r.name != name) continue;
+      r.nodes += pending_.nodes;
+      r.bootstraps += pending_.bootstraps;
+      r.seconds += pending_.seconds;
+      r.bootstrap_seconds += pending_.bootstrap_seconds;
+      return;
+    }
+    pending_.name = name;
+    rows_.push_back(pending_);
+  }
+
+  const cerium::graph::Program& program_;
+  std::vector<Row> rows_;
+  Row pending_;
+  int bootstraps_seen_ = 0;
+};
