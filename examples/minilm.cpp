@@ -15,6 +15,7 @@
 
 #include <bit>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -103,6 +104,7 @@ int run(const graph::Plan& plan, const nn::EncryptedBert& model, const Sentence&
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
   bool plan_only = false, cpu = false;
   std::size_t sentence_index = 0;
   const char* env = std::getenv("CERIUM_MINILM_DIR");

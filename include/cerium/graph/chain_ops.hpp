@@ -95,8 +95,12 @@ class ChainOps {
 
   // A plaintext vector at (level, Delta_level) where the evaluator computes.
   ckks::Plaintext encode(const PlainVector& p, int level, std::size_t slots) const {
-    return ev_.upload(encoder_.encode(p.expanded(slots),
-                                      ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots}));
+    return ev_.upload(encode_on_host(p, level, slots));
+  }
+  // The same on the host only (thread-safe: the encoder and the chain are read-only); upload it with evaluator().
+  ckks::Plaintext encode_on_host(const PlainVector& p, int level, std::size_t slots) const {
+    return encoder_.encode(p.expanded(slots),
+                           ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
   }
 
  private:

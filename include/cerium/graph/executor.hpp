@@ -9,12 +9,17 @@
 // Inputs must arrive at their planned level and scale (Plan::input_encoding says how to encode them); a wrong
 // count, level, scale or slot count is a typed error naming the input.
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -22,6 +27,7 @@
 #include "cerium/core/check.hpp"
 #include "cerium/graph/chain_ops.hpp"
 #include "cerium/graph/planner.hpp"
+#include "cerium/graph/plaintext_stream.hpp"
 
 namespace cerium::graph {
 
@@ -40,6 +46,9 @@ struct ExecutorOptions {
   // Keep each plaintext encoded (where the evaluator computes) after its first use, so later runs skip encoding:
   // Plan::plaintext_encoded_bytes of memory for the encoding time. Off: encoded at each use and freed.
   bool cache_plaintexts = false;
+  // Without the cache: host threads that encode the plaintexts ahead of the run (graph/plaintext_stream.hpp);
+  // 0: one per core, 1: each encoded on the run's thread when its node comes.
+  unsigned encode_threads = 0;
 };
 
 struct RunOptions {
@@ -62,6 +71,63 @@ class Executor {
                            "executor: the plan bootstraps {} times and no bootstrapper was given", plan.bootstraps());
   }
 
+  // With cache_plaintexts: encodes every plaintext the plan multiplies or adds, on `threads` host threads (0: one
+  // per core), and uploads them, so that the first run does not encode one at a time on one core. Returns how many
+  // it encoded (those already cached are skipped). Without the cache it does nothing: runs encode at each use.
+  std::size_t encode_plaintexts(unsigned threads = 0) const {
+    if (!options_.cache_plaintexts) return 0;
+    const Program& program = plan_.program;
+    std::vector<NodeId> todo;
+    {
+      std::lock_guard lock(cache_mutex_);
+      for (NodeId id = 0; id < program.size(); ++id) {
+        const Op op = program.node(id).op;
+        if (is_plain(op) && !cache_.contains(id)) todo.push_back(id);
+      }
+    }
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    // In batches, so that host memory holds a batch, not every plaintext; uploads stay on this thread.
+    const std::size_t batch = 8 * static_cast<std::size_t>(threads);
+    std::vector<std::optional<ckks::Plaintext>> encoded(batch);
+    for (std::size_t first = 0; first < todo.size(); first += batch) {
+      const std::size_t count = std::min(batch, todo.size() - first);
+      std::atomic<std::size_t> next{0};
+      std::exception_ptr failure;
+      std::mutex failure_mutex;
+      const auto work = [&] {
+        for (std::size_t i = next++; i < count; i = next++) {
+          try {
+            const NodeId id = todo[first + i];
+            const Node& node = program.node(id);
+            const NodeId operand = node.inputs[0];
+            encoded[i] = ops_.encode_on_host(node.plain, plan_.nodes[operand].held_level, program.node(operand).slots);
+          } catch (...) {
+            std::lock_guard lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
+          }
+        }
+      };
+      std::vector<std::thread> pool;
+      for (unsigned t = 1; t < std::min<std::size_t>(threads, count); ++t) pool.emplace_back(work);
+      work();
+      for (std::thread& t : pool) t.join();
+      if (failure) std::rethrow_exception(failure);
+      std::lock_guard lock(cache_mutex_);
+      for (std::size_t i = 0; i < count; ++i) {
+        cache_.emplace(todo[first + i], ops_.evaluator().upload(std::move(*encoded[i])));
+        encoded[i].reset();
+        ++encodings_;
+      }
+    }
+    return todo.size();
+  }
+  // How many plaintexts the cache has encoded so far (ahead or on first use): one per plaintext node when the
+  // plan's levels are the run's.
+  std::size_t plaintexts_encoded() const {
+    std::lock_guard lock(cache_mutex_);
+    return encodings_;
+  }
+
   std::vector<ckks::Ciphertext> run(std::vector<ckks::Ciphertext> inputs, const RunProgressCallback& progress = {},
                                     RunOptions run_options = {}) const {
     const bool profile = run_options.profile && static_cast<bool>(progress);
@@ -75,6 +141,7 @@ class Executor {
     std::vector<std::optional<ckks::Ciphertext>> hoisted(program.size());  // rotations computed with their group
     std::vector<ckks::Ciphertext> outputs;
     std::size_t next_input = 0;
+    std::unique_ptr<PlaintextStream> stream = plaintext_stream();
     for (NodeId id = 0; id < program.size(); ++id) {
       const Node& node = program.node(id);
       const NodePlan& p = plan_.nodes[id];
@@ -86,7 +153,7 @@ class Executor {
         ckks::Ciphertext value = node.op == Op::input    ? receive(std::move(inputs[next_input++]), id)
                                  : hoisted[id].has_value() ? std::move(*hoisted[id])
                                  : plan_.hoisting.group_of[id] >= 0 ? rotate_group(id, values, hoisted)
-                                                                     : compute(id, values);
+                                                                     : compute(id, values, stream.get());
         hoisted[id].reset();
         if (p.bootstrap) {
           if (profile) ops_.wait();
@@ -155,7 +222,42 @@ class Executor {
     return std::move(results[0]);
   }
 
-  ckks::Ciphertext compute(NodeId id, const std::vector<std::optional<ckks::Ciphertext>>& values) const {
+  // The plan's plaintext operands, encoded ahead on host threads, for a run without the cache (null: none).
+  std::unique_ptr<PlaintextStream> plaintext_stream() const {
+    if (options_.cache_plaintexts) return nullptr;
+    const unsigned threads =
+        options_.encode_threads != 0 ? options_.encode_threads : std::max(1u, std::thread::hardware_concurrency());
+    if (threads <= 1) return nullptr;
+    const Program& program = plan_.program;
+    std::vector<NodeId> order;
+    for (NodeId id = 0; id < program.size(); ++id) {
+      if (is_plain(program.node(id).op)) order.push_back(id);
+    }
+    if (order.empty()) return nullptr;
+    return std::make_unique<PlaintextStream>(
+        std::move(order),
+        [this](NodeId id) {
+          const Node& node = plan_.program.node(id);
+          const NodeId source = node.inputs[0];
+          return ops_.encode_on_host(node.plain, plan_.nodes[source].held_level, plan_.program.node(source).slots);
+        },
+        threads, 4 * static_cast<std::size_t>(threads));
+  }
+
+  static bool is_plain(Op op) { return op == Op::multiply_plain || op == Op::add_plain; }
+
+  // A plaintext operand where the evaluator computes: cached, streamed (uploaded here) or encoded now.
+  ckks::Plaintext plaintext_for(NodeId id, const ckks::Ciphertext& a, PlaintextStream* stream) const {
+    const Node& node = plan_.program.node(id);
+    if (stream != nullptr && stream->streams(id)) {
+      ckks::Plaintext p = stream->take(id);
+      if (p.level() == a.level() && p.slots() == a.slots()) return ops_.evaluator().upload(std::move(p));
+    }
+    return ops_.encode(node.plain, a.level(), a.slots());
+  }
+
+  ckks::Ciphertext compute(NodeId id, const std::vector<std::optional<ckks::Ciphertext>>& values,
+                           PlaintextStream* stream) const {
     const Node& node = plan_.program.node(id);
     const auto& a = operand(values, node.inputs[0]);
     switch (node.op) {
@@ -164,9 +266,10 @@ class Executor {
       case Op::negate: return ops_.negate(a);
       case Op::multiply: return ops_.multiply(a, operand(values, node.inputs[1]));
       case Op::multiply_plain:
-        return options_.cache_plaintexts ? ops_.multiply(a, cached(id, a)) : ops_.multiply(a, node.plain);
+        return options_.cache_plaintexts ? ops_.multiply(a, cached(id, a)) : ops_.multiply(a, plaintext_for(id, a, stream));
       case Op::multiply_constant: return ops_.multiply(a, node.constant.real());
-      case Op::add_plain: return options_.cache_plaintexts ? ops_.add(a, cached(id, a)) : ops_.add(a, node.plain);
+      case Op::add_plain:
+        return options_.cache_plaintexts ? ops_.add(a, cached(id, a)) : ops_.add(a, plaintext_for(id, a, stream));
       case Op::add_constant: return ops_.add(a, node.constant);
       case Op::rotate: return ops_.rotate(a, node.steps);
       case Op::conjugate: return ops_.conjugate(a);
@@ -182,7 +285,13 @@ class Executor {
     const Node& node = plan_.program.node(id);
     std::lock_guard lock(cache_mutex_);
     auto it = cache_.find(id);
-    if (it == cache_.end()) it = cache_.emplace(id, ops_.encode(node.plain, operand.level(), operand.slots())).first;
+    if (it == cache_.end()) {
+      it = cache_.emplace(id, ops_.encode(node.plain, operand.level(), operand.slots())).first;
+      ++encodings_;
+    } else if (it->second.level() != operand.level() || it->second.slots() != operand.slots()) {
+      it->second = ops_.encode(node.plain, operand.level(), operand.slots());  // encoded ahead at another level
+      ++encodings_;
+    }
     return it->second;
   }
 
@@ -191,6 +300,7 @@ class Executor {
   ExecutorOptions options_;
   mutable std::mutex cache_mutex_;
   mutable std::map<NodeId, ckks::Plaintext> cache_;
+  mutable std::size_t encodings_ = 0;
 };
 
 }  // namespace cerium::graph

@@ -127,6 +127,24 @@ TEST_CASE("traced, planned programs equal eager runs word for word and the plain
       const auto again = caching.run(two(inputs[0].clone(), inputs[1].clone()));
       for (std::size_t o = 0; o < planned.size(); ++o) CHECK(same_words(again[o], planned[o]));
     }
+    // Uncached, encoded at each use on the run's thread and streamed from three threads: the same words.
+    for (const unsigned threads : {1u, 3u}) {
+      const auto streamed = graph::Executor<backend::CpuBackend>(plan, evaluator, nullptr, {.encode_threads = threads})
+                                .run(two(inputs[0].clone(), inputs[1].clone()));
+      for (std::size_t o = 0; o < planned.size(); ++o) CHECK(same_words(streamed[o], planned[o]));
+    }
+    // Encoded ahead on three threads at the plan's levels: the same words, and no plaintext encoded again.
+    const graph::Executor<backend::CpuBackend> ahead(plan, evaluator, nullptr, {.cache_plaintexts = true});
+    std::size_t plain_nodes = 0;
+    for (graph::NodeId id = 0; id < plan.program.size(); ++id) {
+      const graph::Op op = plan.program.node(id).op;
+      plain_nodes += op == graph::Op::multiply_plain || op == graph::Op::add_plain;
+    }
+    CHECK(ahead.encode_plaintexts(3) == plain_nodes);
+    CHECK(ahead.encode_plaintexts() == 0);
+    const auto encoded_ahead = ahead.run(two(inputs[0].clone(), inputs[1].clone()));
+    for (std::size_t o = 0; o < planned.size(); ++o) CHECK(same_words(encoded_ahead[o], planned[o]));
+    CHECK(ahead.plaintexts_encoded() == plain_nodes);
 
     // With hoisting (the default) the rotations of one value share a ModUp: the same values within the noise.
     const graph::Plan hoisting = graph::plan(program);
