@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -22,6 +23,8 @@ int run_planned(const cerium::graph::Plan& plan, const cerium::boot::BootstrapCo
                 const cerium::ckks::KeyGenerator& keygen, bool cpu, Run&& run) {
   using namespace cerium;
   const auto& context = plan.program.context();
+  const auto start = std::chrono::steady_clock::now();
+  const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
   auto galois = std::make_shared<const ckks::GaloisKeys>(
       keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, ckks::KeyStorage::seeded));
@@ -34,6 +37,8 @@ int run_planned(const cerium::graph::Plan& plan, const cerium::boot::BootstrapCo
     boot::CudaBootstrapper bootstrapper(context, boot_config, backend::CudaBackend(context));
     bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
         bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
+    fmt::print("keys generated and uploaded in {:.1f} s ({} rotation keys for the plan)\n", since_start(),
+               plan.keys.steps.size());
     const int status = run(evaluator, bootstrapper);
     const cuda::MemoryStats memory = cuda::memory_stats();
     fmt::print("device memory: peak {:.2f} GiB (keys, cached plaintexts, ciphertexts), {:.2f} GiB held by the pool\n",
