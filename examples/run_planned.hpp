@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -19,9 +20,15 @@
 #endif
 
 template <class Run>
-int run_planned(const cerium::graph::Plan& plan, const cerium::boot::BootstrapConfig& boot_config,
+int run_planned(const cerium::graph::Plan& plan, cerium::boot::BootstrapConfig boot_config,
                 const cerium::ckks::KeyGenerator& keygen, bool cpu, Run&& run) {
   using namespace cerium;
+  // A bootstrapper made for the largest value the plan bootstraps on its calibration inputs.
+  boot_config.message_bound = std::max(boot_config.message_bound, graph::required_message_bound(plan));
+  if (boot_config.message_bound > 1) {
+    fmt::print("bootstrapper made for |x| <= {} (largest value bootstrapped on the calibration inputs: {:.2f})\n",
+               boot_config.message_bound, plan.bootstrap_magnitude);
+  }
   const auto& context = plan.program.context();
   const auto start = std::chrono::steady_clock::now();
   const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

@@ -57,7 +57,10 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
                           "bootstrapping: message_ratio_bits = {} must be within {}..{:.0f}",
                           config_.message_ratio_bits, min_ratio, log_q0 - 21);
   levels_ = bootstrap_levels(params, config_);
-  raise_scale_ = std::exp2(log_q0 - config_.message_ratio_bits);
+  require<ParameterError>(std::isfinite(config_.message_bound) && config_.message_bound >= 1 &&
+                              config_.message_bound <= 1e6,
+                          "bootstrapping: message_bound = {} must be within 1..1e6", config_.message_bound);
+  raise_scale_ = std::exp2(log_q0 - config_.message_ratio_bits) / config_.message_bound;
 
   // The scale chain of EvalMod, anchored at the output scale and built upwards.
   const double output_scale = config_.output_scale == 0 ? params.default_scale() : config_.output_scale;

@@ -142,4 +142,10 @@ Plan plan(Program program, const PlanOptions& options) {
   return out;
 }
 
+double required_message_bound(const Plan& plan) {
+  double bound = 1;
+  while (bound < 4 * plan.bootstrap_magnitude) bound *= 2;
+  return bound;
+}
+
 }  // namespace cerium::graph

@@ -27,6 +27,11 @@ struct BootstrapConfig {
   // |slot values| / sqrt(slots), so more slots allow a smaller ratio. 0 means automatic:
   // clamp(round(12.5 - log2(slots) / 2), 5, 12), i.e. 5 at 2^15 slots, 8 at 2^10, 11 at 8.
   int message_ratio_bits = 0;
+  // The largest |slot value| the bootstrap is made for. The sine of EvalMod is accurate only while the message's
+  // integer representation stays far below q0, so values beyond about 2 come out wrong; a bound M brings the
+  // message M times further below q0 (the same integers as values up to 1), and the error grows M-fold with it.
+  // graph::required_message_bound(plan) says what a planned program needs.
+  double message_bound = 1;
   // Sparse-secret encapsulation: switch to an ephemeral secret of this Hamming weight at level 0 and back at the
   // top, so that K stays small with a dense secret.
   bool sparse_encapsulation = true;

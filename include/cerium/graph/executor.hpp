@@ -25,6 +25,7 @@
 #include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/core/check.hpp"
+#include "cerium/core/log.hpp"
 #include "cerium/graph/chain_ops.hpp"
 #include "cerium/graph/planner.hpp"
 #include "cerium/graph/plaintext_stream.hpp"
@@ -69,6 +70,15 @@ class Executor {
                            "executor: the evaluator's context is not the program's");
     require<MismatchError>(plan.bootstraps() == 0 || bootstrapper != nullptr,
                            "executor: the plan bootstraps {} times and no bootstrapper was given", plan.bootstraps());
+    // Values far beyond the bootstrapper's message bound come out of EvalMod's sine as garbage; how far is too far
+    // depends on their coefficients, which slot magnitudes do not tell, so this is a warning, not an error.
+    if (bootstrapper != nullptr && plan.bootstrap_magnitude > 2 * bootstrapper->config().message_bound) {
+      log(LogLevel::warn,
+          "executor: the plan bootstraps values up to {:.3g} on its calibration inputs and the bootstrapper is made "
+          "for |x| <= {:.3g}: make it with BootstrapConfig::message_bound = {} (graph::required_message_bound) or "
+          "expect a loss of precision",
+          plan.bootstrap_magnitude, bootstrapper->config().message_bound, required_message_bound(plan));
+    }
   }
 
   // With cache_plaintexts: encodes every plaintext the plan multiplies or adds, on `threads` host threads (0: one

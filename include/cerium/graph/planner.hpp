@@ -68,6 +68,12 @@ struct PlanOptions {
   double bootstrap_magnitude_limit = 2;
 };
 
+struct Plan;
+// The BootstrapConfig::message_bound a planned program needs: four times the largest value it bootstraps on its
+// calibration inputs (the sine's error is then about that of values up to 1/4 under bound 1), up to a power of
+// two; 1 without calibration (the program must then keep its bootstrapped values within [-1, 1] itself).
+double required_message_bound(const Plan& plan);
+
 struct NodePlan {
   int level = 0;           // the level of the value the node computes (before its bootstrap)
   double scale = 0;        // the chain's scale there

@@ -85,6 +85,29 @@ TEST_CASE("the bootstrappable N = 2^16 preset: 128-bit classical, log2(QP) <= 17
   CHECK(params.default_scale() == std::ldexp(1.0, 56));
 }
 
+// Values up to 8 (a constant offset concentrates them in one coefficient, the worst case for the sine): the
+// default bootstrapper (made for |x| <= 1) returns garbage (about 5.6 bits); one made with message_bound = 32, four
+// times the largest value as graph::required_message_bound chooses, about 15.5 bits.
+TEST_CASE("bootstrapping values up to 8 needs a message bound (N = 2^11)", "[ckks][bootstrap]") {
+  auto rng = cerium_test::make_rng(17);
+  const auto large = [&](const BootFixture& b) {
+    Values x = random_real(rng, b.slots());
+    for (auto& v : x) v = 6.0 + 2.0 * v;
+    const Values out = b.f.decrypt(b.boot.bootstrap(b.f.encrypt(x, 1, b.slots())));
+    return measure(out, x);
+  };
+  const BootFixture bounded(presets::bootstrappable_toy(11), {.message_bound = 32});
+  const Precision p = large(bounded);
+  INFO("message_bound 32: mean " << p.mean_bits << " bits, worst " << p.worst_bits << " bits, seed "
+                                << cerium_test::test_seed());
+  CHECK(p.mean_bits >= 15);
+  CHECK(p.worst_bits >= 14);
+  const BootFixture unbounded(presets::bootstrappable_toy(11), {});
+  const Precision q = large(unbounded);
+  INFO("message_bound 1: mean " << q.mean_bits << " bits, worst " << q.worst_bits << " bits");
+  CHECK(q.worst_bits < 8);
+}
+
 TEST_CASE("bootstrapping, sparse slots, sparse-secret encapsulation (N = 2^11, 64 slots)", "[ckks][bootstrap]") {
   static const BootFixture b(presets::bootstrappable_toy(11), {.slots = 64});
   const Precision p = bootstrap_precision(b, 2);

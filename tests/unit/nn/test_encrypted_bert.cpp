@@ -122,12 +122,10 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
 
   // 30 levels: 14 between bootstraps (LayerNorm alone takes 10 here).
   Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
-  boot::Bootstrapper bootstrapper(f.context, boot::BootstrapConfig{.slots = slots});
-  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
   graph::Tracer t(f.context);
   t.output(bert.forward(t, t.input("x", slots)), "hidden");
   graph::PlanOptions options;
-  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
   // Simulated on the calibration inputs, the planner keeps its bootstraps off large values (row sums before
   // their mask reach 70 here, and bootstrapping them costs 8 bits).
   for (const nn::Matrix& c : calibration) {
@@ -137,6 +135,10 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
   const graph::Plan plan = graph::plan(std::move(t).finish(), options);
   WARN(graph::summary(plan) << "largest value bootstrapped: " << plan.bootstrap_magnitude);
   CHECK(plan.bootstrap_magnitude <= 8);
+  // The bootstrapper made for the values the plan bootstraps (BootstrapConfig::message_bound).
+  boot::Bootstrapper bootstrapper(f.context, {.slots = slots, .message_bound = graph::required_message_bound(plan)});
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  WARN("message bound " << bootstrapper.config().message_bound);
   f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
 
   const nn::Matrix& x = calibration[0];
