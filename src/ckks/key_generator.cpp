@@ -1,6 +1,10 @@
 #include "cerium/ckks/key_generator.hpp"
 
+#include <algorithm>
+#include <exception>
+#include <optional>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "cerium/core/check.hpp"
@@ -91,11 +95,32 @@ GaloisKeys KeyGenerator::galois_keys(std::span<const std::int64_t> rotation_step
   elements.erase(1);  // the identity
   if (conjugation) elements.insert(ring::conjugation_galois_element(n));
 
+  // Each key comes from its own seed streams (deterministic per Galois element), so the keys are made on all
+  // host cores, a batch at a time, and come out the same words in the same order as one at a time.
+  const std::vector<std::uint32_t> order(elements.begin(), elements.end());
+  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
   GaloisKeys keys(context_);
-  ProgressReporter reporter(std::move(progress), "galois keys", elements.size());
-  for (const std::uint32_t k : elements) {
-    keys.insert(k, galois_key(k, storage));
-    reporter.advance();
+  ProgressReporter reporter(std::move(progress), "galois keys", order.size());
+  for (std::size_t first = 0; first < order.size(); first += threads) {
+    const std::size_t count = std::min(threads, order.size() - first);
+    std::vector<std::optional<SwitchingKey>> made(count);
+    std::vector<std::exception_ptr> failures(count);
+    const auto make = [&](std::size_t i) {
+      try {
+        made[i] = galois_key(order[first + i], storage);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t i = 1; i < count; ++i) pool.emplace_back(make, i);
+    make(0);
+    for (std::thread& t : pool) t.join();
+    for (std::size_t i = 0; i < count; ++i) {
+      if (failures[i]) std::rethrow_exception(failures[i]);
+      keys.insert(order[first + i], std::move(*made[i]));
+      reporter.advance();
+    }
   }
   return keys;
 }
