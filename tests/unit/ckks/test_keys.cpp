@@ -174,6 +174,17 @@ TEST_CASE("a fixed seed gives the same key words; another seed does not", "[keys
     REQUIRE(ga.at(k).b(0) == gb.at(k).b(0));
     REQUIRE(ga.at(k).a(0) == gb.at(k).a(0));
   }
+  // Many keys at once are made on every core: the words of each made alone.
+  const std::vector<std::int64_t> many = {1, 2, 3, 4, 5, 6, 7, 9, 11, 13, -1, -3};
+  const GaloisKeys batch = a.galois_keys(many, true);
+  REQUIRE(batch.size() == many.size() + 1);
+  for (auto k : batch.galois_elements()) {
+    const SwitchingKey alone = b.galois_key(k);
+    for (std::size_t d = 0; d < alone.digit_count(); ++d) {
+      REQUIRE(batch.at(k).b(d) == alone.b(d));
+      REQUIRE(batch.at(k).a(d) == alone.a(d));
+    }
+  }
   // A generator built on the secret key with the same seed reproduces the keys too.
   const KeyGenerator again(a.secret_key().clone(), seed_of(7));
   REQUIRE(again.public_key().b() == pa.b());

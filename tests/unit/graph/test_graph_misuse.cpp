@@ -55,7 +55,7 @@ TEST_CASE("tracer misuse throws typed errors", "[graph][misuse]") {
     const auto x = t.input("x", 8);
     const auto z = other.input("z", 8);
     const std::size_t slots = pick<std::size_t>(rng, {3, 6, 12, max_slots * 2, max_slots + 1,
-                                                      std::numeric_limits<std::size_t>::max(), 1 + 2 * (rng() % 100)});
+                                                      std::numeric_limits<std::size_t>::max(), 3 + 2 * (rng() % 100)});
     require_error<InvalidArgument>("input(slots " + std::to_string(slots) + ")", [&] { (void)t.input("w", slots); },
                                    std::to_string(slots));
     const int level = pick<int>(rng, {max_level + 1, -2, std::numeric_limits<int>::min(),
