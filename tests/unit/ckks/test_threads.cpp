@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "cerium/core/log.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/planner.hpp"
+#include "cerium/graph/tracer.hpp"
 #include "evaluator_test_support.hpp"
 #include "support/catch.hpp"
 
@@ -136,4 +139,47 @@ TEST_CASE("one context and its keys serve several threads at once", "[ckks][thre
   CHECK(f.encryptor.encryptions() == 2u * thread_count * rounds);
   CHECK(f.decryptor.public_decryptions() == std::uint64_t{thread_count} * rounds);
   CHECK(warnings.load() == thread_count * rounds - 1);  // past a budget of 1
+}
+
+// The host threads Cerium starts itself: Galois keys made on every core, and a planned run's plaintexts encoded
+// ahead (Executor::encode_plaintexts) or streamed (ExecutorOptions::encode_threads). Each must give the words of
+// the same work done on one thread.
+TEST_CASE("keys and plaintexts made on host threads equal those made on one", "[ckks][threads]") {
+  Fixture f(toy(11, 3, 2, 2), {.relinearization = true});
+  const std::vector<std::int64_t> steps = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const GaloisKeys keys = f.keygen.galois_keys(steps);
+  for (const auto element : keys.galois_elements()) {
+    const SwitchingKey alone = f.keygen.galois_key(element);
+    for (std::size_t d = 0; d < alone.digit_count(); ++d) REQUIRE(keys.at(element).b(d) == alone.b(d));
+  }
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(steps)));
+
+  // y = sum_k rotate(x * w_k, k) + b: twelve plaintexts.
+  const std::size_t slots = f.context->parameters().max_slots();
+  auto rng = cerium_test::make_rng(4242);
+  const auto plain = [&] {
+    const Values v = random_real(rng, slots);
+    std::vector<double> real;
+    for (const auto& c : v) real.push_back(c.real());
+    return graph::PlainVector(std::move(real));
+  };
+  graph::Tracer t(f.context);
+  const graph::Value x = t.input("x");
+  graph::Value y = t.multiply(x, plain());
+  for (std::int64_t k = 1; k <= 10; ++k) y = t.add(y, t.rotate(t.multiply(x, plain()), k));
+  t.output(t.add(y, plain()), "y");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  const Ciphertext input = f.encryptor.encrypt(f.encoder.encode(random_real(rng, slots), plan.input_encoding(0)));
+  const auto run = [&](const graph::Executor<backend::CpuBackend>& executor) -> Ciphertext {
+    std::vector<Ciphertext> inputs;
+    inputs.push_back(input.clone());
+    return std::move(executor.run(std::move(inputs)).at(0));
+  };
+  const Ciphertext one = run(graph::Executor<backend::CpuBackend>(plan, f.evaluator, nullptr, {.encode_threads = 1}));
+  const graph::Executor<backend::CpuBackend> streamed(plan, f.evaluator, nullptr, {.encode_threads = 4});
+  CHECK(same_words(run(streamed), one));
+  const graph::Executor<backend::CpuBackend> cached(plan, f.evaluator, nullptr, {.cache_plaintexts = true});
+  CHECK(cached.encode_plaintexts(4) == 12);
+  CHECK(same_words(run(cached), one));
+  CHECK(cached.plaintexts_encoded() == 12);
 }
