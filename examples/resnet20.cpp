@@ -30,11 +30,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <algorithm>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -130,15 +132,38 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
     profile.print();
   }
 
+  // The plaintext references of each image, computed on host threads a window ahead while the GPU runs.
+  struct Reference {
+    std::vector<double> twin_logits;
+    std::optional<std::size_t> exact_class;  // none when a ReLU input leaves its range
+  };
+  const auto reference_of = [&model](const Sample& s) {
+    const auto packed = model.input_packing().pack(s.image);
+    graph::PlainOps twin;
+    Reference r{logits_of(model, model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end()))), {}};
+    try {
+      r.exact_class = arg_max(model.reference(s.image).values);
+    } catch (const InvalidArgument&) {
+    }
+    return r;
+  };
+  std::vector<std::future<Reference>> references(samples.size());
+  const std::size_t window = std::max(1u, std::thread::hardware_concurrency() - 1);
+  std::size_t launched = 0;
+
   std::size_t done = 0, right = 0, twin_right = 0, exact_right = 0, exact_count = 0, agree = 0;
   std::vector<double> times;
   double worst = 0;
   const auto all_start = std::chrono::steady_clock::now();
-  for (const Sample& s : samples) {
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const Sample& s = samples[i];
     if (settings.time_limit_s > 0 && seconds_since(all_start) > settings.time_limit_s) {
       fmt::print("time limit of {:.0f} s reached: {} of {} images done\n", settings.time_limit_s, done,
                  samples.size());
       break;
+    }
+    for (; launched < std::min(samples.size(), i + window); ++launched) {
+      references[launched] = std::async(std::launch::async, reference_of, std::cref(samples[launched]));
     }
     auto inputs = encrypt(s);
     start = std::chrono::steady_clock::now();
@@ -146,21 +171,17 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
     const std::vector<double> logits = decrypt_logits(outputs.at(0));  // the download waits for the device
     times.push_back(seconds_since(start));
 
-    const auto packed = model.input_packing().pack(s.image);
-    graph::PlainOps twin;
-    const std::vector<double> expected =
-        logits_of(model, model.forward(twin, graph::PlainOps::Value(packed.begin(), packed.end())));
+    const Reference reference = references[i].get();
+    const std::vector<double>& expected = reference.twin_logits;
     double error = 0;
     for (std::size_t k = 0; k < logits.size(); ++k) error = std::max(error, std::abs(logits[k] - expected[k]));
     worst = std::max(worst, error);
     const std::size_t best = arg_max(logits), best_twin = arg_max(expected);
     std::string exact_text = "out of range";
-    try {
-      const std::size_t best_exact = arg_max(model.reference(s.image).values);
-      exact_text = std::to_string(best_exact);
-      exact_right += static_cast<int>(best_exact) == s.label;
+    if (reference.exact_class) {
+      exact_text = std::to_string(*reference.exact_class);
+      exact_right += static_cast<int>(*reference.exact_class) == s.label;
       ++exact_count;
-    } catch (const InvalidArgument&) {
     }
     ++done;
     agree += best == best_twin;

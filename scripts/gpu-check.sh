@@ -231,7 +231,7 @@ if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
     [[ -x $binary ]] || continue
     args=()
     [[ $example == resnet20 ]] &&
-      args=(${GPU_RESNET_ARGS:---weights $repo_root/data/resnet20_fashion_mnist.crwt --relu-bound 16 --relu-degree 31})
+      args=(${GPU_RESNET_ARGS:---weights $repo_root/data/resnet20_fashion_mnist.crwt --relu-bound 16 --relu-degree 31 --images 200 --time-limit 200})
     [[ $example == minilm ]] && args=(--model "$minilm_dir" ${GPU_MINILM_ARGS:-})
     run_step "example-$example" "$examples_log" "${GPU_EXAMPLE_LIMIT_S:-300}" "$binary" "${args[@]}" || true
   done
