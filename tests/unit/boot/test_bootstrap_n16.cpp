@@ -71,3 +71,26 @@ TEST_CASE("ten chained bootstraps at N = 2^16 with a multiplication between each
     CHECK(worst_bits >= 16);
   }
 }
+
+// The MiniLM example's case: 16384 slots (message 2^6 below q0) and values up to about 14.6, concentrated in one
+// coefficient (12 + 2.6 u). The default bootstrapper (message_bound 1) loses them; one made for them
+// (message_bound 64, what graph::required_message_bound gives for 14.6) keeps them.
+TEST_CASE("bootstrapping values up to 14.6 at N = 2^16, 16384 slots, message_bound 64", "[.slow][n16-bootstrap-bound]") {
+  Fixture f{presets::bootstrappable_n16(), {.relinearization = false}};
+  auto rng = cerium_test::make_rng(1646);
+  for (const double bound : {64.0, 1.0}) {
+    Bootstrapper boot{f.context, BootstrapConfig{.slots = 16384, .message_bound = bound, .cache_plaintexts = false}};
+    boot.set_keys(std::make_shared<const BootstrapKeys>(boot.generate_keys(f.keygen)));
+    Values x = random_real(rng, boot.slots());
+    for (auto& v : x) v = 12.0 + 2.6 * v;
+    const Ciphertext out = boot.bootstrap(f.encrypt(x, 1, boot.slots()));
+    const auto [mean_bits, worst_bits] = bits(f.decrypt(out), x);
+    WARN("message_bound " << bound << ": mean " << mean_bits << " bits, worst " << worst_bits << " bits, seed "
+                          << cerium_test::test_seed());
+    if (bound > 1) {
+      CHECK(mean_bits >= 12);
+    } else {
+      CHECK(worst_bits < 8);
+    }
+  }
+}
