@@ -48,8 +48,7 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
                           "residues through 64-bit integers); use fewer or smaller base primes",
                           log_q0);
   if (config_.message_ratio_bits == 0) {
-    const double automatic = std::round(12.5 - std::log2(static_cast<double>(slots_)) / 2);
-    config_.message_ratio_bits = static_cast<int>(std::clamp(automatic, 5.0, 12.0));
+    config_.message_ratio_bits = automatic_message_ratio_bits(slots_);
   }
   // At least the evaluator's headroom above the scale, so that the scale-down's product keeps it.
   const int min_ratio = evaluator_.options().scale_headroom_bits + 1;

@@ -2,6 +2,7 @@
 #include "cerium/graph/simulate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <set>
 
@@ -142,9 +143,14 @@ Plan plan(Program program, const PlanOptions& options) {
   return out;
 }
 
-double required_message_bound(const Plan& plan) {
+double required_message_bound(const Plan& plan, int message_ratio_bits) {
+  if (plan.bootstrap_magnitude <= 0 || !plan.options.bootstrap) return 1;
+  const std::size_t slots = plan.options.bootstrap->slots != 0 ? plan.options.bootstrap->slots
+                                                               : plan.program.context()->parameters().max_slots();
+  const int ratio = message_ratio_bits != 0 ? message_ratio_bits : boot::automatic_message_ratio_bits(slots);
+  const double wanted = plan.bootstrap_magnitude * std::exp2(10 - ratio);
   double bound = 1;
-  while (bound < 4 * plan.bootstrap_magnitude) bound *= 2;
+  while (bound < wanted) bound *= 2;
   return bound;
 }
 

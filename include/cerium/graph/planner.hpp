@@ -69,10 +69,12 @@ struct PlanOptions {
 };
 
 struct Plan;
-// The BootstrapConfig::message_bound a planned program needs: four times the largest value it bootstraps on its
-// calibration inputs (the sine's error is then about that of values up to 1/4 under bound 1), up to a power of
-// two; 1 without calibration (the program must then keep its bootstrapped values within [-1, 1] itself).
-double required_message_bound(const Plan& plan);
+// The BootstrapConfig::message_bound a planned program needs: the largest value it bootstraps on its calibration
+// inputs times 2^(10 - ratio), up to a power of two, where ratio is the bootstrapper's message_ratio_bits (0: the
+// automatic one at the plan's bootstrap slots). The sine's cubic error falls with the bound and EvalMod's noise
+// grows with it; this factor balances them (4 at ratio 8, 16 at ratio 6: 15.5 and 12.9 bits on values up to 8 and
+// 14.6). 1 without calibration: the program must then keep its bootstrapped values within [-1, 1] itself.
+double required_message_bound(const Plan& plan, int message_ratio_bits = 0);
 
 struct NodePlan {
   int level = 0;           // the level of the value the node computes (before its bootstrap)
