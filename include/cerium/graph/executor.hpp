@@ -10,9 +10,7 @@
 // count, level, scale or slot count is a typed error naming the input.
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <exception>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -86,50 +84,26 @@ class Executor {
   // it encoded (those already cached are skipped). Without the cache it does nothing: runs encode at each use.
   std::size_t encode_plaintexts(unsigned threads = 0) const {
     if (!options_.cache_plaintexts) return 0;
-    const Program& program = plan_.program;
-    std::vector<NodeId> todo;
+    std::vector<NodeId> to_encode;
     {
       std::lock_guard lock(cache_mutex_);
-      for (NodeId id = 0; id < program.size(); ++id) {
-        const Op op = program.node(id).op;
-        if (is_plain(op) && !cache_.contains(id)) todo.push_back(id);
+      for (const NodeId id : plain_nodes()) {
+        if (!cache_.contains(id)) to_encode.push_back(id);
       }
     }
+    if (to_encode.empty()) return 0;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    // In batches, so that host memory holds a batch, not every plaintext; uploads stay on this thread.
-    const std::size_t batch = 8 * static_cast<std::size_t>(threads);
-    std::vector<std::optional<ckks::Plaintext>> encoded(batch);
-    for (std::size_t first = 0; first < todo.size(); first += batch) {
-      const std::size_t count = std::min(batch, todo.size() - first);
-      std::atomic<std::size_t> next{0};
-      std::exception_ptr failure;
-      std::mutex failure_mutex;
-      const auto work = [&] {
-        for (std::size_t i = next++; i < count; i = next++) {
-          try {
-            const NodeId id = todo[first + i];
-            const Node& node = program.node(id);
-            const NodeId operand = node.inputs[0];
-            encoded[i] = ops_.encode_on_host(node.plain, plan_.nodes[operand].held_level, program.node(operand).slots);
-          } catch (...) {
-            std::lock_guard lock(failure_mutex);
-            if (!failure) failure = std::current_exception();
-          }
-        }
-      };
-      std::vector<std::thread> pool;
-      for (unsigned t = 1; t < std::min<std::size_t>(threads, count); ++t) pool.emplace_back(work);
-      work();
-      for (std::thread& t : pool) t.join();
-      if (failure) std::rethrow_exception(failure);
+    // The stream's workers encode a window ahead (host memory holds the window, not every plaintext); uploads stay
+    // on this thread and overlap the encoding.
+    PlaintextStream stream(to_encode, [this](NodeId id) { return encode_at_planned_level(id); }, threads,
+                           8 * static_cast<std::size_t>(threads));
+    for (const NodeId id : to_encode) {
+      ckks::Plaintext uploaded = ops_.evaluator().upload(stream.take(id));  // rethrows a failed encoding
       std::lock_guard lock(cache_mutex_);
-      for (std::size_t i = 0; i < count; ++i) {
-        cache_.emplace(todo[first + i], ops_.evaluator().upload(std::move(*encoded[i])));
-        encoded[i].reset();
-        ++encodings_;
-      }
+      cache_.emplace(id, std::move(uploaded));
+      ++encodings_;
     }
-    return todo.size();
+    return to_encode.size();
   }
   // How many plaintexts the cache has encoded so far (ahead or on first use): one per plaintext node when the
   // plan's levels are the run's.
@@ -238,23 +212,31 @@ class Executor {
     const unsigned threads =
         options_.encode_threads != 0 ? options_.encode_threads : std::max(1u, std::thread::hardware_concurrency());
     if (threads <= 1) return nullptr;
-    const Program& program = plan_.program;
-    std::vector<NodeId> order;
-    for (NodeId id = 0; id < program.size(); ++id) {
-      if (is_plain(program.node(id).op)) order.push_back(id);
-    }
+    std::vector<NodeId> order = plain_nodes();
     if (order.empty()) return nullptr;
     return std::make_unique<PlaintextStream>(
         std::move(order),
-        [this](NodeId id) {
-          const Node& node = plan_.program.node(id);
-          const NodeId source = node.inputs[0];
-          return ops_.encode_on_host(node.plain, plan_.nodes[source].held_level, plan_.program.node(source).slots);
-        },
+        [this](NodeId id) { return encode_at_planned_level(id); },
         threads, 4 * static_cast<std::size_t>(threads));
   }
 
-  static bool is_plain(Op op) { return op == Op::multiply_plain || op == Op::add_plain; }
+  // The nodes with a plaintext operand, in the order a run reaches them.
+  std::vector<NodeId> plain_nodes() const {
+    std::vector<NodeId> ids;
+    for (NodeId id = 0; id < plan_.program.size(); ++id) {
+      const Op op = plan_.program.node(id).op;
+      if (op == Op::multiply_plain || op == Op::add_plain) ids.push_back(id);
+    }
+    return ids;
+  }
+
+  // A plaintext node's operand on the host, at the level and slots the plan gives its ciphertext operand (what
+  // the run will meet; plaintext_for and cached re-encode on a mismatch). Thread-safe.
+  ckks::Plaintext encode_at_planned_level(NodeId id) const {
+    const Node& node = plan_.program.node(id);
+    const NodeId source = node.inputs[0];
+    return ops_.encode_on_host(node.plain, plan_.nodes[source].held_level, plan_.program.node(source).slots);
+  }
 
   // A plaintext operand where the evaluator computes: cached, streamed (uploaded here) or encoded now.
   ckks::Plaintext plaintext_for(NodeId id, const ckks::Ciphertext& a, PlaintextStream* stream) const {
