@@ -60,8 +60,10 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
   validate(config_);
   require(ranges.size() == weights.layers.size(), "encrypted bert: {} ranges for {} layers", ranges.size(),
           weights.layers.size());
-  require(options.valid_tokens <= options.rows, "encrypted bert: {} valid tokens of {} rows", options.valid_tokens,
+  require(options.blocks >= 1 && options.valid_tokens <= options.rows * options.blocks,
+          "encrypted bert: {} valid tokens of {} blocks of {} rows", options.valid_tokens, options.blocks,
           options.rows);
+  blocks_ = options.blocks;
   require(options.ffn_blocks >= 1 && config_.ffn % options.ffn_blocks == 0,
           "encrypted bert: an FFN of {} in {} blocks (the blocks must divide it)", config_.ffn, options.ffn_blocks);
   const std::size_t block = config_.ffn / options.ffn_blocks;
@@ -69,8 +71,8 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
   layout_ = {.rows = options.rows, .features = config_.hidden, .stride = stride};
   layout_.validate();
   const RowLayout wide{.rows = options.rows, .features = block, .stride = stride};
-  const std::size_t valid = options.valid_tokens == 0 ? options.rows : options.valid_tokens;
-  const AttentionShape shape{.layout = layout_, .heads = config_.heads, .valid_rows = valid};
+  const std::size_t valid = options.valid_tokens == 0 ? tokens() : options.valid_tokens;
+  const AttentionShape shape{.layout = layout_, .heads = config_.heads, .valid_rows = valid, .blocks = blocks_};
   shape.validate();
   const double query_factor = 1 / std::sqrt(static_cast<double>(shape.head_width()));
 
@@ -119,25 +121,40 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
   }
 }
 
-std::vector<double> EncryptedBert::pack(const Matrix& x) const {
-  require(x.rows == layout_.rows && x.cols == layout_.features && x.values.size() == x.rows * x.cols,
-          "encrypted bert: an input of {} x {} for {} rows of {} features (pad the tokens to the rows)", x.rows,
-          x.cols, layout_.rows, layout_.features);
-  std::vector<double> slots(layout_.slots(), 0.0);
-  for (std::size_t r = 0; r < x.rows; ++r) {
-    for (std::size_t f = 0; f < x.cols; ++f) slots[layout_.slot(r, f)] = x.at(r, f);
+std::vector<std::vector<double>> EncryptedBert::pack_blocks(const Matrix& x) const {
+  require(x.rows == tokens() && x.cols == layout_.features && x.values.size() == x.rows * x.cols,
+          "encrypted bert: an input of {} x {} for {} blocks of {} rows of {} features (pad the tokens to the rows)",
+          x.rows, x.cols, blocks_, layout_.rows, layout_.features);
+  std::vector<std::vector<double>> blocks(blocks_, std::vector<double>(layout_.slots(), 0.0));
+  for (std::size_t t = 0; t < x.rows; ++t) {
+    for (std::size_t f = 0; f < x.cols; ++f) blocks[t / layout_.rows][layout_.slot(t % layout_.rows, f)] = x.at(t, f);
   }
-  return slots;
+  return blocks;
+}
+
+Matrix EncryptedBert::unpack_blocks(const std::vector<std::vector<std::complex<double>>>& blocks) const {
+  require(blocks.size() == blocks_, "encrypted bert: {} blocks of slots for a model of {}", blocks.size(), blocks_);
+  Matrix m = Matrix::zeros(tokens(), layout_.features);
+  for (std::size_t b = 0; b < blocks_; ++b) {
+    require(blocks[b].size() >= layout_.slots(), "encrypted bert: {} slots in block {} for a layout of {}",
+            blocks[b].size(), b, layout_.slots());
+    for (std::size_t r = 0; r < layout_.rows; ++r) {
+      for (std::size_t f = 0; f < m.cols; ++f) m.at(b * layout_.rows + r, f) = blocks[b][layout_.slot(r, f)].real();
+    }
+  }
+  return m;
+}
+
+std::vector<double> EncryptedBert::pack(const Matrix& x) const {
+  require(blocks_ == 1, "encrypted bert: pack() is for one block of rows; this model has {} (use pack_blocks)",
+          blocks_);
+  return std::move(pack_blocks(x).front());
 }
 
 Matrix EncryptedBert::unpack(std::span<const std::complex<double>> slots) const {
-  require(slots.size() >= layout_.slots(), "encrypted bert: {} slots for a layout of {}", slots.size(),
-          layout_.slots());
-  Matrix m = Matrix::zeros(layout_.rows, layout_.features);
-  for (std::size_t r = 0; r < m.rows; ++r) {
-    for (std::size_t f = 0; f < m.cols; ++f) m.at(r, f) = slots[layout_.slot(r, f)].real();
-  }
-  return m;
+  require(blocks_ == 1, "encrypted bert: unpack() is for one block of rows; this model has {} (use unpack_blocks)",
+          blocks_);
+  return unpack_blocks({std::vector<std::complex<double>>(slots.begin(), slots.end())});
 }
 
 }  // namespace cerium::nn

@@ -10,13 +10,18 @@
 // are taken back out of slot s (mask, rotate, replicate over the head) and multiply R^(s stride) V: slot
 // (r, head h, feature k) gets sum_s A(r, r + s, h) V(r + s, h, k).
 //
-// Cost per layer: 2T ciphertext products, about T (2 log2(head width) + 4) rotations, and per packed score
-// ciphertext one exponential and one reciprocal.
+// Rows that do not fit one ciphertext span several (AttentionShape::blocks): every key block, turned by every row
+// shift, meets every query block that attends to it, and each query block's score groups cover all blocks' keys.
+// A causal mask (decoders) skips the key blocks after the query's.
+//
+// Cost per layer: 2 B^2 T ciphertext products for B blocks of T rows (about half under a causal mask), about
+// B^2 T (2 log2(head width) + 4) rotations, and per packed score ciphertext one exponential and one reciprocal.
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -48,21 +53,28 @@ typename Ops::Value segment_sum(Ops& ops, const typename Ops::Value& x, std::siz
   const typename Ops::Value firsts = ops.multiply(attention_detail::add_rotations(ops, x, width, 1), starts);
   return attention_detail::add_rotations(ops, firsts, width, -1);
 }
-// Which keys a query may attend to: the first `valid` rows (the rest is padding).
+// Which keys a query may attend to. The rows may span several ciphertexts (`blocks`, each a `layout` of rows):
+// row r of block b is token b * layout.rows + r. A query attends to the first `valid_rows` tokens (the rest is
+// padding), and with `causal` only to tokens up to its own (a decoder's mask).
 struct AttentionShape {
-  RowLayout layout;        // of Q, K, V and the output: features = heads x head width
+  RowLayout layout;        // of Q, K, V and the output, per ciphertext: features = heads x head width
   std::size_t heads = 1;
-  std::size_t valid_rows = 0;  // 0: all rows
+  std::size_t valid_rows = 0;  // 0: all rows of all blocks
+  bool causal = false;
+  std::size_t blocks = 1;  // ciphertexts of rows
 
   std::size_t head_width() const { return layout.features / heads; }
-  std::size_t valid() const { return valid_rows == 0 ? layout.rows : valid_rows; }
+  std::size_t tokens() const { return layout.rows * blocks; }
+  std::size_t valid() const { return valid_rows == 0 ? tokens() : valid_rows; }
   void validate() const {
     layout.validate();
     require(heads >= 1 && layout.features % heads == 0, "attention: {} features in {} heads", layout.features,
             heads);
     const std::size_t w = head_width();
     require((w & (w - 1)) == 0, "attention: a head width of {} (a power of two is needed for the segment sums)", w);
-    require(valid() <= layout.rows, "attention: {} valid rows of {}", valid(), layout.rows);
+    require(blocks >= 1, "attention: {} blocks of rows", blocks);
+    require(valid() >= 1 && valid() <= tokens(), "attention: {} valid rows of {} ({} blocks of {})", valid(),
+            tokens(), blocks, layout.rows);
   }
   // 1 at the first slot of every head of every row.
   graph::PlainVector head_starts() const { return head_slot(0); }
@@ -78,16 +90,27 @@ struct AttentionShape {
     for (std::size_t f = 0; f < layout.features; ++f) m[f] = 0;
     return graph::PlainVector(m);
   }
-  // Score ciphertexts: shifts group * head width + j at slot j of each head.
-  std::size_t score_groups() const { return (layout.rows + head_width() - 1) / head_width(); }
-  // For score group g: 1 at slot (r, head h, j) when shift s = g w + j exists and key (r + s) mod rows is valid.
-  graph::PlainVector valid_scores(std::size_t group) const {
+  // A query of `query_block` and a key of block b, turned by shift s (key row (r + s) mod rows beside query row
+  // r), meet at key index b * rows + s. Score ciphertexts hold head-width runs of key indices: index
+  // group * head width + j at slot j of each head.
+  std::size_t score_groups() const { return (tokens() + head_width() - 1) / head_width(); }
+  // Whether any query of `query_block` attends to a key of `key_block` (else their products are skipped: half of
+  // them under a causal mask).
+  bool blocks_meet(std::size_t query_block, std::size_t key_block) const {
+    return key_block * layout.rows < valid() && (!causal || key_block <= query_block);
+  }
+  // For query block a and score group g: 1 at slot (r, head h, j) when key index g w + j exists and its key may
+  // be attended to by query row r.
+  graph::PlainVector valid_scores(std::size_t query_block, std::size_t group) const {
     std::vector<double> m(layout.slots(), 0.0);
-    const std::size_t w = head_width();
-    for (std::size_t r = 0; r < layout.rows; ++r) {
+    const std::size_t w = head_width(), rows = layout.rows;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t query = query_block * rows + r;
       for (std::size_t j = 0; j < w; ++j) {
-        const std::size_t s = group * w + j;
-        if (s >= layout.rows || (r + s) % layout.rows >= valid()) continue;
+        const std::size_t index = group * w + j;
+        if (index >= tokens()) continue;
+        const std::size_t key = (index / rows) * rows + (r + index % rows) % rows;
+        if (key >= valid() || (causal && key > query)) continue;
         for (std::size_t h = 0; h < heads; ++h) m[layout.slot(r, h * w + j)] = 1;
       }
     }
@@ -138,61 +161,121 @@ void normalize(Ops& ops, std::vector<typename Ops::Value>& groups, const Recipro
   for (auto& g : groups) g = ops.multiply(g, inverse);
 }
 
+// The softmax weights of one query block's score groups (those present), in place.
+template <class Ops, class Exp, class Reciprocal>
+double softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, const std::vector<std::size_t>& groups,
+                       std::size_t query_block, const AttentionShape& shape,
+                       const AttentionSoftmax<Exp, Reciprocal>& softmax) {
+  using Value = typename Ops::Value;
+  // exp(score - upper) on the valid keys, normalized; then squared and renormalized `squarings` times.
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    ops.label(weights[i], "attention scores");
+    weights[i] = ops.multiply(softmax.exp.forward(ops, ops.sub(weights[i], softmax.upper)),
+                              shape.valid_scores(query_block, groups[i]));
+  }
+  normalize(ops, weights, softmax.reciprocal, shape);
+  double weight_scale = softmax.first_scale;
+  for (int i = 0; i < softmax.squarings; ++i) {
+    for (Value& u : weights) u = ops.multiply(u, weight_scale);  // the true weights, within [0, 1]
+    for (Value& u : weights) u = ops.multiply(u, u);
+    normalize(ops, weights, softmax.renormalize, shape);
+    weight_scale = softmax.square_scale;
+  }
+  ops.label(weights.front(), "softmax");
+  return weight_scale;  // what the weights are still to be multiplied by
+}
+
 }  // namespace attention_detail
 
-// Softmax over the keys of each query and head, then the weighted sum of the values. q carries the
-// 1 / sqrt(head width) already (fold it into the query weights).
+// Softmax over the keys of each query and head, then the weighted sum of the values, for rows spread over
+// shape.blocks ciphertexts (q, k, v: one value per block; the result likewise). q carries the 1 / sqrt(head
+// width) already (fold it into the query weights).
+//
+// Every key block is turned once per shift and meets every query block that attends to it: blocks^2 x rows
+// ciphertext products for the scores and as many for the output (about half under a causal mask), each query
+// block's softmax over score groups covering all blocks' keys.
+template <class Ops, class Exp, class Reciprocal>
+std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typename Ops::Value> q,
+                                                std::span<const typename Ops::Value> k,
+                                                std::span<const typename Ops::Value> v, const AttentionShape& shape,
+                                                const AttentionSoftmax<Exp, Reciprocal>& softmax) {
+  using Value = typename Ops::Value;
+  using attention_detail::add_rotations;
+  shape.validate();
+  require(q.size() == shape.blocks && k.size() == shape.blocks && v.size() == shape.blocks,
+          "attention: {}, {} and {} blocks of queries, keys and values for a shape of {}", q.size(), k.size(),
+          v.size(), shape.blocks);
+  require(softmax.squarings >= 0, "attention: {} squarings", softmax.squarings);
+  const std::size_t rows = shape.layout.rows, w = shape.head_width(), blocks = shape.blocks;
+  const auto row_steps = [&](std::size_t s) { return static_cast<std::int64_t>(s * shape.layout.stride); };
+  const auto turned = [&](const Value& x, std::size_t s) { return s == 0 ? graph::duplicate(x) : ops.rotate(x, row_steps(s)); };
+  const graph::PlainVector scaled_starts = shape.head_slot(0, softmax.score_scale);
+
+  // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head.
+  std::vector<std::vector<std::optional<Value>>> scores(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (std::size_t s = 0; s < rows; ++s) {
+      std::optional<Value> key;
+      for (std::size_t a = 0; a < blocks; ++a) {
+        if (!shape.blocks_meet(a, b)) continue;
+        if (!key) key = turned(k[b], s);
+        const std::size_t index = b * rows + s;
+        Value at_start = ops.multiply(add_rotations(ops, ops.multiply(q[a], *key), w, 1), scaled_starts);
+        Value placed =
+            index % w == 0 ? std::move(at_start) : ops.rotate(at_start, -static_cast<std::int64_t>(index % w));
+        auto& group = scores[a][index / w];
+        group = group ? ops.add(*group, placed) : std::move(placed);
+      }
+    }
+  }
+  // Per query block: the weights of the groups it has, then the weighted values.
+  std::vector<std::vector<Value>> weights(blocks);
+  std::vector<std::vector<std::size_t>> present(blocks);  // the groups' indices
+  std::vector<std::vector<std::size_t>> slot_of(blocks, std::vector<std::size_t>(shape.score_groups()));
+  double weight_scale = 1;
+  for (std::size_t a = 0; a < blocks; ++a) {
+    for (std::size_t g = 0; g < scores[a].size(); ++g) {
+      if (!scores[a][g]) continue;
+      slot_of[a][g] = weights[a].size();
+      present[a].push_back(g);
+      weights[a].push_back(std::move(*scores[a][g]));
+    }
+    weight_scale = attention_detail::softmax_weights(ops, weights[a], present[a], a, shape, softmax);
+  }
+  std::vector<std::optional<Value>> out(blocks);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (std::size_t s = 0; s < rows; ++s) {
+      std::optional<Value> value;
+      for (std::size_t a = 0; a < blocks; ++a) {
+        if (!shape.blocks_meet(a, b)) continue;
+        if (!value) value = turned(v[b], s);
+        const std::size_t index = b * rows + s, j = index % w;
+        // A(r, key, h) at slot j of head h
+        Value picked = ops.multiply(weights[a][slot_of[a][index / w]], shape.head_slot(j, weight_scale));
+        if (j != 0) picked = ops.rotate(picked, static_cast<std::int64_t>(j));
+        Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
+        Value term = ops.multiply(spread, *value);
+        out[a] = out[a] ? ops.add(*out[a], term) : std::move(term);
+      }
+    }
+  }
+  std::vector<Value> result;
+  for (auto& o : out) {
+    ops.label(*o, "attention");
+    result.push_back(std::move(*o));
+  }
+  return result;
+}
+
+// One ciphertext of rows (shape.blocks = 1).
 template <class Ops, class Exp, class Reciprocal>
 typename Ops::Value self_attention(Ops& ops, const typename Ops::Value& q, const typename Ops::Value& k,
                                    const typename Ops::Value& v, const AttentionShape& shape,
                                    const AttentionSoftmax<Exp, Reciprocal>& softmax) {
   using Value = typename Ops::Value;
-  using attention_detail::add_rotations;
-  shape.validate();
-  require(softmax.squarings >= 0, "attention: {} squarings", softmax.squarings);
-  const std::size_t rows = shape.layout.rows, w = shape.head_width();
-  const auto row_steps = [&](std::size_t s) { return static_cast<std::int64_t>(s * shape.layout.stride); };
-  const graph::PlainVector scaled_starts = shape.head_slot(0, softmax.score_scale);
-
-  // Scores of shift s = g w + j at slot j of each head, in score ciphertext g.
-  std::vector<std::optional<Value>> scores(shape.score_groups());
-  for (std::size_t s = 0; s < rows; ++s) {
-    Value turned = s == 0 ? graph::duplicate(k) : ops.rotate(k, row_steps(s));
-    Value at_start = ops.multiply(add_rotations(ops, ops.multiply(q, turned), w, 1), scaled_starts);
-    Value placed = s % w == 0 ? std::move(at_start) : ops.rotate(at_start, -static_cast<std::int64_t>(s % w));
-    auto& group = scores[s / w];
-    group = group ? ops.add(*group, placed) : std::move(placed);
-  }
-  // exp(score - upper) on the valid keys, normalized; then squared and renormalized `squarings` times.
-  std::vector<Value> weights;
-  for (std::size_t g = 0; g < scores.size(); ++g) {
-    ops.label(*scores[g], "attention scores");
-    weights.push_back(
-        ops.multiply(softmax.exp.forward(ops, ops.sub(*scores[g], softmax.upper)), shape.valid_scores(g)));
-  }
-  attention_detail::normalize(ops, weights, softmax.reciprocal, shape);
-  double weight_scale = softmax.first_scale;
-  for (int i = 0; i < softmax.squarings; ++i) {
-    for (Value& u : weights) u = ops.multiply(u, weight_scale);  // the true weights, within [0, 1]
-    for (Value& u : weights) u = ops.multiply(u, u);
-    attention_detail::normalize(ops, weights, softmax.renormalize, shape);
-    weight_scale = softmax.square_scale;
-  }
-  ops.label(weights.front(), "softmax");
-
-  std::optional<Value> out;
-  for (std::size_t s = 0; s < rows; ++s) {
-    const std::size_t j = s % w;
-    // A(r, r + s, h) at slot j of head h
-    Value picked = ops.multiply(weights[s / w], shape.head_slot(j, weight_scale));
-    if (j != 0) picked = ops.rotate(picked, static_cast<std::int64_t>(j));
-    Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
-    Value turned = s == 0 ? graph::duplicate(v) : ops.rotate(v, row_steps(s));
-    Value term = ops.multiply(spread, turned);
-    out = out ? ops.add(*out, term) : std::move(term);
-  }
-  ops.label(*out, "attention");
-  return std::move(*out);
+  auto out = self_attention(ops, std::span<const Value>(&q, 1), std::span<const Value>(&k, 1),
+                            std::span<const Value>(&v, 1), shape, softmax);
+  return std::move(out.front());
 }
 
 }  // namespace cerium::nn

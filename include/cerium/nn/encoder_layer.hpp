@@ -7,6 +7,7 @@
 // RowLayout stride (the widest of hidden and FFN), so the layer's maps stay inside rows.
 
 #include <cstddef>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -52,23 +53,41 @@ class EncoderLayer {
   const Linears& linears() const { return linears_; }
   const Functions& functions() const { return functions_; }
 
+  // x: one value per block of rows (shape().blocks); the result likewise.
+  template <class Ops>
+  std::vector<typename Ops::Value> forward(Ops& ops, std::span<const typename Ops::Value> x) const {
+    using Value = typename Ops::Value;
+    const auto& l = linears_;
+    require(x.size() == shape_.blocks, "encoder layer: {} blocks of rows for a layer of {}", x.size(),
+            shape_.blocks);
+    std::vector<Value> q, k, v;
+    for (const Value& block : x) {
+      q.push_back(l.query.forward(ops, block));
+      k.push_back(l.key.forward(ops, block));
+      v.push_back(l.value.forward(ops, block));
+    }
+    const std::vector<Value> attended = self_attention<Ops>(ops, q, k, v, shape_, functions_.softmax);
+    std::vector<Value> out;
+    for (std::size_t b = 0; b < x.size(); ++b) {
+      const Value h =
+          functions_.attention_norm.forward(ops, ops.add(x[b], l.attention_output.forward(ops, attended[b])));
+      ops.label(h, "attention block");
+      Value y = graph::duplicate(h);
+      for (std::size_t f = 0; f < l.intermediate.size(); ++f) {
+        const Value inner = functions_.activation.forward(ops, l.intermediate[f].forward(ops, h));
+        y = ops.add(y, l.output[f].forward(ops, inner));
+      }
+      y = functions_.output_norm.forward(ops, y);
+      ops.label(y, "encoder layer");
+      out.push_back(std::move(y));
+    }
+    return out;
+  }
+  // One ciphertext of rows.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
-    const auto& l = linears_;
-    const typename Ops::Value attended =
-        self_attention(ops, l.query.forward(ops, x), l.key.forward(ops, x), l.value.forward(ops, x), shape_,
-                       functions_.softmax);
-    const typename Ops::Value h =
-        functions_.attention_norm.forward(ops, ops.add(x, l.attention_output.forward(ops, attended)));
-    ops.label(h, "attention block");
-    typename Ops::Value y = graph::duplicate(h);
-    for (std::size_t b = 0; b < l.intermediate.size(); ++b) {
-      const typename Ops::Value inner = functions_.activation.forward(ops, l.intermediate[b].forward(ops, h));
-      y = ops.add(y, l.output[b].forward(ops, inner));
-    }
-    y = functions_.output_norm.forward(ops, y);
-    ops.label(y, "encoder layer");
-    return y;
+    auto out = forward(ops, std::span<const typename Ops::Value>(&x, 1));
+    return std::move(out.front());
   }
 
  private:

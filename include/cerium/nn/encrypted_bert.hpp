@@ -9,12 +9,14 @@
 //   tracer.output(model.forward(tracer, tracer.input("x", model.layout().slots())), "hidden");
 //
 // Every tensor keeps one stride, the next power of two of the wider of hidden and FFN (or an FFN block), so a
-// ciphertext holds rows = slots / stride tokens. Valid tokens and padding rows follow BertModel's attention mask: every row attends
+// ciphertext holds rows = slots / stride tokens; more tokens take several ciphertexts of rows (blocks), which
+// attention turns across. Valid tokens and padding rows follow BertModel's attention mask: every row attends
 // to the first valid_tokens rows only (the padding rows carry their own embeddings, as BERT's [PAD] tokens do).
 
 #include <complex>
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "cerium/nn/bert.hpp"
@@ -27,7 +29,8 @@ namespace cerium::nn {
 
 struct EncryptedBertOptions {
   std::size_t rows = 16;          // token rows per ciphertext, a power of two
-  std::size_t valid_tokens = 0;   // the rows attended to; 0: all
+  std::size_t blocks = 1;         // ciphertexts of rows: rows x blocks tokens
+  std::size_t valid_tokens = 0;   // the tokens attended to; 0: all
   std::size_t ffn_blocks = 1;     // the FFN in this many column blocks (dividing it): the stride is the next
                                   // power of two of the wider of hidden and FFN / blocks
   double margin = 1.25;           // calibrated ranges widened by this (BertLayerRanges::widened)
@@ -56,21 +59,36 @@ class EncryptedBert {
   const std::vector<Layer>& layers() const { return layers_; }
   const std::vector<BertLayerRanges>& ranges() const { return ranges_; }  // widened
 
+  std::size_t blocks() const { return blocks_; }
+  std::size_t tokens() const { return layout_.rows * blocks_; }
+
+  // x: one value per block of rows; the result likewise.
   template <class Ops>
-  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
-    typename Ops::Value y = graph::duplicate(x);
-    for (const Layer& layer : layers_) y = layer.forward(ops, y);
+  std::vector<typename Ops::Value> forward(Ops& ops, std::span<const typename Ops::Value> x) const {
+    std::vector<typename Ops::Value> y;
+    for (const auto& block : x) y.push_back(graph::duplicate(block));
+    for (const Layer& layer : layers_) y = layer.forward<Ops>(ops, y);
     return y;
   }
+  // One block of rows (blocks() = 1).
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
+    auto y = forward(ops, std::span<const typename Ops::Value>(&x, 1));
+    return std::move(y.front());
+  }
 
-  // rows x hidden (row-major) into the layout's slots, padding 0; InvalidArgument for another shape.
+  // tokens() x hidden (row-major) into each block's slots, padding 0; InvalidArgument for another shape.
+  std::vector<std::vector<double>> pack_blocks(const Matrix& x) const;
+  // The hidden states back from each block's decoded slots.
+  Matrix unpack_blocks(const std::vector<std::vector<std::complex<double>>>& blocks) const;
+  // The same for one block (blocks() = 1).
   std::vector<double> pack(const Matrix& x) const;
-  // The hidden states back from decoded slots (the first rows x hidden).
   Matrix unpack(std::span<const std::complex<double>> slots) const;
 
  private:
   BertConfig config_;
   RowLayout layout_;
+  std::size_t blocks_ = 1;
   std::vector<BertLayerRanges> ranges_;
   std::vector<Layer> layers_;
 };

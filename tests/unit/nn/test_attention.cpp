@@ -108,46 +108,67 @@ TEST_CASE("self-attention over row shifts equals masked softmax attention per he
   auto rng = cerium_test::make_rng(502);
   INFO("test seed " << cerium_test::test_seed());
   struct Case {
-    std::size_t rows, heads, valid;
+    std::size_t rows, heads, valid, blocks = 1;
+    bool causal = false;
   };
-  // One score ciphertext (8 shifts in heads of 8), and four (16 shifts in heads of 4); with padding rows.
-  for (const Case c : {Case{8, 2, 8}, Case{8, 2, 6}, Case{16, 4, 13}}) {
-    INFO(c.rows << " rows, " << c.heads << " heads, " << c.valid << " valid");
+  // One score ciphertext (8 shifts in heads of 8), and four (16 shifts in heads of 4); with padding rows; rows
+  // over several ciphertexts (score groups spanning blocks, and blocks of padding only); causal masks.
+  for (const Case c : {Case{8, 2, 8}, Case{8, 2, 6}, Case{16, 4, 13}, Case{8, 2, 20, 3}, Case{4, 4, 7, 4},
+                       Case{8, 2, 8, 1, true}, Case{8, 2, 24, 3, true}, Case{4, 2, 11, 4, true}}) {
+    INFO(c.blocks << " blocks of " << c.rows << " rows, " << c.heads << " heads, " << c.valid << " valid"
+                  << (c.causal ? ", causal" : ""));
     const nn::AttentionShape shape{.layout = {.rows = c.rows, .features = 16, .stride = 32}, .heads = c.heads,
-                                   .valid_rows = c.valid};
-    const std::size_t T = c.rows, d = 16, w = 16 / c.heads, valid = c.valid;
+                                   .valid_rows = c.valid, .causal = c.causal, .blocks = c.blocks};
+    const std::size_t T = c.rows * c.blocks, d = 16, w = 16 / c.heads, valid = c.valid;
     const std::vector<double> q = normal(T * d, rng, 0.7), k = normal(T * d, rng, 0.7), v = normal(T * d, rng, 1);
-    // Reference: per head, softmax over the valid keys of q . k, then the weighted values.
+    // Reference: per head, softmax over the keys each row may see of q . k, then the weighted values.
     std::vector<double> want(T * d, 0.0);
     double upper = 0;
     for (std::size_t h = 0; h < c.heads; ++h) {
       for (std::size_t r = 0; r < T; ++r) {
-        std::vector<double> score(valid);
-        for (std::size_t u = 0; u < valid; ++u) {
+        const std::size_t seen = c.causal ? std::min(valid, r + 1) : valid;
+        std::vector<double> score(seen);
+        for (std::size_t u = 0; u < seen; ++u) {
           for (std::size_t f = 0; f < w; ++f) score[u] += q[r * d + h * w + f] * k[u * d + h * w + f];
           upper = std::max(upper, score[u]);
         }
         const double top = *std::max_element(score.begin(), score.end());
         double sum = 0;
         for (auto& s : score) sum += (s = std::exp(s - top));
-        for (std::size_t u = 0; u < valid; ++u) {
+        for (std::size_t u = 0; u < seen; ++u) {
           for (std::size_t f = 0; f < w; ++f) want[r * d + h * w + f] += score[u] / sum * v[u * d + h * w + f];
         }
       }
     }
+    const auto blocks = [&](const std::vector<double>& m) {
+      std::vector<graph::PlainOps::Value> out;
+      const std::size_t per = c.rows * d;
+      for (std::size_t b = 0; b < c.blocks; ++b) {
+        out.push_back(pack(shape.layout, std::vector<double>(m.begin() + b * per, m.begin() + (b + 1) * per)));
+      }
+      return out;
+    };
     // Directly, and as the softmax of score / 4 squared back twice.
     for (const int squarings : {0, 2}) {
       graph::PlainOps ops;
       const nn::AttentionSoftmax<exact_functions::Exp, exact_functions::Reciprocal> softmax{
           .upper = (upper + 1) * std::exp2(-squarings), .exp = {}, .reciprocal = {},
           .score_scale = std::exp2(-squarings), .squarings = squarings};
-      const auto out = nn::self_attention(ops, pack(shape.layout, q), pack(shape.layout, k), pack(shape.layout, v),
-                                          shape, softmax);
-      CHECK(max_difference(unpack(shape.layout, out, 1e-12), want) < 1e-12);
+      const auto out = nn::self_attention<graph::PlainOps>(ops, blocks(q), blocks(k), blocks(v), shape, softmax);
+      REQUIRE(out.size() == c.blocks);
+      std::vector<double> got;
+      for (const auto& o : out) {
+        const std::vector<double> part = unpack(shape.layout, o, 1e-12);
+        got.insert(got.end(), part.begin(), part.end());
+      }
+      CHECK(max_difference(got, want) < 1e-12);
     }
   }
   CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 12, .stride = 16}, .heads = 2}.validate()),
                   InvalidArgument);  // a head width of 6
+  CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 16, .stride = 16}, .heads = 2,
+                                      .valid_rows = 17, .blocks = 2}.validate()),
+                  InvalidArgument);  // 17 valid of 16
 }
 
 TEST_CASE("attention with polynomial exp and reciprocal runs leveled on ciphertexts within 2^-12 of its twin",

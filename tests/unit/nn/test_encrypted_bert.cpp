@@ -62,8 +62,9 @@ double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
 template <class Model>
 nn::Matrix on_doubles(const Model& model, const nn::EncryptedBert& bert, const nn::Matrix& x) {
   graph::PlainOps ops;
-  const auto packed = bert.pack(x);
-  return bert.unpack(model.forward(ops, graph::PlainOps::Value(packed.begin(), packed.end())));
+  std::vector<graph::PlainOps::Value> blocks;
+  for (const auto& b : bert.pack_blocks(x)) blocks.emplace_back(b.begin(), b.end());
+  return bert.unpack_blocks(model.template forward<graph::PlainOps>(ops, blocks));
 }
 
 }  // namespace
@@ -74,14 +75,17 @@ TEST_CASE("an encoder layer on rows moves the data as BERT does (exact functions
   INFO("test seed " << cerium_test::test_seed());
   const nn::BertWeights weights = tiny_weights(17);
   struct Case {
-    std::size_t valid, ffn_blocks, stride;
+    std::size_t valid, ffn_blocks, stride, rows = 16, blocks = 1;
   };
-  for (const Case c : {Case{16, 1, 64}, Case{13, 1, 64}, Case{13, 2, 32}}) {
+  // One ciphertext of 16 rows, and the same 16 tokens over 2 and 4 ciphertexts.
+  for (const Case c : {Case{16, 1, 64}, Case{13, 1, 64}, Case{13, 2, 32}, Case{13, 1, 64, 8, 2},
+                       Case{11, 2, 32, 4, 4}}) {
     const std::size_t valid = c.valid;
-    INFO(valid << " valid tokens of 16, the FFN in " << c.ffn_blocks << " blocks");
+    INFO(valid << " valid tokens of 16 in " << c.blocks << " blocks, the FFN in " << c.ffn_blocks << " blocks");
     const std::vector<nn::Matrix> calibration = {random_rows(16, 32, rng), random_rows(16, 32, rng)};
-    const nn::EncryptedBert bert(weights, nn::bert_ranges(weights, calibration, valid),
-                                 {.rows = 16, .valid_tokens = valid, .ffn_blocks = c.ffn_blocks});
+    const nn::EncryptedBert bert(
+        weights, nn::bert_ranges(weights, calibration, valid),
+        {.rows = c.rows, .blocks = c.blocks, .valid_tokens = valid, .ffn_blocks = c.ffn_blocks});
     CHECK(bert.layout().stride == c.stride);
     CHECK(bert.layers()[0].linears().intermediate.size() == c.ffn_blocks);
     // Exact exp, reciprocal, LayerNorm and GELU in the same layer: the reference to rounding.
