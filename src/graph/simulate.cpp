@@ -73,26 +73,53 @@ std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotV
   return v;
 }
 
-std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples) {
-  std::vector<double> magnitude(program.size(), 0.0);
+namespace {
+
+// The program on one sample, each node's values dropped after its last reader (outputs have none: they stay);
+// visit(id, values) sees every node's values when computed. Returns the values still held.
+template <class Visit>
+std::vector<SlotValues> run_freeing(const Program& program, const std::vector<NodeId>& last_reader,
+                                    const std::vector<SlotValues>& inputs, Visit visit) {
+  require_inputs(program, inputs);
+  std::vector<SlotValues> v(program.size());
+  std::size_t next_input = 0;
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const Node& n = program.node(id);
+    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr);
+    visit(id, v[id]);
+    for (const NodeId operand : n.inputs) {
+      if (last_reader[operand] == id) SlotValues().swap(v[operand]);
+    }
+  }
+  return v;
+}
+
+std::vector<NodeId> last_readers(const Program& program) {
   std::vector<NodeId> last_reader(program.size(), 0);
   for (NodeId id = 0; id < program.size(); ++id) {
     for (const NodeId operand : program.node(id).inputs) last_reader[operand] = id;
   }
+  return last_reader;
+}
+
+}  // namespace
+
+std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples) {
+  std::vector<double> magnitude(program.size(), 0.0);
+  const std::vector<NodeId> last_reader = last_readers(program);
   for (const auto& inputs : samples) {
-    require_inputs(program, inputs);
-    std::vector<SlotValues> v(program.size());
-    std::size_t next_input = 0;
-    for (NodeId id = 0; id < program.size(); ++id) {
-      const Node& n = program.node(id);
-      v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr);
-      for (const auto& x : v[id]) magnitude[id] = std::max(magnitude[id], std::abs(x));
-      for (const NodeId operand : n.inputs) {
-        if (last_reader[operand] == id) SlotValues().swap(v[operand]);
-      }
-    }
+    run_freeing(program, last_reader, inputs, [&](NodeId id, const SlotValues& values) {
+      for (const auto& x : values) magnitude[id] = std::max(magnitude[id], std::abs(x));
+    });
   }
   return magnitude;
+}
+
+std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs) {
+  std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, [](NodeId, const SlotValues&) {});
+  std::vector<SlotValues> out;
+  for (const NodeId id : program.outputs()) out.push_back(std::move(v[id]));
+  return out;
 }
 
 std::vector<BootstrapMagnitude> bootstrap_magnitudes(const Plan& plan, const std::vector<SlotValues>& values) {

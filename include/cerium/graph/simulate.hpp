@@ -21,6 +21,8 @@ std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotV
 // The largest |slot| of every node over several samples of inputs, each node's values dropped after its last
 // reader (a large model's values do not all fit in memory at once).
 std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples);
+// The outputs' slot values only (in order), each node's values dropped after its last reader.
+std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs);
 
 struct BootstrapMagnitude {
   NodeId node = 0;
