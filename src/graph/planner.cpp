@@ -68,7 +68,7 @@ Plan plan(Program program, const PlanOptions& options) {
   Placement placement;
   if (!options.calibration.empty() && options.bootstrap) {
     // Values too large to bootstrap well are left alone, the limit raised until a placement exists.
-    const std::vector<double> magnitude = simulate_magnitudes(program, options.calibration);
+    const std::vector<double> magnitude = simulate_magnitudes(program, options.calibration, &out.calibration_outputs);
     const LevelProblem unrestricted = problem;
     for (double limit = options.bootstrap_magnitude_limit;; limit *= 2) {
       problem = unrestricted;

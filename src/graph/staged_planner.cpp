@@ -34,7 +34,11 @@ Plan StagedPlanner::finish(Program program) {
     const NodeId value = plan.program.node(id).inputs.at(0);
     inputs_.push_back({.slots = plan.program.node(id).slots, .level = plan.nodes[value].held_level});
   }
-  for (auto& sample : samples_) sample = simulate_outputs(plan.program, sample);
+  if (!samples_.empty() && plan.calibration_outputs.size() == samples_.size()) {
+    samples_ = plan.calibration_outputs;  // simulated while placing the bootstraps
+  } else {
+    for (auto& sample : samples_) sample = simulate_outputs(plan.program, sample);
+  }
   options_.calibration.clear();
   ++stages_;
   return plan;

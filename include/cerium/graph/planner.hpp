@@ -98,6 +98,9 @@ struct Plan {
   std::size_t plaintext_bytes = 0;          // the plaintext vectors as stored (values, each vector once)
   std::size_t plaintext_encoded_bytes = 0;  // the same, encoded at the levels they are used (what a full
                                             // encoding would hold on the device)
+  // With calibration and a bootstrapper: the program's outputs on each calibration sample, in double precision
+  // (what the ciphertexts should decrypt to; the next stage's samples in graph::StagedPlanner).
+  std::vector<std::vector<SlotValues>> calibration_outputs;
 
   int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }
   // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.

@@ -19,8 +19,10 @@ namespace cerium::graph {
 // MismatchError for another count or size of inputs.
 std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotValues>& inputs);
 // The largest |slot| of every node over several samples of inputs, each node's values dropped after its last
-// reader (a large model's values do not all fit in memory at once).
-std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples);
+// reader (a large model's values do not all fit in memory at once); with `outputs`, each sample's output values
+// too (one simulation for both).
+std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples,
+                                        std::vector<std::vector<SlotValues>>* outputs = nullptr);
 // The outputs' slot values only (in order), each node's values dropped after its last reader.
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs);
 
