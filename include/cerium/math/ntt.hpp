@@ -49,5 +49,11 @@ class NttTables {
 // In place, a.size() == tables.degree().
 void ntt_forward(std::span<std::uint32_t> a, const NttTables& tables);
 void ntt_inverse(std::span<std::uint32_t> a, const NttTables& tables);
+// ntt_forward's words for a polynomial whose nonzero coefficients all sit at multiples of `gap` (a power of two
+// dividing N): the first log2(N / gap) stages on those coefficients alone, each result then filling `gap`
+// consecutive outputs (bit-reversed order puts the evaluations that coincide side by side). A sparse CKKS
+// encoding (slots below N/2, a periodic slot vector) costs N / gap times fewer butterflies. Coefficients elsewhere
+// must be zero (they are not read).
+void ntt_forward_sparse(std::span<std::uint32_t> a, const NttTables& tables, std::size_t gap);
 
 }  // namespace cerium::math

@@ -101,3 +101,25 @@ TEST_CASE("NTT tables reject bad moduli and degrees", "[math][ntt]") {
   std::vector<std::uint32_t> wrong(512);
   REQUIRE_THROWS_AS(ntt_forward(wrong, tables), cerium::InvalidArgument);
 }
+
+TEST_CASE("the sparse forward NTT gives the full transform's words", "[math][ntt]") {
+  const auto log_n = GENERATE(4, 10, 16);
+  const std::size_t n = std::size_t{1} << log_n;
+  const auto q = generate_ntt_primes({.bits = 30, .count = 1, .ring_degree = n})[0];
+  const NttTables tables(q, n);
+  auto rng = cerium_test::make_rng(static_cast<std::uint64_t>(log_n * 7 + 3));
+  INFO("N = " << n << ", seed = " << cerium_test::test_seed());
+  for (std::size_t gap = 1; gap <= n; gap *= 2) {
+    INFO("gap " << gap);
+    const auto values = cerium_test::random_residues(rng, n / gap, q);
+    std::vector<std::uint32_t> a(n, 0);
+    for (std::size_t k = 0; k < n / gap; ++k) a[k * gap] = values[k];
+    std::vector<std::uint32_t> want = a;
+    ntt_forward(want, tables);
+    ntt_forward_sparse(a, tables, gap);
+    CHECK(a == want);
+  }
+  std::vector<std::uint32_t> a(n);
+  CHECK_THROWS_AS(ntt_forward_sparse(a, tables, 3), cerium::InvalidArgument);
+  CHECK_THROWS_AS(ntt_forward_sparse(a, tables, 2 * n), cerium::InvalidArgument);
+}
