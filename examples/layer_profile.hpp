@@ -1,7 +1,8 @@
 #pragma once
 // The per-layer table of a profiled run (graph::RunOptions::profile): a model labels each layer's output
 // (Tracer::label), so every node's time goes to the next labelled node, the layer it belongs to; layers of the
-// same name add up. Feed it each RunProgress, then print it.
+// same name add up. Feed it each RunProgress, then print it. A model run in stages (one program each) calls
+// next_program before each stage after the first: the table adds up over all of them.
 
 #include <fmt/format.h>
 
@@ -14,15 +15,22 @@
 
 class LayerProfile {
  public:
-  explicit LayerProfile(const cerium::graph::Program& program) : program_(program) {}
+  explicit LayerProfile(const cerium::graph::Program& program) : program_(&program) {}
+
+  // The next stage's program: its run counts its bootstraps from 0 again.
+  void next_program(const cerium::graph::Program& program) {
+    program_ = &program;
+    last_done_ = 0;
+  }
 
   void add(const cerium::graph::RunProgress& p) {
     pending_.seconds += p.node_seconds;
     pending_.bootstrap_seconds += p.bootstrap_seconds;
-    pending_.bootstraps += p.bootstraps_done - bootstraps_seen_;
-    bootstraps_seen_ = p.bootstraps_done;
+    pending_.bootstraps += p.bootstraps_done - last_done_;
+    bootstraps_seen_ += p.bootstraps_done - last_done_;
+    last_done_ = p.bootstraps_done;
     ++pending_.nodes;
-    const cerium::graph::Node& node = program_.node(p.node);
+    const cerium::graph::Node& node = program_->node(p.node);
     if (node.name.empty() || node.op == cerium::graph::Op::input) return;
     if (node.op == cerium::graph::Op::output && pending_.nodes == 1 && !rows_.empty()) {
       rows_.back().seconds += pending_.seconds;  // an output node alone: nothing to show
@@ -76,8 +84,9 @@ class LayerProfile {
     rows_.push_back(pending_);
   }
 
-  const cerium::graph::Program& program_;
+  const cerium::graph::Program* program_;
   std::vector<Row> rows_;
   Row pending_;
   int bootstraps_seen_ = 0;
+  int last_done_ = 0;
 };

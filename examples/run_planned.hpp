@@ -1,13 +1,19 @@
 #pragma once
 // The examples' common ending for a planned model at N = 2^16: the keys the plan needs (seeded), then the run on
 // the GPU when there is one; on the CPU it first says how long that would take and runs only with `cpu`.
-// `run(evaluator, bootstrapper)` is called with the CUDA or the CPU pair.
+// `run(evaluator, bootstrapper)` is called with the CUDA or the CPU pair. A model planned in stages
+// (graph::StagedPlanner) passes all its plans: the keys are their union, the bootstrapper made for the largest
+// value any of them bootstraps.
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <set>
+#include <utility>
+#include <span>
+#include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/key_generator.hpp"
@@ -20,21 +26,33 @@
 #endif
 
 template <class Run>
-int run_planned(const cerium::graph::Plan& plan, cerium::boot::BootstrapConfig boot_config,
+int run_planned(std::span<const cerium::graph::Plan> plans, cerium::boot::BootstrapConfig boot_config,
                 const cerium::ckks::KeyGenerator& keygen, bool cpu, Run&& run) {
   using namespace cerium;
-  // A bootstrapper made for the largest value the plan bootstraps on its calibration inputs.
-  boot_config.message_bound = std::max(boot_config.message_bound, graph::required_message_bound(plan));
+  std::set<std::int64_t> steps;
+  bool conjugation = false;
+  double magnitude = 0;
+  int bootstraps = 0;
+  std::size_t key_switches = 0;
+  for (const graph::Plan& plan : plans) {
+    // A bootstrapper made for the largest value the plans bootstrap on their calibration inputs.
+    boot_config.message_bound = std::max(boot_config.message_bound, graph::required_message_bound(plan));
+    magnitude = std::max(magnitude, plan.bootstrap_magnitude);
+    steps.insert(plan.keys.steps.begin(), plan.keys.steps.end());
+    conjugation = conjugation || plan.keys.conjugation;
+    bootstraps += plan.bootstraps();
+    key_switches += plan.key_switches();
+  }
   if (boot_config.message_bound > 1) {
     fmt::print("bootstrapper made for |x| <= {} (largest value bootstrapped on the calibration inputs: {:.2f})\n",
-               boot_config.message_bound, plan.bootstrap_magnitude);
+               boot_config.message_bound, magnitude);
   }
-  const auto& context = plan.program.context();
+  const auto& context = plans.front().program.context();
   const auto start = std::chrono::steady_clock::now();
   const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
   auto galois = std::make_shared<const ckks::GaloisKeys>(
-      keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, ckks::KeyStorage::seeded));
+      keygen.galois_keys(std::vector<std::int64_t>(steps.begin(), steps.end()), conjugation, ckks::KeyStorage::seeded));
 #if CERIUM_HAS_CUDA
   if (!cpu && cuda::has_cuda_device()) {
     fmt::print("backend: CUDA on {}\n", cuda::device_info(0).name);
@@ -45,7 +63,7 @@ int run_planned(const cerium::graph::Plan& plan, cerium::boot::BootstrapConfig b
     bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
         bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
     fmt::print("keys generated and uploaded in {:.1f} s ({} rotation keys for the plan)\n", since_start(),
-               plan.keys.steps.size());
+               steps.size());
     const int status = run(evaluator, bootstrapper);
     const cuda::MemoryStats memory = cuda::memory_stats();
     fmt::print("device memory: peak {:.2f} GiB (keys, cached plaintexts, ciphertexts), {:.2f} GiB held by the pool\n",
@@ -55,10 +73,10 @@ int run_planned(const cerium::graph::Plan& plan, cerium::boot::BootstrapConfig b
 #endif
   if (!cpu) {
     // About 46 s a bootstrap and 0.7 s a key switch on one core at N = 2^16 (bench/RESULTS.md).
-    const double estimate = 46.0 * plan.bootstraps() + 0.7 * static_cast<double>(plan.key_switches());
+    const double estimate = 46.0 * bootstraps + 0.7 * static_cast<double>(key_switches);
     fmt::print("no GPU here: on the CPU this takes about {:.1f} hours ({} bootstraps, {} key switches); pass --cpu "
                "to run it anyway\n",
-               estimate / 3600, plan.bootstraps(), plan.key_switches());
+               estimate / 3600, bootstraps, key_switches);
     return 0;
   }
   fmt::print("backend: CPU\n");
@@ -68,4 +86,10 @@ int run_planned(const cerium::graph::Plan& plan, cerium::boot::BootstrapConfig b
   boot::Bootstrapper bootstrapper(context, boot_config);
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(keygen)));
   return run(evaluator, bootstrapper);
+}
+
+template <class Run>
+int run_planned(const cerium::graph::Plan& plan, cerium::boot::BootstrapConfig boot_config,
+                const cerium::ckks::KeyGenerator& keygen, bool cpu, Run&& run) {
+  return run_planned(std::span<const cerium::graph::Plan>(&plan, 1), boot_config, keygen, cpu, std::forward<Run>(run));
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "cerium/core/check.hpp"
+#include "cerium/nn/calibrated_softmax.hpp"
+#include "cerium/nn/row_blocks.hpp"
 
 namespace cerium::nn {
 
@@ -44,14 +46,6 @@ LayerNorm layer_norm(const RowLayout& layout, const NormWeights& w, double eps, 
                             .variance_upper = upper, .tolerance = tolerance});
 }
 
-int activation_degree(const EncryptedBertOptions& options, double bound) {
-  if (options.activation_degree > 0) return options.activation_degree;
-  for (const int degree : {16, 32, 64, 96, 128}) {
-    if (degree >= 4 * bound) return degree;
-  }
-  return 192;
-}
-
 }  // namespace
 
 EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertLayerRanges>& ranges,
@@ -81,31 +75,16 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
     check_shapes(w, config_);
     const BertLayerRanges r = ranges[l].widened(options.margin);
     ranges_.push_back(r);
-    // softmax of score / 2^k, squared back k times: k makes the spread between the bound and the lowest row
-    // maximum at most softmax_spread, so the first denominators, in [a, 1], stay well conditioned.
-    int k = 0;
-    while ((r.score_upper - r.lowest_row_max) / std::exp2(k) > options.softmax_spread) ++k;
-    const double unit = std::exp2(-k), n = static_cast<double>(valid);
-    const double a = std::exp((r.lowest_row_max - r.score_upper) * unit) / n;
-    const double least_square_sum = std::min(1 / n, 0.5);  // 1 / n, or a range for one valid key
-    AttentionSoftmax<Exp, Reciprocal> softmax{
-        .upper = r.score_upper * unit,
-        .exp = Exp({.lower = (r.score_lower - r.score_upper) * unit, .upper = 0, .tolerance = options.exp_tolerance,
-                    .scale = 1 / n}),
-        .reciprocal = Reciprocal({.lower = a, .upper = 1, .tolerance = options.reciprocal_tolerance, .scale = a}),
-        .first_scale = 1 / a,
-        .score_scale = unit,
-        .squarings = k,
-        .renormalize = Reciprocal({.lower = least_square_sum, .upper = 1, .tolerance = options.reciprocal_tolerance,
-                                   .scale = least_square_sum}),
-        .square_scale = 1 / least_square_sum};
+    AttentionSoftmax<Exp, Reciprocal> softmax = calibrated_softmax(
+        {.lower = r.score_lower, .upper = r.score_upper, .lowest_row_max = r.lowest_row_max}, valid,
+        {.exp = options.exp_tolerance, .reciprocal = options.reciprocal_tolerance, .spread = options.softmax_spread});
     typename Layer::Functions functions{
         .softmax = std::move(softmax),
         .attention_norm = layer_norm(layout_, w.attention_norm, config_.layer_norm_eps, r.attention_variance_lower,
                                      r.attention_variance_upper, options.norm_tolerance),
         .output_norm = layer_norm(layout_, w.output_norm, config_.layer_norm_eps, r.output_variance_lower,
                                   r.output_variance_upper, options.norm_tolerance),
-        .activation = Gelu({.bound = r.activation_bound, .degree = activation_degree(options, r.activation_bound)})};
+        .activation = Gelu({.bound = r.activation_bound, .degree = activation_degree(options.activation_degree, r.activation_bound)})};
     typename Layer::Linears linears{.query = row_linear(w.query, layout_, layout_, query_factor),
                                     .key = row_linear(w.key, layout_, layout_),
                                     .value = row_linear(w.value, layout_, layout_),
@@ -122,27 +101,12 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
 }
 
 std::vector<std::vector<double>> EncryptedBert::pack_blocks(const Matrix& x) const {
-  require(x.rows == tokens() && x.cols == layout_.features && x.values.size() == x.rows * x.cols,
-          "encrypted bert: an input of {} x {} for {} blocks of {} rows of {} features (pad the tokens to the rows)",
-          x.rows, x.cols, blocks_, layout_.rows, layout_.features);
-  std::vector<std::vector<double>> blocks(blocks_, std::vector<double>(layout_.slots(), 0.0));
-  for (std::size_t t = 0; t < x.rows; ++t) {
-    for (std::size_t f = 0; f < x.cols; ++f) blocks[t / layout_.rows][layout_.slot(t % layout_.rows, f)] = x.at(t, f);
-  }
-  return blocks;
+  return pack_row_blocks(layout_, blocks_, x);
 }
 
 Matrix EncryptedBert::unpack_blocks(const std::vector<std::vector<std::complex<double>>>& blocks) const {
   require(blocks.size() == blocks_, "encrypted bert: {} blocks of slots for a model of {}", blocks.size(), blocks_);
-  Matrix m = Matrix::zeros(tokens(), layout_.features);
-  for (std::size_t b = 0; b < blocks_; ++b) {
-    require(blocks[b].size() >= layout_.slots(), "encrypted bert: {} slots in block {} for a layout of {}",
-            blocks[b].size(), b, layout_.slots());
-    for (std::size_t r = 0; r < layout_.rows; ++r) {
-      for (std::size_t f = 0; f < m.cols; ++f) m.at(b * layout_.rows + r, f) = blocks[b][layout_.slot(r, f)].real();
-    }
-  }
-  return m;
+  return unpack_row_blocks(layout_, blocks);
 }
 
 std::vector<double> EncryptedBert::pack(const Matrix& x) const {

@@ -48,7 +48,9 @@ class RowLinear {
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     typename Ops::Value y = graph::multiply(ops, x, map_);
-    return bias_.empty() ? std::move(y) : ops.add(y, bias_);
+    if (!bias_.empty()) y = ops.add(y, bias_);
+    ops.label(y, "linear");  // a profile's matrix-product share
+    return y;
   }
   // Every row of a tokens x in.features matrix (row-major) through the layer, exactly.
   std::vector<double> reference(const std::vector<double>& x) const;

@@ -55,4 +55,31 @@ struct LayerNorm {
   }
 };
 
+struct Silu {
+  Value forward(cerium::graph::PlainOps&, const Value& x) const {
+    return cerium::graph::PlainOps::map(x, [](std::size_t, Complex v) { return Complex(v.real() / (1 + std::exp(-v.real()))); });
+  }
+};
+
+// RMSNorm over each row's valid features; the padding stays 0.
+struct RmsNorm {
+  cerium::nn::RowLayout layout;
+  std::vector<double> gamma;
+  double eps = 1e-5;
+
+  Value forward(cerium::graph::PlainOps&, const Value& x) const {
+    Value y(x.size(), 0.0);
+    for (std::size_t r = 0; r < layout.rows; ++r) {
+      double mean_square = 0;
+      for (std::size_t f = 0; f < layout.features; ++f) {
+        mean_square += std::norm(x[layout.slot(r, f)].real()) / static_cast<double>(layout.features);
+      }
+      for (std::size_t f = 0; f < layout.features; ++f) {
+        y[layout.slot(r, f)] = gamma[f] * x[layout.slot(r, f)].real() / std::sqrt(mean_square + eps);
+      }
+    }
+    return y;
+  }
+};
+
 }  // namespace exact_functions

@@ -1,0 +1,189 @@
+// BERT-Base (12 layers, hidden 768, 12 heads, FFN 3072) on 128 encrypted tokens, with seeded weights at the
+// published shapes: the tokens in 4 ciphertexts of 32 rows (stride 1024: the FFN in 4 column blocks of 768), each
+// layer traced and planned as its own stage (graph::StagedPlanner: inputs where the last layer left them,
+// calibration carried forward), bootstraps placed by the planner, run on the GPU when there is one. The hidden
+// states are checked against the polynomial twin and the exact plaintext reference (nn/bert.hpp).
+//
+//   cerium_example_bert_base                 plan, then run on the GPU (or print the CPU estimate)
+//   --plan-only                              trace and plan every layer; print the plans' figures
+//   --cpu                                    run on the CPU even so (days at full size)
+//   --layers L --tokens T                    12 and 128
+//   --hidden H --heads A --ffn F             768, 12 and 3072 (smaller shapes for a quick look)
+//   --rows R --ffn-blocks B                  token rows per ciphertext (32) and FFN column blocks (4)
+//   --seed S                                 the weights' and tokens' seed (1)
+//   --profile                                a second, profiled run: the per-layer-type table
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/explain.hpp"
+#include "cerium/graph/staged_planner.hpp"
+#include "cerium/nn/encrypted_bert.hpp"
+#include "layer_profile.hpp"
+#include "run_planned.hpp"
+#include "run_stages.hpp"
+
+using namespace cerium;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The process's peak resident memory (Linux), in GiB; 0 where unknown.
+double peak_host_gib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / (1024.0 * 1024.0);
+  }
+  return 0;
+}
+
+struct Options {
+  nn::BertConfig config{.layers = 12, .hidden = 768, .heads = 12, .ffn = 3072};
+  std::size_t tokens = 128, rows = 32, ffn_blocks = 4;
+  std::uint64_t seed = 1;
+  bool plan_only = false, cpu = false, profile = false;
+};
+
+bool parse(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto number = [&] { return std::strtoull(argv[++i], nullptr, 10); };
+    const bool has_value = i + 1 < argc;
+    if (arg == "--plan-only") o.plan_only = true;
+    else if (arg == "--cpu") o.cpu = true;
+    else if (arg == "--profile") o.profile = true;
+    else if (arg == "--layers" && has_value) o.config.layers = number();
+    else if (arg == "--tokens" && has_value) o.tokens = number();
+    else if (arg == "--hidden" && has_value) o.config.hidden = number();
+    else if (arg == "--heads" && has_value) o.config.heads = number();
+    else if (arg == "--ffn" && has_value) o.config.ffn = number();
+    else if (arg == "--rows" && has_value) o.rows = number();
+    else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
+    else if (arg == "--seed" && has_value) o.seed = number();
+    else return false;
+  }
+  return true;
+}
+
+double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
+  return e;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  Options o;
+  if (!parse(argc, argv, o)) {
+    fmt::print(stderr,
+               "usage: {} [--plan-only] [--cpu] [--profile] [--layers L] [--tokens T] [--hidden H] [--heads A] "
+               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S]\n",
+               argv[0]);
+    return 2;
+  }
+  require(o.rows >= 1 && o.tokens % o.rows == 0, "--tokens {} is not a multiple of --rows {}", o.tokens, o.rows);
+  auto start = std::chrono::steady_clock::now();
+  const nn::BertWeights weights = nn::BertWeights::seeded(o.config, o.seed);
+  std::mt19937_64 rng(o.seed + 1000);
+  std::normal_distribution<double> unit(0, 1);  // token embeddings after BERT's embedding LayerNorm
+  nn::Matrix x = nn::Matrix::zeros(o.tokens, o.config.hidden);
+  for (double& v : x.values) v = unit(rng);
+  const nn::Matrix exact = nn::bert_reference(weights, x);
+  const nn::EncryptedBert model(weights, nn::bert_ranges(weights, {x}),
+                                {.rows = o.rows, .blocks = o.tokens / o.rows, .ffn_blocks = o.ffn_blocks});
+  fmt::print("BERT: {} layers, hidden {}, {} heads, FFN {}; {} tokens in {} ciphertexts of {} rows (stride {}); "
+             "seeded weights, reference computed in {:.1f} s\n",
+             o.config.layers, o.config.hidden, o.config.heads, o.config.ffn, o.tokens, model.blocks(),
+             model.layout().rows, model.layout().stride, seconds_since(start));
+
+  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const std::size_t slots = model.layout().slots();
+  const boot::BootstrapConfig boot_config{.slots = slots};
+  const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
+  graph::PlanOptions options;
+  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
+                                           .output_scale = context->parameters().default_scale(),
+                                           .min_input_level = 1,
+                                           .slots = slots};
+  std::vector<graph::SlotValues> sample;
+  for (const auto& block : model.pack_blocks(x)) sample.emplace_back(block.begin(), block.end());
+  graph::StagedPlanner planner(context, options, std::vector<graph::StageInput>(model.blocks(), {.slots = slots}),
+                               {sample});
+  std::vector<graph::Plan> plans;
+  std::size_t nodes = 0, key_switches = 0, peak_bytes = 0;
+  int bootstraps = 0;
+  for (std::size_t l = 0; l < model.layers().size(); ++l) {
+    start = std::chrono::steady_clock::now();
+    plans.push_back(planner.next([&](graph::Tracer& t, std::span<const graph::Value> in) {
+      return model.layers()[l].forward<graph::Tracer>(t, in);
+    }));
+    const graph::Plan& p = plans.back();
+    nodes += p.program.size();
+    key_switches += p.key_switches();
+    bootstraps += p.bootstraps();
+    peak_bytes = std::max(peak_bytes, p.memory.peak_bytes);
+    fmt::print("layer {:2}: {} nodes, {} key switches, {} bootstraps (largest value {:.2f}), planned in {:.1f} s\n",
+               l, p.program.size(), p.key_switches(), p.bootstraps(), p.bootstrap_magnitude, seconds_since(start));
+  }
+  fmt::print("{}", graph::summary(plans.front()));
+  fmt::print("all layers: {} nodes, {} key switches, {} bootstraps; peak live ciphertexts {:.2f} GiB; host memory "
+             "peak {:.2f} GiB\n",
+             nodes, key_switches, bootstraps, peak_bytes / 1073741824.0, peak_host_gib());
+  // The twin's hidden states are the planner's last calibration samples: the plans simulated on x.
+  std::vector<std::vector<std::complex<double>>> twin_blocks;
+  for (const auto& block : planner.samples().front()) twin_blocks.emplace_back(block.begin(), block.end());
+  const nn::Matrix twin = model.unpack_blocks(twin_blocks);
+  fmt::print("polynomial twin against the exact reference: max error {:.3e}\n", max_difference(twin, exact));
+  if (o.plan_only) return 0;
+
+  const ckks::KeyGenerator keygen(context);
+  return run_planned(plans, boot_config, keygen, o.cpu, [&](const auto& evaluator, const auto& bootstrapper) {
+    const ckks::Encoder encoder(context);
+    const ckks::Encryptor encryptor(keygen.public_key());
+    const auto packed = model.pack_blocks(x);
+    std::vector<ckks::Ciphertext> inputs;
+    for (std::size_t b = 0; b < packed.size(); ++b) {
+      inputs.push_back(evaluator.upload(encryptor.encrypt(encoder.encode(packed[b], plans.front().input_encoding(b)))));
+    }
+    std::vector<ckks::Ciphertext> again;
+    if (o.profile) {
+      for (const auto& c : inputs) again.push_back(c.clone());
+    }
+    const StagedRun run = run_stages<std::decay_t<decltype(evaluator.backend())>>(plans, evaluator, bootstrapper,
+                                                                                  std::move(inputs));
+    fmt::print("encrypted BERT: {:.3f} s for {} layers ({:.3f} s a layer)\n", run.seconds, plans.size(),
+               run.seconds / static_cast<double>(plans.size()));
+    const ckks::Decryptor decryptor(keygen.secret_key());
+    std::vector<std::vector<std::complex<double>>> slots_out;
+    for (const auto& c : run.outputs) slots_out.push_back(encoder.decode(decryptor.decrypt(evaluator.download(c))));
+    const nn::Matrix hidden = model.unpack_blocks(slots_out);
+    const double error = max_difference(hidden, twin);
+    fmt::print("hidden states: against the twin {:.3e} ({:.1f} bits), against the exact reference {:.3e}\n", error,
+               -std::log2(error), max_difference(hidden, exact));
+    if (o.profile) {
+      LayerProfile table(plans.front().program);
+      run_stages<std::decay_t<decltype(evaluator.backend())>>(plans, evaluator, bootstrapper, std::move(again),
+                                                              &table);
+      fmt::print("profiled run (the device waited for after each node):\n");
+      table.print();
+    }
+    return error < 0.05 ? 0 : 1;
+  });
+}

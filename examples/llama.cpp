@@ -1,0 +1,229 @@
+// Llama-3-8B decoder blocks (hidden 4096, 32 query and 8 key-value heads, FFN 14336) on 128 encrypted tokens, with
+// seeded weights at the published shapes. Each block is a stage of its own (graph::StagedPlanner): its weights
+// are drawn, calibrated, laid out on rows, traced and planned on a host thread while the previous block runs on
+// the device, then run and dropped, so the host holds one or two blocks' weights at a time whatever the depth.
+// The tokens sit in 16 ciphertexts of 8 rows (stride 4096: the FFN in 4 column blocks of 3584). The hidden
+// states are checked against the polynomial twin and the exact plaintext reference (nn/llama.hpp).
+//
+//   cerium_example_llama                     one block: plan, then run on the GPU (or print the CPU estimate)
+//   --plan-only                              trace and plan every block; print the plans' figures
+//   --cpu                                    run on the CPU even so (days at full size)
+//   --layers L --tokens T                    1 and 128
+//   --hidden H --heads A --kv-heads K --ffn F   4096, 32, 8 and 14336 (smaller shapes for a quick look)
+//   --rows R --ffn-blocks B                  token rows per ciphertext (8) and FFN column blocks (4)
+//   --seed S                                 the weights' and tokens' seed (1)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/explain.hpp"
+#include "cerium/graph/staged_planner.hpp"
+#include "cerium/nn/encrypted_llama.hpp"
+#include "cerium/nn/row_blocks.hpp"
+#include "run_planned.hpp"
+#include "run_stages.hpp"
+
+using namespace cerium;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double peak_host_gib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / (1024.0 * 1024.0);
+  }
+  return 0;
+}
+
+struct Options {
+  nn::LlamaConfig config{.layers = 1};
+  std::size_t tokens = 128, rows = 8, ffn_blocks = 4;
+  std::uint64_t seed = 1;
+  bool plan_only = false, cpu = false;
+};
+
+bool parse(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto number = [&] { return std::strtoull(argv[++i], nullptr, 10); };
+    const bool has_value = i + 1 < argc;
+    if (arg == "--plan-only") o.plan_only = true;
+    else if (arg == "--cpu") o.cpu = true;
+    else if (arg == "--layers" && has_value) o.config.layers = number();
+    else if (arg == "--tokens" && has_value) o.tokens = number();
+    else if (arg == "--hidden" && has_value) o.config.hidden = number();
+    else if (arg == "--heads" && has_value) o.config.heads = number();
+    else if (arg == "--kv-heads" && has_value) o.config.kv_heads = number();
+    else if (arg == "--ffn" && has_value) o.config.ffn = number();
+    else if (arg == "--rows" && has_value) o.rows = number();
+    else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
+    else if (arg == "--seed" && has_value) o.seed = number();
+    else return false;
+  }
+  return true;
+}
+
+double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
+  return e;
+}
+
+// Block by block: its weights drawn and calibrated on the exact reference's input to it, laid out, traced and
+// planned; the weights are gone when this returns (the plan keeps the diagonals it needs).
+class BlockPlanner {
+ public:
+  BlockPlanner(const Options& o, graph::StagedPlanner& planner, nn::Matrix x)
+      : o_(o), planner_(planner), exact_(std::move(x)) {}
+
+  graph::Plan next(std::size_t l) {
+    const auto start = std::chrono::steady_clock::now();
+    const nn::LlamaLayerWeights weights = nn::LlamaWeights::seeded_layer(o_.config, o_.seed, l);
+    std::vector<nn::Matrix> next;
+    const nn::LlamaLayerRanges ranges = nn::llama_layer_ranges(weights, o_.config, {exact_}, 0, &next);
+    exact_ = std::move(next.front());
+    const nn::LlamaDecoderLayer layer = nn::encrypted_llama_layer(
+        weights, o_.config, ranges, {.rows = o_.rows, .blocks = o_.tokens / o_.rows, .ffn_blocks = o_.ffn_blocks});
+    graph::Plan plan = planner_.next([&](graph::Tracer& t, std::span<const graph::Value> in) {
+      return layer.forward<graph::Tracer>(t, in);
+    });
+    fmt::print("block {:2}: {} nodes, {} key switches, {} bootstraps (largest value {:.2f}), drawn and planned in "
+               "{:.1f} s\n",
+               l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.bootstrap_magnitude,
+               seconds_since(start));
+    return plan;
+  }
+  const nn::Matrix& exact() const { return exact_; }  // the reference's output of the blocks planned so far
+
+ private:
+  const Options& o_;
+  graph::StagedPlanner& planner_;
+  nn::Matrix exact_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  Options o;
+  if (!parse(argc, argv, o)) {
+    fmt::print(stderr,
+               "usage: {} [--plan-only] [--cpu] [--layers L] [--tokens T] [--hidden H] [--heads A] [--kv-heads K] "
+               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S]\n",
+               argv[0]);
+    return 2;
+  }
+  require(o.rows >= 1 && o.tokens % o.rows == 0, "--tokens {} is not a multiple of --rows {}", o.tokens, o.rows);
+  const nn::EncryptedLlamaOptions layout_options{.rows = o.rows, .blocks = o.tokens / o.rows,
+                                                 .ffn_blocks = o.ffn_blocks};
+  const nn::RowLayout layout = nn::llama_layout(o.config, layout_options);
+  std::mt19937_64 rng(o.seed + 1000);
+  std::normal_distribution<double> unit(0, 1);
+  nn::Matrix x = nn::Matrix::zeros(o.tokens, o.config.hidden);
+  for (double& v : x.values) v = unit(rng);
+  fmt::print("Llama: {} blocks, hidden {}, {} query and {} key-value heads, FFN {}; {} tokens in {} ciphertexts of "
+             "{} rows (stride {}); seeded weights\n",
+             o.config.layers, o.config.hidden, o.config.heads, o.config.kv_heads, o.config.ffn, o.tokens,
+             layout_options.blocks, layout.rows, layout.stride);
+
+  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const std::size_t slots = layout.slots();
+  const boot::BootstrapConfig boot_config{.slots = slots};
+  const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
+  graph::PlanOptions options;
+  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
+                                           .output_scale = context->parameters().default_scale(),
+                                           .min_input_level = 1,
+                                           .slots = slots};
+  std::vector<graph::SlotValues> sample;
+  for (const auto& block : nn::pack_row_blocks(layout, layout_options.blocks, x)) {
+    sample.emplace_back(block.begin(), block.end());
+  }
+  graph::StagedPlanner planner(context, options,
+                               std::vector<graph::StageInput>(layout_options.blocks, {.slots = slots}), {sample});
+  BlockPlanner blocks(o, planner, x);
+  const auto twin = [&] {
+    std::vector<std::vector<std::complex<double>>> out;
+    for (const auto& block : planner.samples().front()) out.emplace_back(block.begin(), block.end());
+    return nn::unpack_row_blocks(layout, out);
+  };
+  const auto report_twin = [&] {
+    fmt::print("polynomial twin against the exact reference: max error {:.3e}; host memory peak {:.2f} GiB\n",
+               max_difference(twin(), blocks.exact()), peak_host_gib());
+  };
+  if (o.plan_only) {
+    for (std::size_t l = 0; l < o.config.layers; ++l) {
+      const graph::Plan plan = blocks.next(l);
+      if (l == 0) fmt::print("{}", graph::summary(plan));
+    }
+    report_twin();
+    return 0;
+  }
+
+  // The first block's plan sets the keys (every block rotates by the same steps) and the bootstrapper; each
+  // later block is planned on a host thread while the one before it runs.
+  std::vector<graph::Plan> first;
+  first.push_back(blocks.next(0));
+  fmt::print("{}", graph::summary(first.front()));
+  const auto steps = first.front().keys.steps;
+  const ckks::KeyGenerator keygen(context);
+  return run_planned(first, boot_config, keygen, o.cpu, [&](const auto& evaluator, const auto& bootstrapper) {
+    using Backend = std::decay_t<decltype(evaluator.backend())>;
+    const ckks::Encoder encoder(context);
+    const ckks::Encryptor encryptor(keygen.public_key());
+    const auto packed = nn::pack_row_blocks(layout, layout_options.blocks, x);
+    std::vector<ckks::Ciphertext> values;
+    for (std::size_t b = 0; b < packed.size(); ++b) {
+      values.push_back(evaluator.upload(encryptor.encrypt(encoder.encode(packed[b], first.front().input_encoding(b)))));
+    }
+    graph::Plan current = std::move(first.front());
+    double device_seconds = 0;
+    for (std::size_t l = 0; l < o.config.layers; ++l) {
+      std::future<graph::Plan> next;
+      if (l + 1 < o.config.layers) next = std::async(std::launch::async, [&, l] { return blocks.next(l + 1); });
+      const auto start = std::chrono::steady_clock::now();
+      values = run_stages<Backend>(std::span<const graph::Plan>(&current, 1), evaluator, bootstrapper,
+                                   std::move(values)).outputs;
+      const double ran = seconds_since(start);
+      device_seconds += ran;
+      if (next.valid()) {
+        const auto wait_start = std::chrono::steady_clock::now();
+        current = next.get();
+        fmt::print("block {:2} ran in {:.3f} s; the next was ready {:.1f} s later\n", l, ran, seconds_since(wait_start));
+        require(std::includes(steps.begin(), steps.end(), current.keys.steps.begin(), current.keys.steps.end()),
+                "block {} rotates by steps the first block did not", l + 1);
+      } else {
+        fmt::print("block {:2} ran in {:.3f} s\n", l, ran);
+      }
+    }
+    fmt::print("encrypted Llama: {:.3f} s in {} blocks ({:.3f} s a block)\n", device_seconds, o.config.layers,
+               device_seconds / static_cast<double>(o.config.layers));
+    const ckks::Decryptor decryptor(keygen.secret_key());
+    std::vector<std::vector<std::complex<double>>> slots_out;
+    for (const auto& c : values) slots_out.push_back(encoder.decode(decryptor.decrypt(evaluator.download(c))));
+    const nn::Matrix hidden = nn::unpack_row_blocks(layout, slots_out);
+    const double error = max_difference(hidden, twin());
+    fmt::print("hidden states: against the twin {:.3e} ({:.1f} bits), against the exact reference {:.3e}\n", error,
+               -std::log2(error), max_difference(hidden, blocks.exact()));
+    report_twin();
+    return error < 0.05 ? 0 : 1;
+  });
+}
