@@ -61,6 +61,18 @@ Plaintext Encoder::encode(std::span<const std::complex<double>> values, const En
   return Plaintext(context_, std::move(poly), resolved.level, resolved.scale, resolved.slots);
 }
 
+Plaintext Encoder::encode_periodic(std::span<const std::complex<double>> period, const EncodeOptions& options) const {
+  const Resolved resolved = resolve(options, 0, "encode_periodic");
+  require(std::has_single_bit(period.size()) && period.size() <= resolved.slots,
+          "encode_periodic: a period of {} values for {} slots (a power of two up to the slots is needed)",
+          period.size(), resolved.slots);
+  // The p-slot encoding m'(X^(N/2p)) evaluates at the N/2 slot roots to the p values repeated: it is the
+  // plaintext of the repeated vector, its FFT and its NTT p-sized.
+  ring::RnsPoly poly = rounded_poly(period, {resolved.level, resolved.scale, period.size()},
+                                    context_->q_basis(resolved.level), "encode_periodic");
+  return Plaintext(context_, std::move(poly), resolved.level, resolved.scale, resolved.slots);
+}
+
 ring::RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> values,
                                        const EncodeOptions& options) const {
   const Resolved resolved = resolve(options, values.size(), "encode_extended");
@@ -106,7 +118,10 @@ ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values
       limb[half + k * gap] = detail::residue(rounded[slots + k], q);
     }
   }
-  poly.to_ntt();
+  // Nonzero coefficients only every `gap`: the sparse transform gives to_ntt's words for N / gap times fewer
+  // butterflies (a periodic slot vector encoded at its period, encode_periodic).
+  for (std::size_t i = 0; i < basis->size(); ++i) math::ntt_forward_sparse(poly.limb(i), basis->ntt(i), gap);
+  poly.set_form(ring::PolyForm::ntt);
   return poly;
 }
 

@@ -44,6 +44,13 @@ class Encoder {
   Plaintext encode(std::span<const double> values, const EncodeOptions& options = {}) const;
   Plaintext encode(std::span<const std::complex<double>> values, const EncodeOptions& options = {}) const;
 
+  // The slot vector that repeats `period` (a power of two, at most the slots) over options.slots slots: the
+  // polynomial of a period.size()-slot encoding, m'(X^(N / 2p)), which decodes at any slot count to the values
+  // repeated. Its special FFT and NTT are period-sized (N / 2p times fewer butterflies than encode of the repeated
+  // vector), its words those of encode(period, {.slots = period.size()}) with options.slots as the plaintext's
+  // slot count; against encode of the repeated vector they differ only by the FFT's rounding. encode's checks.
+  Plaintext encode_periodic(std::span<const std::complex<double>> period, const EncodeOptions& options = {}) const;
+
   // encode's integers over Q_level u P (context()->qp_basis(level)), in NTT form: the Q_level limbs are encode's
   // words exactly and the P limbs the same integers modulo P's primes, so that the polynomial can multiply a key
   // switch's sums before their ModDown (double hoisting, circuits/linear_transform.hpp). encode's checks (the

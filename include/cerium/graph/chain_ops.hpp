@@ -98,9 +98,11 @@ class ChainOps {
     return ev_.upload(encode_on_host(p, level, slots));
   }
   // The same on the host only (thread-safe: the encoder and the chain are read-only); upload it with evaluator().
+  // A compressed vector (a period below the slots) is encoded at its period: its FFT and NTT are period-sized.
   ckks::Plaintext encode_on_host(const PlainVector& p, int level, std::size_t slots) const {
-    return encoder_.encode(p.expanded(slots),
-                           ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
+    const ckks::EncodeOptions options{.level = level, .scale = chain_.at(level), .slots = slots};
+    if (p.period() < slots) return encoder_.encode_periodic(p.expanded(p.period()), options);
+    return encoder_.encode(p.expanded(slots), options);
   }
 
  private:

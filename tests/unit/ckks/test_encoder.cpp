@@ -135,6 +135,38 @@ TEST_CASE("encode then decode recovers random vectors at every slot count and le
   }
 }
 
+TEST_CASE("a periodic vector encodes at its period and decodes to the repeated values", "[ckks][encoder]") {
+  auto rng = cerium_test::make_rng(11);
+  INFO("seed " << cerium_test::test_seed());
+  const auto context = toy_context(12, 3);
+  const Encoder encoder(context);
+  const std::size_t full = context->ring_degree() / 2;
+  for (const std::size_t slots : {std::size_t{64}, full}) {
+    for (const std::size_t period : {std::size_t{1}, std::size_t{8}, slots}) {
+      for (const int level : {0, 3}) {
+        INFO("slots " << slots << ", period " << period << ", level " << level);
+        const auto z = random_complex(rng, period);
+        const EncodeOptions options{.level = level, .slots = slots};
+        const Plaintext periodic = encoder.encode_periodic(z, options);
+        CHECK(periodic.slots() == slots);
+        CHECK(periodic.level() == level);
+        // The period's own sparse encoding, relabelled: the same words.
+        const Plaintext at_period = encoder.encode(z, {.level = level, .slots = period});
+        CHECK(periodic.poly() == at_period.poly());
+        // Against the repeated vector: its decoding, and encode's words up to the FFT's rounding.
+        std::vector<Complex> repeated(slots);
+        for (std::size_t i = 0; i < slots; ++i) repeated[i] = z[i % period];
+        CHECK(precision(repeated, encoder.decode(periodic)).min_bits >= 45);
+        const Plaintext direct = encoder.encode(repeated, options);
+        CHECK(precision(encoder.decode(direct), encoder.decode(periodic)).min_bits >= 45);
+      }
+    }
+  }
+  const auto z = random_complex(rng, 12);
+  CHECK_THROWS_AS(encoder.encode_periodic(z, {.slots = 64}), InvalidArgument);  // 12 is not a power of two
+  CHECK_THROWS_AS(encoder.encode_periodic(random_complex(rng, 128), {.slots = 64}), InvalidArgument);
+}
+
 TEST_CASE("short vectors are zero-padded and scales other than the default work", "[ckks][encoder]") {
   auto rng = cerium_test::make_rng(2);
   INFO("seed " << cerium_test::test_seed());
