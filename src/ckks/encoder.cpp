@@ -62,15 +62,7 @@ Plaintext Encoder::encode(std::span<const std::complex<double>> values, const En
 }
 
 Plaintext Encoder::encode_periodic(std::span<const std::complex<double>> period, const EncodeOptions& options) const {
-  const Resolved resolved = resolve(options, 0, "encode_periodic");
-  require(std::has_single_bit(period.size()) && period.size() <= resolved.slots,
-          "encode_periodic: a period of {} values for {} slots (a power of two up to the slots is needed)",
-          period.size(), resolved.slots);
-  // The p-slot encoding m'(X^(N/2p)) evaluates at the N/2 slot roots to the p values repeated: it is the
-  // plaintext of the repeated vector, its FFT and its NTT p-sized.
-  ring::RnsPoly poly = rounded_poly(period, {resolved.level, resolved.scale, period.size()},
-                                    context_->q_basis(resolved.level), "encode_periodic");
-  return Plaintext(context_, std::move(poly), resolved.level, resolved.scale, resolved.slots);
+  return encode_periodic_compressed(period, options).expand();
 }
 
 ring::RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> values,
@@ -79,8 +71,9 @@ ring::RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> val
   return rounded_poly(values, resolved, context_->qp_basis(resolved.level), "encode_extended");
 }
 
-ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
-                                    const ring::RnsBasisPtr& basis, const char* operation) const {
+std::vector<detail::RoundedInteger> Encoder::rounded_coefficients(std::span<const std::complex<double>> values,
+                                                                  const Resolved& resolved,
+                                                                  const char* operation) const {
   const auto [level, scale, slots] = resolved;
   for (std::size_t i = 0; i < values.size(); ++i) {
     require(std::isfinite(values[i].real()) && std::isfinite(values[i].imag()),
@@ -92,9 +85,6 @@ ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values
   std::copy(values.begin(), values.end(), u.begin());
   math::special_ifft(u, tables);
 
-  // Coefficient k gap holds Re u_k, N/2 + k gap holds Im u_k; all others are zero.
-  const std::size_t half = context_->ring_degree() / 2;
-  const std::size_t gap = tables.gap();
   double largest = 0;
   for (auto& v : u) {
     v *= scale;
@@ -107,22 +97,47 @@ ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values
     rounded[k] = detail::round_exact(u[k].real());
     rounded[slots + k] = detail::round_exact(u[k].imag());
   }
+  return rounded;
+}
 
+ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
+                                    const ring::RnsBasisPtr& basis, const char* operation) const {
+  const std::vector<detail::RoundedInteger> rounded = rounded_coefficients(values, resolved, operation);
+  // Coefficient k gap holds Re u_k, N/2 + k gap = (slots + k) gap holds Im u_k; all others are zero.
+  const std::size_t slots = resolved.slots, gap = context_->ring_degree() / (2 * slots);
   // Each limb depends only on its own prime, so Q_level's limbs are the same words over any larger basis.
   ring::RnsPoly poly(basis, ring::PolyForm::coefficient);
   for (std::size_t i = 0; i < basis->size(); ++i) {
     const math::Modulus& q = basis->modulus(i);
     const std::span<std::uint32_t> limb = poly.limb(i);
-    for (std::size_t k = 0; k < slots; ++k) {
-      limb[k * gap] = detail::residue(rounded[k], q);
-      limb[half + k * gap] = detail::residue(rounded[slots + k], q);
-    }
+    for (std::size_t k = 0; k < 2 * slots; ++k) limb[k * gap] = detail::residue(rounded[k], q);
+    // Nonzero coefficients only every `gap`: the sparse transform gives to_ntt's words for N / gap times fewer
+    // butterflies (a periodic slot vector encoded at its period, encode_periodic).
+    math::ntt_forward_sparse(limb, basis->ntt(i), gap);
   }
-  // Nonzero coefficients only every `gap`: the sparse transform gives to_ntt's words for N / gap times fewer
-  // butterflies (a periodic slot vector encoded at its period, encode_periodic).
-  for (std::size_t i = 0; i < basis->size(); ++i) math::ntt_forward_sparse(poly.limb(i), basis->ntt(i), gap);
   poly.set_form(ring::PolyForm::ntt);
   return poly;
+}
+
+PeriodicPlaintext Encoder::encode_periodic_compressed(std::span<const std::complex<double>> period,
+                                                      const EncodeOptions& options) const {
+  const Resolved resolved = resolve(options, 0, "encode_periodic_compressed");
+  require(std::has_single_bit(period.size()) && period.size() <= resolved.slots,
+          "encode_periodic_compressed: a period of {} values for {} slots (a power of two up to the slots is needed)",
+          period.size(), resolved.slots);
+  const std::size_t p = period.size();
+  const std::vector<detail::RoundedInteger> rounded =
+      rounded_coefficients(period, {resolved.level, resolved.scale, p}, "encode_periodic_compressed");
+  const ring::RnsBasis& basis = *context_->q_basis(resolved.level);
+  PeriodicPlaintext out{.context = context_, .level = resolved.level, .scale = resolved.scale,
+                        .slots = resolved.slots, .gap = context_->ring_degree() / (2 * p), .words = {}};
+  out.words.resize(basis.size() * 2 * p);
+  for (std::size_t i = 0; i < basis.size(); ++i) {
+    const std::span<std::uint32_t> small(out.words.data() + i * 2 * p, 2 * p);
+    for (std::size_t k = 0; k < 2 * p; ++k) small[k] = detail::residue(rounded[k], basis.modulus(i));
+    math::ntt_forward_compressed(small, basis.ntt(i));
+  }
+  return out;
 }
 
 ring::RnsPoly Encoder::extend(const Plaintext& plaintext) const {

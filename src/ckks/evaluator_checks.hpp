@@ -140,6 +140,22 @@ Plaintext BasicEvaluator<B>::upload(Plaintext&& a) const {
 }
 
 template <backend::PolyBackend B>
+Plaintext BasicEvaluator<B>::upload(const PeriodicPlaintext& a) const {
+  require(a.context != nullptr, "upload: the periodic plaintext is empty");
+  require_same_context(context_, a.context, "upload");
+  // A backend that computes elsewhere expands the compressed words there; the host expands them itself.
+  if constexpr (requires { backend_.place_blocks(a.context->q_basis(a.level), std::span(a.words), a.gap); }) {
+    require<MismatchError>(a.words.size() == a.context->q_basis(a.level)->size() * a.words_per_limb(),
+                           "upload: a periodic plaintext of {} words for {} limbs at level {}", a.words.size(),
+                           a.context->q_basis(a.level)->size(), a.level);
+    ring::RnsPoly poly = backend_.place_blocks(a.context->q_basis(a.level), std::span(a.words), a.gap);
+    return Plaintext(context_, std::move(poly), a.level, a.scale, a.slots);
+  } else {
+    return upload(a.expand());
+  }
+}
+
+template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::download(const Ciphertext& a) const {
   require(!a.empty(), "download: the ciphertext is empty");
   std::vector<ring::RnsPoly> parts;

@@ -56,20 +56,15 @@ void ntt_forward(std::span<std::uint32_t> a, const NttTables& tables) {
   for (auto& x : a) x = csub(x, q);
 }
 
-void ntt_forward_sparse(std::span<std::uint32_t> a, const NttTables& tables, std::size_t gap) {
-  const std::size_t n = tables.degree();
-  require(a.size() == n, "NTT input has {} coefficients, the tables are for degree {}", a.size(), n);
-  require(gap >= 1 && gap <= n && n % gap == 0 && (gap & (gap - 1)) == 0,
-          "sparse NTT: a gap of {} for degree {} (a power of two dividing it)", gap, n);
-  if (gap == 1) return ntt_forward(a, tables);
+void ntt_forward_compressed(std::span<std::uint32_t> small, const NttTables& tables) {
+  const std::size_t n = tables.degree(), m_end = small.size();
+  require(m_end >= 1 && m_end <= n && n % m_end == 0 && (m_end & (m_end - 1)) == 0,
+          "compressed NTT: {} values for degree {} (a power of two dividing it)", m_end, n);
   const std::uint32_t q = tables.modulus();
   const auto w = tables.forward_twiddles();
   const auto wq = tables.forward_twiddles_shoup();
-  // While the butterflies' distance t is a multiple of the gap they pair only coefficients at multiples of it:
-  // ntt_forward's first log2(n / gap) stages on every gap-th coefficient, with the same twiddles.
-  const std::size_t m_end = n / gap;
-  std::vector<std::uint32_t> small(m_end);
-  for (std::size_t k = 0; k < m_end; ++k) small[k] = a[k * gap];
+  // While the butterflies' distance is a multiple of the gap N / m_end they pair only coefficients at multiples
+  // of it: ntt_forward's first log2(m_end) stages on those coefficients, with the same twiddles.
   std::size_t t = m_end;
   for (std::size_t m = 1; m < m_end; m <<= 1) {
     t >>= 1;
@@ -78,9 +73,21 @@ void ntt_forward_sparse(std::span<std::uint32_t> a, const NttTables& tables, std
       for (std::size_t j = j1; j < j1 + t; ++j) ct_butterfly(small[j], small[j + t], w[m + i], wq[m + i], q);
     }
   }
+  for (auto& x : small) x = csub(x, q);
+}
+
+void ntt_forward_sparse(std::span<std::uint32_t> a, const NttTables& tables, std::size_t gap) {
+  const std::size_t n = tables.degree();
+  require(a.size() == n, "NTT input has {} coefficients, the tables are for degree {}", a.size(), n);
+  require(gap >= 1 && gap <= n && n % gap == 0 && (gap & (gap - 1)) == 0,
+          "sparse NTT: a gap of {} for degree {} (a power of two dividing it)", gap, n);
+  if (gap == 1) return ntt_forward(a, tables);
+  std::vector<std::uint32_t> small(n / gap);
+  for (std::size_t k = 0; k < small.size(); ++k) small[k] = a[k * gap];
+  ntt_forward_compressed(small, tables);
   // The later stages pair each value with a zero: x + w 0 and x - w 0, so every value fills its gap slots.
-  for (std::size_t k = 0; k < m_end; ++k) {
-    std::fill_n(a.begin() + static_cast<std::ptrdiff_t>(k * gap), gap, csub(small[k], q));
+  for (std::size_t k = 0; k < small.size(); ++k) {
+    std::fill_n(a.begin() + static_cast<std::ptrdiff_t>(k * gap), gap, small[k]);
   }
 }
 

@@ -129,6 +129,31 @@ TEST_CASE("CUDA evaluator equals the CPU evaluator at N = 2^15 and 2^16", "[gpu]
   SECTION("N = 2^16, two-prime levels, dnum 3") { check_all_operations(toy(16, 5, 2, 3)); }
 }
 
+TEST_CASE("A compressed periodic plaintext expands on the device to the host's words", "[gpu][evaluator][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  for (const int log_n : {12, 16}) {
+    GpuFixture f(toy(log_n, 3, 2, 2), KeyRequest{});
+    const std::size_t full = f.cpu.max_slots();
+    for (const std::size_t period : {std::size_t{1}, std::size_t{64}, full}) {
+      for (const int level : {0, 3}) {
+        INFO("log N " << log_n << ", period " << period << ", level " << level);
+        const PeriodicPlaintext compressed = f.cpu.encoder.encode_periodic_compressed(
+            random_complex(f.rng, period), EncodeOptions{.level = level, .slots = full});
+        const Plaintext want = compressed.expand();
+        const Plaintext on_device = f.gpu.upload(compressed);
+        CHECK(on_device.level() == level);
+        CHECK(on_device.slots() == full);
+        CHECK(f.gpu.download(on_device).poly() == want.poly());
+        // And a product with it: the CPU's words.
+        const Ciphertext ct = f.fresh(level);
+        const Ciphertext cpu_product = f.cpu.evaluator.multiply(ct, want);
+        const Ciphertext gpu_product = f.gpu.download(f.gpu.multiply(f.gpu.upload(ct), on_device));
+        CHECK(same_words(gpu_product, cpu_product));
+      }
+    }
+  }
+}
+
 TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][quick]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
   const auto context = Context::create(toy(13, 4, 2, 3));

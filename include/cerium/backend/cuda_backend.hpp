@@ -125,6 +125,11 @@ class CudaBackend {
   // A seeded key's uniform halves are expanded on the device (the same words as on the host); the result is
   // stored expanded.
   rlwe::SwitchingKey upload(const rlwe::SwitchingKey& key) const;
+  // A polynomial over basis in NTT form whose limb i is words[i N / gap, (i + 1) N / gap) with each word
+  // repeated gap times (a ckks::PeriodicPlaintext), expanded on the device from the compressed words.
+  // InvalidArgument for a gap that is not a power of two dividing N or words of another count.
+  ring::RnsPoly place_blocks(const ring::RnsBasisPtr& basis, std::span<const std::uint32_t> words,
+                             std::size_t gap) const;
   // rlwe::expand_uniform(basis, seed, stream) computed on the device, in NTT form: the same words.
   ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) const;
 

@@ -18,11 +18,16 @@
 #include <vector>
 
 #include "cerium/ckks/context.hpp"
+#include "cerium/ckks/periodic_plaintext.hpp"
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/ring/rns_basis.hpp"
 #include "cerium/ring/rns_poly.hpp"
 
 namespace cerium::ckks {
+
+namespace detail {
+struct RoundedInteger;  // src/ckks/exact_integer.hpp
+}  // namespace detail
 
 struct EncodeOptions {
   int level = -1;          // -1: the top level
@@ -50,6 +55,12 @@ class Encoder {
   // vector), its words those of encode(period, {.slots = period.size()}) with options.slots as the plaintext's
   // slot count; against encode of the repeated vector they differ only by the FFT's rounding. encode's checks.
   Plaintext encode_periodic(std::span<const std::complex<double>> period, const EncodeOptions& options = {}) const;
+
+  // encode_periodic's plaintext kept compressed: its NTT words repeat in blocks of gap = N / (2 period), so only
+  // one word a block is kept (2 period words a limb); PeriodicPlaintext::expand and an evaluator's upload give
+  // encode_periodic's words. A periodic weight travels to the device this way, N / (2 period) times smaller.
+  PeriodicPlaintext encode_periodic_compressed(std::span<const std::complex<double>> period,
+                                               const EncodeOptions& options = {}) const;
 
   // encode's integers over Q_level u P (context()->qp_basis(level)), in NTT form: the Q_level limbs are encode's
   // words exactly and the P limbs the same integers modulo P's primes, so that the polynomial can multiply a key
@@ -80,6 +91,10 @@ class Encoder {
     std::size_t slots;
   };
   Resolved resolve(const EncodeOptions& options, std::size_t value_count, const char* operation) const;
+  // The special IFFT of values (zero-padded to the slots) times the scale, rounded: Re u_k at k, Im u_k at slots +
+  // k (the coefficients at multiples of N / 2 slots). Checks the values and the range.
+  std::vector<detail::RoundedInteger> rounded_coefficients(std::span<const std::complex<double>> values,
+                                                           const Resolved& resolved, const char* operation) const;
   // The scaled, rounded special IFFT of values over basis (Q_level, or Q_level u P), NTT form.
   ring::RnsPoly rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
                              const ring::RnsBasisPtr& basis, const char* operation) const;

@@ -35,6 +35,7 @@
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/keys.hpp"
+#include "cerium/ckks/periodic_plaintext.hpp"
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/ckks/scale.hpp"
 #include "cerium/rlwe/key_switch.hpp"
@@ -158,6 +159,9 @@ class BasicEvaluator {
   Ciphertext upload(const Ciphertext& a) const;
   Plaintext upload(const Plaintext& a) const;
   Plaintext upload(Plaintext&& a) const;  // moves a host plaintext (no copy on the CPU backend)
+  // A compressed periodic plaintext, expanded where the evaluator computes (on the GPU from its compressed words:
+  // N / gap times less to copy); PeriodicPlaintext::expand's words.
+  Plaintext upload(const PeriodicPlaintext& a) const;
   Ciphertext download(const Ciphertext& a) const;
   Plaintext download(const Plaintext& a) const;
 

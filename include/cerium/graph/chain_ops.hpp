@@ -97,12 +97,12 @@ class ChainOps {
   ckks::Plaintext encode(const PlainVector& p, int level, std::size_t slots) const {
     return ev_.upload(encode_on_host(p, level, slots));
   }
-  // The same on the host only (thread-safe: the encoder and the chain are read-only); upload it with evaluator().
-  // A compressed vector (a period below the slots) is encoded at its period: its FFT and NTT are period-sized.
-  ckks::Plaintext encode_on_host(const PlainVector& p, int level, std::size_t slots) const {
-    const ckks::EncodeOptions options{.level = level, .scale = chain_.at(level), .slots = slots};
-    if (p.period() < slots) return encoder_.encode_periodic(p.expanded(p.period()), options);
-    return encoder_.encode(p.expanded(slots), options);
+  // The same on the host only, compressed (thread-safe: the encoder and the chain are read-only); upload it with
+  // evaluator(). Encoded at its period: the FFT and the NTT period-sized, and a GPU receives 2 period words a limb
+  // (a vector without a shorter period: its slots' worth, the whole plaintext at N/2 slots).
+  ckks::PeriodicPlaintext encode_on_host(const PlainVector& p, int level, std::size_t slots) const {
+    return encoder_.encode_periodic_compressed(
+        p.expanded(p.period()), ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
   }
 
  private:

@@ -232,7 +232,7 @@ class Executor {
 
   // A plaintext node's operand on the host, at the level and slots the plan gives its ciphertext operand (what
   // the run will meet; plaintext_for and cached re-encode on a mismatch). Thread-safe.
-  ckks::Plaintext encode_at_planned_level(NodeId id) const {
+  ckks::PeriodicPlaintext encode_at_planned_level(NodeId id) const {
     const Node& node = plan_.program.node(id);
     const NodeId source = node.inputs[0];
     return ops_.encode_on_host(node.plain, plan_.nodes[source].held_level, plan_.program.node(source).slots);
@@ -242,8 +242,8 @@ class Executor {
   ckks::Plaintext plaintext_for(NodeId id, const ckks::Ciphertext& a, PlaintextStream* stream) const {
     const Node& node = plan_.program.node(id);
     if (stream != nullptr && stream->streams(id)) {
-      ckks::Plaintext p = stream->take(id);
-      if (p.level() == a.level() && p.slots() == a.slots()) return ops_.evaluator().upload(std::move(p));
+      const ckks::PeriodicPlaintext p = stream->take(id);
+      if (p.level == a.level() && p.slots == a.slots()) return ops_.evaluator().upload(p);
     }
     return ops_.encode(node.plain, a.level(), a.slots());
   }

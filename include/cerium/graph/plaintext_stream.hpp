@@ -14,14 +14,14 @@
 #include <thread>
 #include <vector>
 
-#include "cerium/ckks/plaintext.hpp"
+#include "cerium/ckks/periodic_plaintext.hpp"
 #include "cerium/graph/node.hpp"
 
 namespace cerium::graph {
 
 class PlaintextStream {
  public:
-  using Encode = std::function<ckks::Plaintext(NodeId)>;
+  using Encode = std::function<ckks::PeriodicPlaintext(NodeId)>;
 
   // `order`: the plaintext nodes in the order the run reaches them; `encode` must be thread-safe.
   PlaintextStream(std::vector<NodeId> order, Encode encode, unsigned threads, std::size_t window)
@@ -45,12 +45,12 @@ class PlaintextStream {
 
   // The node's host plaintext, waiting for it if need be; each node's is taken once, in order. A failed encoding
   // is rethrown here.
-  ckks::Plaintext take(NodeId id) {
+  ckks::PeriodicPlaintext take(NodeId id) {
     const std::size_t k = position_.at(id);
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return ready_[k].value.has_value() || ready_[k].failure; });
     if (ready_[k].failure) std::rethrow_exception(ready_[k].failure);
-    ckks::Plaintext p = std::move(*ready_[k].value);
+    ckks::PeriodicPlaintext p = std::move(*ready_[k].value);
     ready_[k].value.reset();
     taken_ = k + 1;
     lock.unlock();
@@ -60,7 +60,7 @@ class PlaintextStream {
 
  private:
   struct Slot {
-    std::optional<ckks::Plaintext> value;
+    std::optional<ckks::PeriodicPlaintext> value;
     std::exception_ptr failure;
   };
 

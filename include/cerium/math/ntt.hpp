@@ -55,5 +55,8 @@ void ntt_inverse(std::span<std::uint32_t> a, const NttTables& tables);
 // encoding (slots below N/2, a periodic slot vector) costs N / gap times fewer butterflies. Coefficients elsewhere
 // must be zero (they are not read).
 void ntt_forward_sparse(std::span<std::uint32_t> a, const NttTables& tables, std::size_t gap);
+// The same kept compressed: `small` holds the coefficients at multiples of gap = N / small.size() and becomes the
+// transform's distinct values, output block k (gap words from k gap) all small[k].
+void ntt_forward_compressed(std::span<std::uint32_t> small, const NttTables& tables);
 
 }  // namespace cerium::math

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cerium/backend/cuda/check.hpp"
+#include "cerium/backend/cuda/device_buffer.hpp"
 #include "cerium/backend/cuda/memory.hpp"
 #include "cerium/backend/cuda/primitives_launch.hpp"
 #include "cerium/core/check.hpp"
@@ -116,6 +117,30 @@ ring::RnsPoly CudaBackend::upload(const ring::RnsPoly& host) const {
     device_memory_hooks(DeviceKind::cuda).copy(dst + i * state_->n, state_->device, limb.data(), Device::cpu(),
                                                limb.size_bytes());
   }
+  return out;
+}
+
+ring::RnsPoly CudaBackend::place_blocks(const ring::RnsBasisPtr& basis, std::span<const u32> compressed,
+                                        std::size_t gap) const {
+  require(basis != nullptr && std::has_single_bit(gap) && gap <= state_->n &&
+              compressed.size() == basis->size() * (state_->n / gap),
+          "place_blocks: {} words in blocks of {} for {} limbs of degree {}", compressed.size(), gap,
+          basis == nullptr ? 0 : basis->size(), state_->n);
+  require<MismatchError>(basis->ring_degree() == state_->n,
+                         "place_blocks: a basis of degree {} on a CUDA backend of degree {}", basis->ring_degree(),
+                         state_->n);
+  ring::RnsPoly out = allocate(basis, {.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+  if (compressed.empty()) return out;
+  cuda::DeviceBuffer staged(compressed.size(), state_->stream);  // freed in stream order after the expansion
+  staged.upload(compressed);
+  cuda::detail::BlockExpansionLaunch launch;
+  launch.out = words(*this, out, "place_blocks");
+  launch.in = staged.data();
+  launch.log_degree = std::countr_zero(state_->n);
+  launch.log_gap = std::countr_zero(gap);
+  launch.limbs = basis->size();
+  launch.stream_handle = state_->stream.native_handle();
+  cuda::detail::launch_block_expansion(launch);
   return out;
 }
 

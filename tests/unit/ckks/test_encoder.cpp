@@ -150,9 +150,12 @@ TEST_CASE("a periodic vector encodes at its period and decodes to the repeated v
         const Plaintext periodic = encoder.encode_periodic(z, options);
         CHECK(periodic.slots() == slots);
         CHECK(periodic.level() == level);
-        // The period's own sparse encoding, relabelled: the same words.
+        // The period's own sparse encoding, relabelled: the same words; compressed, the same once expanded.
         const Plaintext at_period = encoder.encode(z, {.level = level, .slots = period});
         CHECK(periodic.poly() == at_period.poly());
+        const PeriodicPlaintext compressed = encoder.encode_periodic_compressed(z, options);
+        CHECK(compressed.words.size() == context->q_basis(level)->size() * 2 * period);
+        CHECK(compressed.expand().poly() == periodic.poly());
         // Against the repeated vector: its decoding, and encode's words up to the FFT's rounding.
         std::vector<Complex> repeated(slots);
         for (std::size_t i = 0; i < slots; ++i) repeated[i] = z[i % period];

@@ -234,6 +234,18 @@ struct UniformExpansionLaunch {
 };
 void launch_uniform_expansion(const UniformExpansionLaunch& launch);
 
+// --- compressed periodic plaintexts -----------------------------------------------------------------------------
+// out (limbs x N words) gets, at word j of limb i, in[i N / gap + j / gap]: each compressed word fills its block.
+struct BlockExpansionLaunch {
+  std::uint32_t* out = nullptr;
+  const std::uint32_t* in = nullptr;  // limbs x N / gap words, on the device
+  int log_degree = 0;
+  int log_gap = 0;
+  std::size_t limbs = 0;
+  void* stream_handle = nullptr;  // cudaStream_t
+};
+void launch_block_expansion(const BlockExpansionLaunch& launch);
+
 // --- key-switch inner product ---------------------------------------------------------------------------------
 // Digits and key digits are passed by address (in the launch parameters), so that they may live in separate
 // allocations: the ModUp digits and the key's polynomials are each their own RnsPoly.
