@@ -34,23 +34,11 @@
 #include "layer_profile.hpp"
 #include "run_planned.hpp"
 #include "run_stages.hpp"
+#include "transformer_support.hpp"
 
 using namespace cerium;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The process's peak resident memory (Linux), in GiB; 0 where unknown.
-double peak_host_gib() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / (1024.0 * 1024.0);
-  }
-  return 0;
-}
 
 struct Options {
   nn::BertConfig config{.layers = 12, .hidden = 768, .heads = 12, .ffn = 3072};
@@ -78,12 +66,6 @@ bool parse(int argc, char** argv, Options& o) {
     else return false;
   }
   return true;
-}
-
-double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
-  double e = 0;
-  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
-  return e;
 }
 
 }  // namespace
@@ -116,12 +98,7 @@ int main(int argc, char** argv) {
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
   const std::size_t slots = model.layout().slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
-  const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
-  graph::PlanOptions options;
-  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
-                                           .output_scale = context->parameters().default_scale(),
-                                           .min_input_level = 1,
-                                           .slots = slots};
+  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
   std::vector<graph::SlotValues> sample;
   for (const auto& block : model.pack_blocks(x)) sample.emplace_back(block.begin(), block.end());
   graph::StagedPlanner planner(context, options, std::vector<graph::StageInput>(model.blocks(), {.slots = slots}),

@@ -36,22 +36,11 @@
 #include "cerium/nn/row_blocks.hpp"
 #include "run_planned.hpp"
 #include "run_stages.hpp"
+#include "transformer_support.hpp"
 
 using namespace cerium;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double peak_host_gib() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / (1024.0 * 1024.0);
-  }
-  return 0;
-}
 
 struct Options {
   nn::LlamaConfig config{.layers = 1};
@@ -79,12 +68,6 @@ bool parse(int argc, char** argv, Options& o) {
     else return false;
   }
   return true;
-}
-
-double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
-  double e = 0;
-  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
-  return e;
 }
 
 // Block by block: its weights drawn and calibrated on the exact reference's input to it, laid out, traced and
@@ -147,12 +130,7 @@ int main(int argc, char** argv) {
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
   const std::size_t slots = layout.slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
-  const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
-  graph::PlanOptions options;
-  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
-                                           .output_scale = context->parameters().default_scale(),
-                                           .min_input_level = 1,
-                                           .slots = slots};
+  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
   std::vector<graph::SlotValues> sample;
   for (const auto& block : nn::pack_row_blocks(layout, layout_options.blocks, x)) {
     sample.emplace_back(block.begin(), block.end());

@@ -35,6 +35,7 @@
 #include "cerium/io/weights.hpp"
 #include "cerium/nn/encrypted_bert.hpp"
 #include "run_planned.hpp"
+#include "transformer_support.hpp"
 
 using namespace cerium;
 
@@ -44,10 +45,6 @@ namespace {
 // 2^15 slots (one block: a stride of 2048, 16 rows).
 constexpr std::size_t kRows = 32;
 constexpr std::size_t kFfnBlocks = 2;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 struct Sentence {
   nn::Matrix input;  // kRows x 384: the tokens' embeddings, padded with copies of [CLS] (masked keys)
@@ -151,12 +148,7 @@ int main(int argc, char** argv) {
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
   const std::size_t slots = model.layout().slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
-  const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
-  graph::PlanOptions options;
-  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
-                                           .output_scale = context->parameters().default_scale(),
-                                           .min_input_level = 1,
-                                           .slots = slots};
+  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
   const auto packed = model.pack(sentence.input);
   options.calibration = {{graph::SlotValues(packed.begin(), packed.end())}};
   start = std::chrono::steady_clock::now();

@@ -42,18 +42,7 @@ NttTables::NttTables(std::uint32_t q, std::size_t n) : n_(n) {
 void ntt_forward(std::span<std::uint32_t> a, const NttTables& tables) {
   const std::size_t n = tables.degree();
   require(a.size() == n, "NTT input has {} coefficients, the tables are for degree {}", a.size(), n);
-  const std::uint32_t q = tables.modulus();
-  const auto w = tables.forward_twiddles();
-  const auto wq = tables.forward_twiddles_shoup();
-  std::size_t t = n;
-  for (std::size_t m = 1; m < n; m <<= 1) {
-    t >>= 1;
-    for (std::size_t i = 0; i < m; ++i) {
-      const std::size_t j1 = 2 * i * t;
-      for (std::size_t j = j1; j < j1 + t; ++j) ct_butterfly(a[j], a[j + t], w[m + i], wq[m + i], q);
-    }
-  }
-  for (auto& x : a) x = csub(x, q);
+  ntt_forward_compressed(a, tables);  // with N values, every stage: the whole transform
 }
 
 void ntt_forward_compressed(std::span<std::uint32_t> small, const NttTables& tables) {

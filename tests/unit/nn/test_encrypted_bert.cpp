@@ -23,40 +23,23 @@
 #include "cerium/nn/encrypted_bert.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 #include "unit/nn/exact_functions.hpp"
+#include "unit/nn/transformer_test_support.hpp"
 #include "support/catch.hpp"
 
 using namespace evaluator_test;
+using namespace transformer_test;
 namespace nn = cerium::nn;
 
 namespace {
 
 const nn::BertConfig kTiny{.layers = 2, .hidden = 32, .heads = 2, .ffn = 64, .layer_norm_eps = 1e-12};
 
-// Seeded weights with the spread of a trained model's (N(0, 1 / fan-in): scores of order 1, not BERT's tiny
-// initial ones), so that attention and GELU are exercised over their ranges.
 nn::BertWeights tiny_weights(std::uint64_t seed) {
   nn::BertWeights w = nn::BertWeights::seeded(kTiny, seed);
   for (nn::BertLayerWeights& l : w.layers) {
-    for (nn::LinearWeights* lin : {&l.query, &l.key, &l.value, &l.attention_output, &l.intermediate, &l.output}) {
-      const double factor = 1 / (0.02 * std::sqrt(static_cast<double>(lin->weight.cols)));
-      for (double& v : lin->weight.values) v *= factor;
-    }
+    spread_like_trained({&l.query, &l.key, &l.value, &l.attention_output, &l.intermediate, &l.output});
   }
   return w;
-}
-
-nn::Matrix random_rows(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
-  std::normal_distribution<double> d(0, 1);
-  nn::Matrix m = nn::Matrix::zeros(rows, cols);
-  for (double& v : m.values) v = d(rng);
-  return m;
-}
-
-double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
-  REQUIRE(a.values.size() == b.values.size());
-  double e = 0;
-  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
-  return e;
 }
 
 template <class Model>

@@ -19,9 +19,11 @@
 #include "cerium/nn/row_blocks.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 #include "unit/nn/exact_functions.hpp"
+#include "unit/nn/transformer_test_support.hpp"
 #include "support/catch.hpp"
 
 using namespace evaluator_test;
+using namespace transformer_test;
 namespace nn = cerium::nn;
 
 namespace {
@@ -29,31 +31,12 @@ namespace {
 const nn::LlamaConfig kTiny{.layers = 2, .hidden = 32, .heads = 4, .kv_heads = 2, .ffn = 64,
                             .rms_norm_eps = 1e-5, .rope_theta = 10000};
 
-// Seeded weights with a trained model's spread (N(0, 1 / fan-in)): scores of order 1, so attention and SiLU are
-// exercised over their ranges.
 nn::LlamaWeights tiny_weights(std::uint64_t seed) {
   nn::LlamaWeights w = nn::LlamaWeights::seeded(kTiny, seed);
   for (nn::LlamaLayerWeights& l : w.layers) {
-    for (nn::LinearWeights* lin : {&l.query, &l.key, &l.value, &l.output, &l.gate, &l.up, &l.down}) {
-      const double factor = 1 / (0.02 * std::sqrt(static_cast<double>(lin->weight.cols)));
-      for (double& v : lin->weight.values) v *= factor;
-    }
+    spread_like_trained({&l.query, &l.key, &l.value, &l.output, &l.gate, &l.up, &l.down});
   }
   return w;
-}
-
-nn::Matrix random_rows(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
-  std::normal_distribution<double> d(0, 1);
-  nn::Matrix m = nn::Matrix::zeros(rows, cols);
-  for (double& v : m.values) v = d(rng);
-  return m;
-}
-
-double max_difference(const nn::Matrix& a, const nn::Matrix& b) {
-  REQUIRE(a.values.size() == b.values.size());
-  double e = 0;
-  for (std::size_t i = 0; i < a.values.size(); ++i) e = std::max(e, std::abs(a.values[i] - b.values[i]));
-  return e;
 }
 
 std::vector<graph::PlainOps::Value> as_values(const std::vector<std::vector<double>>& blocks) {

@@ -1,0 +1,50 @@
+#pragma once
+// What the transformer examples (minilm, bert_base, llama) share: the planner's bootstrap at N = 2^16 for a slot
+// count, timing and host memory figures, and the largest difference of two matrices.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/context.hpp"
+#include "cerium/graph/planner.hpp"
+#include "cerium/nn/bert.hpp"
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The process's peak resident memory (Linux), in GiB; 0 where unknown.
+inline double peak_host_gib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / (1024.0 * 1024.0);
+  }
+  return 0;
+}
+
+inline double max_difference(const cerium::nn::Matrix& a, const cerium::nn::Matrix& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.values.size() && i < b.values.size(); ++i) {
+    e = std::max(e, std::abs(a.values[i] - b.values[i]));
+  }
+  return e;
+}
+
+// Plan options with the bootstrapper a BootstrapConfig{.slots = slots} makes on this context.
+inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::ContextPtr& context,
+                                                            std::size_t slots) {
+  using namespace cerium;
+  const auto levels = boot::bootstrap_levels(context->parameters(), boot::BootstrapConfig{.slots = slots});
+  graph::PlanOptions options;
+  options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
+                                           .output_scale = context->parameters().default_scale(),
+                                           .min_input_level = 1,
+                                           .slots = slots};
+  return options;
+}
