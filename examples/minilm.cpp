@@ -8,17 +8,21 @@
 //   --plan-only                            trace and plan; print the plan's summary
 //   --cpu                                  run on the CPU even so (hours)
 //   --sentence K                           sentence K of data/minilm_sentences.txt (0)
+//   --sentences all | K,K,...              several sentences in one run: planned on host threads side by side,
+//                                          one key set for all; the cosine of each and the least
 //   --model DIR                            where scripts/fetch-minilm.sh wrote minilm_encoder.crwt
 //                                          (default: $CERIUM_MINILM_DIR, else build/minilm)
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,7 +71,7 @@ Sentence load_sentence(const io::WeightFile& file, std::size_t k, std::size_t hi
 }
 
 template <backend::PolyBackend B>
-int run(const graph::Plan& plan, const nn::EncryptedBert& model, const Sentence& sentence,
+double run(const graph::Plan& plan, const nn::EncryptedBert& model, const Sentence& sentence,
         const ckks::BasicEvaluator<B>& evaluator, const boot::BasicBootstrapper<B>& bootstrapper,
         const ckks::KeyGenerator& keygen) {
   const ckks::Encoder encoder(plan.program.context());
@@ -104,7 +108,45 @@ int run(const graph::Plan& plan, const nn::EncryptedBert& model, const Sentence&
   const double cosine = nn::cosine_similarity(encrypted, sentence.embedding);
   fmt::print("cosine with the real model's embedding: {:.6f} (the polynomial twin's: {:.6f})\n", cosine,
              nn::cosine_similarity(polynomial, sentence.embedding));
-  return cosine >= 0.99 ? 0 : 1;
+  return cosine;
+}
+
+// A sentence with its model (calibrated on it: the ranges a client would send) and its plan.
+struct Prepared {
+  std::size_t index = 0;
+  Sentence sentence;
+  nn::EncryptedBert model;
+  graph::Plan plan;
+};
+
+Prepared prepare(const nn::BertWeights& weights, const io::WeightFile& file, std::size_t index,
+                 const ckks::ContextPtr& context) {
+  Sentence sentence = load_sentence(file, index, weights.config.hidden);
+  nn::EncryptedBert model(weights, nn::bert_ranges(weights, {sentence.input}, sentence.tokens),
+                          {.rows = kRows, .valid_tokens = sentence.tokens, .ffn_blocks = kFfnBlocks});
+  const std::size_t slots = model.layout().slots();
+  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
+  const auto packed = model.pack(sentence.input);
+  options.calibration = {{graph::SlotValues(packed.begin(), packed.end())}};
+  graph::Tracer tracer(context);
+  tracer.output(model.forward(tracer, tracer.input("tokens", slots)), "hidden");
+  graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
+  return {index, std::move(sentence), std::move(model), std::move(plan)};
+}
+
+// "all" or a comma-separated list of sentence indices.
+std::vector<std::size_t> parse_sentences(const std::string& list, const io::WeightFile& file) {
+  std::vector<std::size_t> out;
+  if (list == "all") {
+    for (std::size_t k = 0; file.contains("sentence." + std::to_string(k) + ".input"); ++k) out.push_back(k);
+    return out;
+  }
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    out.push_back(std::strtoull(list.substr(start, comma - start).c_str(), nullptr, 10));
+    start = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -112,7 +154,7 @@ int run(const graph::Plan& plan, const nn::EncryptedBert& model, const Sentence&
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
   bool plan_only = false, cpu = false;
-  std::size_t sentence_index = 0;
+  std::string sentence_list = "0";
   const char* env = std::getenv("CERIUM_MINILM_DIR");
   std::filesystem::path model_dir = env != nullptr ? env : "build/minilm";
   for (int i = 1; i < argc; ++i) {
@@ -121,12 +163,13 @@ int main(int argc, char** argv) {
       plan_only = true;
     } else if (arg == "--cpu") {
       cpu = true;
-    } else if (arg == "--sentence" && i + 1 < argc) {
-      sentence_index = std::strtoull(argv[++i], nullptr, 10);
+    } else if ((arg == "--sentence" || arg == "--sentences") && i + 1 < argc) {
+      sentence_list = argv[++i];
     } else if (arg == "--model" && i + 1 < argc) {
       model_dir = argv[++i];
     } else {
-      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--sentence K] [--model DIR]\n", argv[0]);
+      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--sentence K | --sentences all|K,K,...] [--model DIR]\n",
+                 argv[0]);
       return 2;
     }
   }
@@ -136,31 +179,41 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto start = std::chrono::steady_clock::now();
-  const nn::BertConfig config;
-  const nn::BertWeights weights = nn::BertWeights::from_weights(io::WeightFile::load(weights_file), config);
+  const nn::BertWeights weights = nn::BertWeights::from_weights(io::WeightFile::load(weights_file), nn::BertConfig{});
   const io::WeightFile sentences = io::WeightFile::load(std::filesystem::path(CERIUM_DATA_DIR) / "minilm_sentences.crwt");
-  const Sentence sentence = load_sentence(sentences, sentence_index, config.hidden);
-  const nn::EncryptedBert model(weights, nn::bert_ranges(weights, {sentence.input}, sentence.tokens),
-                                {.rows = kRows, .valid_tokens = sentence.tokens, .ffn_blocks = kFfnBlocks});
-  fmt::print("all-MiniLM-L6-v2, sentence {} ({} tokens): weights loaded and calibrated in {:.1f} s\n", sentence_index,
-             sentence.tokens, seconds_since(start));
-
+  const std::vector<std::size_t> indices = parse_sentences(sentence_list, sentences);
+  require(!indices.empty(), "--sentences {}: no sentences", sentence_list);
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
-  const std::size_t slots = model.layout().slots();
-  const boot::BootstrapConfig boot_config{.slots = slots};
-  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
-  const auto packed = model.pack(sentence.input);
-  options.calibration = {{graph::SlotValues(packed.begin(), packed.end())}};
-  start = std::chrono::steady_clock::now();
-  graph::Tracer tracer(context);
-  tracer.output(model.forward(tracer, tracer.input("tokens", slots)), "hidden");
-  const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
-  fmt::print("traced and planned in {:.1f} s\n{}largest value bootstrapped: {:.2f}\n", seconds_since(start),
-             graph::summary(plan), plan.bootstrap_magnitude);
+
+  // Each sentence calibrated on itself and planned on a host thread of its own.
+  std::vector<std::future<Prepared>> pending;
+  for (const std::size_t k : indices) {
+    pending.push_back(std::async(std::launch::async, [&, k] { return prepare(weights, sentences, k, context); }));
+  }
+  std::vector<Prepared> prepared;
+  for (auto& p : pending) prepared.push_back(p.get());
+  fmt::print("all-MiniLM-L6-v2: {} sentence(s) calibrated, traced and planned in {:.1f} s\n", prepared.size(),
+             seconds_since(start));
+  for (const Prepared& p : prepared) {
+    fmt::print("sentence {} ({} tokens): {} nodes, {} bootstraps, {} key switches, largest value bootstrapped "
+               "{:.2f}\n",
+               p.index, p.sentence.tokens, p.plan.program.size(), p.plan.bootstraps(), p.plan.key_switches(),
+               p.plan.bootstrap_magnitude);
+  }
+  fmt::print("{}", graph::summary(prepared.front().plan));
   if (plan_only) return 0;
 
+  std::vector<graph::Plan> plans;  // one key set and one bootstrapper for all (run_planned takes the union)
+  for (Prepared& p : prepared) plans.push_back(std::move(p.plan));
   const ckks::KeyGenerator keygen(context);
-  return run_planned(plan, boot_config, keygen, cpu, [&](const auto& evaluator, const auto& bootstrapper) {
-    return run(plan, model, sentence, evaluator, bootstrapper, keygen);
+  const boot::BootstrapConfig boot_config{.slots = prepared.front().model.layout().slots()};
+  return run_planned(plans, boot_config, keygen, cpu, [&](const auto& evaluator, const auto& bootstrapper) {
+    double least = 1;
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+      fmt::print("--- sentence {} ({} tokens)\n", prepared[i].index, prepared[i].sentence.tokens);
+      least = std::min(least, run(plans[i], prepared[i].model, prepared[i].sentence, evaluator, bootstrapper, keygen));
+    }
+    fmt::print("least cosine over {} sentence(s): {:.6f} (target 0.99)\n", prepared.size(), least);
+    return least >= 0.99 ? 0 : 1;
   });
 }

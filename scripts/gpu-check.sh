@@ -243,7 +243,7 @@ if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
     args=()
     [[ $example == resnet20 ]] &&
       args=(${GPU_RESNET_ARGS:---weights $repo_root/data/resnet20_fashion_mnist.crwt --relu-bound 16 --relu-degree 31 --images 200 --time-limit 200})
-    [[ $example == minilm ]] && args=(--model "$minilm_dir" ${GPU_MINILM_ARGS:-})
+    [[ $example == minilm ]] && args=(--model "$minilm_dir" ${GPU_MINILM_ARGS:---sentences all})
     # BERT-Base (12 layers, 128 tokens) and one Llama-3-8B block, seeded weights, planned layer by layer.
     [[ $example == bert_base ]] && args=(${GPU_BERT_ARGS:-})
     [[ $example == llama ]] && args=(${GPU_LLAMA_ARGS:-})
