@@ -49,6 +49,12 @@ class ChainOps {
     return a;
   }
 
+  // a (on the chain) down to `level` on it (LevelError for a level above a's).
+  ckks::Ciphertext to_level(ckks::Ciphertext a, int level) const {
+    chain_.bring_to(ev_, a, level);
+    return a;
+  }
+
   ckks::Ciphertext add(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     ckks::Ciphertext x = a.clone();
     chain_.add(ev_, x, b);

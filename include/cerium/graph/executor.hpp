@@ -6,7 +6,8 @@
 //   graph::Executor<backend::CpuBackend> run(plan, evaluator, &bootstrapper);
 //   std::vector<ckks::Ciphertext> outputs = run.run({ct_x}, progress);
 //
-// Inputs must arrive at their planned level and scale (Plan::input_encoding says how to encode them); a wrong
+// Inputs must arrive at their planned level and scale (Plan::input_encoding says how to encode them), or above it
+// on the plan's scale chain (brought down on arrival: a run's outputs fed back as the next run's inputs); a wrong
 // count, level, scale or slot count is a typed error naming the input.
 
 #include <algorithm>
@@ -184,8 +185,9 @@ class Executor {
     const Node& node = program.node(id);
     // Another context's ciphertext is refused first: its level and slots mean nothing here.
     ckks::require_same_context(program.context(), input.context(), "executor: an input");
-    require<LevelError>(input.level() == node.input_level,
-                        "executor: {} arrives at level {}; the plan expects level {} (Plan::input_encoding)",
+    require<LevelError>(input.level() >= node.input_level,
+                        "executor: {} arrives at level {}; the plan expects level {} (Plan::input_encoding) or one "
+                        "above it on the plan's scale chain",
                         program.describe(id), input.level(), node.input_level);
     require<MismatchError>(input.slots() == node.slots, "executor: {} has {} slots; the program traced {}",
                            program.describe(id), input.slots(), node.slots);
@@ -194,7 +196,8 @@ class Executor {
                         "Plan::input_encoding",
                         program.describe(id), ckks::format_scale(input.scale()),
                         ckks::format_scale(plan_.chain.at(input.level())), input.level());
-    return ops_.on_chain(ops_.evaluator().upload(input));
+    // Above its level (an earlier run's output fed back, say): brought down exactly, as the chain does.
+    return ops_.to_level(ops_.on_chain(ops_.evaluator().upload(input)), node.input_level);
   }
 
   // The first rotation of a hoisting group computes them all; the others wait in `hoisted`.

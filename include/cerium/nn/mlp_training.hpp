@@ -1,0 +1,172 @@
+#pragma once
+// Encrypted training of a two-layer perceptron (inputs -> hidden -> outputs) by mini-batch SGD on squared error,
+// data and weights encrypted, written once over any ops object: trace one step into a program graph (the planner
+// places its bootstraps), run it eagerly, or on doubles (graph::PlainOps) for the twin.
+//
+// Packing (feature-major batch lanes): a ciphertext of blocks x batch slots, slot f * batch + b holding feature f
+// of example b, blocks the next power of two of the widest layer.
+//   - X: the batch's inputs; T: its one-hot targets (feature k = class k).
+//   - Weight row j of W1 (hidden rows) and row k of W2 (outputs rows): a ciphertext each, entry f of the row at
+//     every lane of block f, so that a row times X is all of its products at once.
+// One step, for every example of the batch at once:
+//   z_j = sum over blocks of X W1_j (rotate-and-add by whole blocks: every block ends with the sum), Z1 = sum_j
+//   mask_j z_j, H = act(Z1), y_k likewise from H and W2_k, Y = sum_k mask_k y_k;
+//   D2 = Y - T; D1 = act'(Z1) sum_k spread_k(D2) W2_k, spread_k copying block k to every block;
+//   W2_k -= (rate / batch) lane_sum(spread_k(D2) H), W1_j -= (rate / batch) lane_sum(spread_j(D1) X), lane_sum
+//   summing the lanes of each block (nn::segment_sum).
+// act(z) = c0 + c1 z + c2 z^2 (a quadratic: one level, its derivative exact).
+//
+// Rotations: log2(blocks) block steps and the lane steps +-1 .. +-batch/2. Depth: about 13 levels a step.
+
+#include <array>
+#include <cstddef>
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cerium/graph/circuits.hpp"
+#include "cerium/graph/node.hpp"
+#include "cerium/nn/attention.hpp"  // segment_sum
+#include "cerium/nn/bert.hpp"       // Matrix
+
+namespace cerium::nn {
+
+struct MlpShape {
+  std::size_t inputs = 64, hidden = 32, outputs = 10;
+  std::size_t batch = 32;                          // examples per step (a power of two)
+  std::array<double, 3> activation = {0, 0.5, 0.125};  // c0 + c1 z + c2 z^2
+  double learning_rate = 0.1;
+  // Pin a bootstrap on every updated weight row: the weights leave each step fresh, at the bootstrapper's output
+  // level, so a plan whose weights enter at that level serves every step (the planner places the others).
+  bool refresh_weights = false;
+
+  std::size_t blocks() const;  // the next power of two of the widest layer
+  std::size_t slots() const { return blocks() * batch; }
+  // InvalidArgument for zero sizes or a batch that is not a power of two.
+  void validate() const;
+};
+
+// W1 (hidden x inputs) and W2 (outputs x hidden), row-major.
+struct MlpWeights {
+  Matrix w1, w2;
+  // N(0, 1 / fan-in) from a seed.
+  static MlpWeights seeded(const MlpShape& shape, std::uint64_t seed);
+};
+
+class MlpTrainer {
+ public:
+  explicit MlpTrainer(MlpShape shape);
+
+  const MlpShape& shape() const { return shape_; }
+
+  // The packed slot vectors: a batch (batch x inputs, rows the examples), its labels (one class each), the weight
+  // rows. InvalidArgument for other sizes or a label out of range.
+  std::vector<double> pack_inputs(const Matrix& batch) const;
+  std::vector<double> pack_targets(std::span<const std::uint8_t> labels) const;
+  std::vector<std::vector<double>> pack_weights(const MlpWeights& weights) const;  // W1's rows, then W2's
+  // Weights back from decoded rows (lane 0 of each block).
+  MlpWeights unpack_weights(const std::vector<std::vector<std::complex<double>>>& rows) const;
+
+  // One SGD step: weights (hidden + outputs rows, as pack_weights) updated on the batch x with targets t.
+  template <class Ops>
+  std::vector<typename Ops::Value> step(Ops& ops, const typename Ops::Value& x, const typename Ops::Value& t,
+                                        std::span<const typename Ops::Value> weights) const {
+    using Value = typename Ops::Value;
+    const MlpShape& s = shape_;
+    require(weights.size() == s.hidden + s.outputs, "mlp step: {} weight rows for {} + {}", weights.size(), s.hidden,
+            s.outputs);
+    const std::span<const Value> w1 = weights.first(s.hidden), w2 = weights.subspan(s.hidden);
+    // Forward.
+    const Value z1 = layer(ops, x, w1);
+    const Value h = ops.add(ops.add(ops.multiply(ops.multiply(z1, z1), s.activation[2]),
+                                    ops.multiply(z1, s.activation[1])),
+                            s.activation[0]);
+    const Value y = layer(ops, h, w2);
+    ops.label(y, "forward");
+    // Backward: D2 = Y - T, D1 = act'(Z1) sum_k spread_k(D2) W2_k.
+    const Value d2 = ops.sub(y, t);
+    std::vector<Value> spread2;
+    for (std::size_t k = 0; k < s.outputs; ++k) spread2.push_back(spread(ops, d2, k));
+    Value back = ops.multiply(spread2[0], w2[0]);
+    for (std::size_t k = 1; k < s.outputs; ++k) back = ops.add(back, ops.multiply(spread2[k], w2[k]));
+    const Value slope = ops.add(ops.multiply(z1, 2 * s.activation[2]), s.activation[1]);
+    const Value d1 = ops.multiply(back, slope);
+    ops.label(d1, "backward");
+    // Updates: W -= rate / batch * lane_sum(spread(D) A), the rate folded into the mask of the valid blocks.
+    std::vector<Value> out;
+    for (std::size_t j = 0; j < s.hidden; ++j) {
+      const Value g = lane_sum(ops, ops.multiply(spread(ops, d1, j), x));
+      out.push_back(updated(ops, w1[j], ops.multiply(g, input_rate_)));
+    }
+    for (std::size_t k = 0; k < s.outputs; ++k) {
+      const Value g = lane_sum(ops, ops.multiply(spread2[k], h));
+      out.push_back(updated(ops, w2[k], ops.multiply(g, hidden_rate_)));
+    }
+    ops.label(out.back(), "update");
+    return out;
+  }
+
+  // The batch's outputs Y (a forward pass alone), packed like the targets.
+  template <class Ops>
+  typename Ops::Value predict(Ops& ops, const typename Ops::Value& x,
+                              std::span<const typename Ops::Value> weights) const {
+    const MlpShape& s = shape_;
+    const typename Ops::Value z1 = layer(ops, x, weights.first(s.hidden));
+    const typename Ops::Value h = ops.add(ops.add(ops.multiply(ops.multiply(z1, z1), s.activation[2]),
+                                                  ops.multiply(z1, s.activation[1])),
+                                          s.activation[0]);
+    return layer(ops, h, weights.subspan(s.hidden));
+  }
+
+ private:
+  template <class Ops>
+  typename Ops::Value updated(Ops& ops, const typename Ops::Value& w, const typename Ops::Value& step) const {
+    typename Ops::Value next = ops.sub(w, step);
+    return shape_.refresh_weights ? ops.bootstrap(next) : next;
+  }
+  // sum_j mask_j (block sum of a W_j): row j's products with every example, at block j.
+  template <class Ops>
+  typename Ops::Value layer(Ops& ops, const typename Ops::Value& a,
+                            std::span<const typename Ops::Value> rows) const {
+    std::optional<typename Ops::Value> sum;
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      const typename Ops::Value term = ops.multiply(block_sum(ops, ops.multiply(a, rows[j])), block_masks_[j]);
+      sum = sum ? ops.add(*sum, term) : graph::duplicate(term);
+    }
+    return *sum;
+  }
+  // Every block gets the sum of all blocks (rotations by whole blocks).
+  template <class Ops>
+  typename Ops::Value block_sum(Ops& ops, typename Ops::Value a) const {
+    for (std::size_t k = 1; k < shape_.blocks(); k *= 2) {
+      a = ops.add(a, ops.rotate(a, static_cast<std::int64_t>(k * shape_.batch)));
+    }
+    return a;
+  }
+  // Block j copied to every block.
+  template <class Ops>
+  typename Ops::Value spread(Ops& ops, const typename Ops::Value& a, std::size_t j) const {
+    return block_sum(ops, ops.multiply(a, block_masks_[j]));
+  }
+  // Each block's lanes summed, the sum in every lane of the block.
+  template <class Ops>
+  typename Ops::Value lane_sum(Ops& ops, const typename Ops::Value& a) const {
+    return segment_sum(ops, a, shape_.batch, lane_starts_);
+  }
+
+  MlpShape shape_;
+  std::vector<graph::PlainVector> block_masks_;  // 1 in block j
+  graph::PlainVector lane_starts_;               // 1 at each block's first lane
+  graph::PlainVector input_rate_, hidden_rate_;  // rate / batch in the valid input (hidden) blocks
+};
+
+// The same training in double precision on matrices, written directly (loops over examples): the reference an
+// encrypted run and its twin are checked against. x: batch x inputs; returns the updated weights.
+MlpWeights mlp_step_reference(const MlpShape& shape, const MlpWeights& weights, const Matrix& x,
+                              std::span<const std::uint8_t> labels);
+// Outputs (examples x outputs) of the network on x.
+Matrix mlp_forward_reference(const MlpShape& shape, const MlpWeights& weights, const Matrix& x);
+
+}  // namespace cerium::nn

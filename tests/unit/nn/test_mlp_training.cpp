@@ -1,0 +1,181 @@
+// Encrypted training of a two-layer perceptron (nn/mlp_training.hpp): the packed step on doubles against a direct
+// loop-by-loop SGD reference over several steps, one step encrypted and leveled at N = 2^12 against its twin, and
+// two steps with planned bootstraps, each step's encrypted weights fed back as the next step's inputs.
+
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/plain_ops.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/nn/mlp_training.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+#include "unit/nn/transformer_test_support.hpp"
+#include "support/catch.hpp"
+
+using namespace evaluator_test;
+using namespace transformer_test;
+namespace nn = cerium::nn;
+
+namespace {
+
+const nn::MlpShape kShape{.inputs = 12, .hidden = 6, .outputs = 3, .batch = 8, .learning_rate = 0.5};
+
+struct Batch {
+  nn::Matrix x;
+  std::vector<std::uint8_t> labels;
+};
+
+Batch random_batch(const nn::MlpShape& s, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> pixel(0, 1);
+  Batch b{nn::Matrix::zeros(s.batch, s.inputs), std::vector<std::uint8_t>(s.batch)};
+  for (double& v : b.x.values) v = pixel(rng);
+  for (auto& l : b.labels) l = static_cast<std::uint8_t>(rng() % s.outputs);
+  return b;
+}
+
+double weight_difference(const nn::MlpWeights& a, const nn::MlpWeights& b) {
+  return std::max(max_difference(a.w1, b.w1), max_difference(a.w2, b.w2));
+}
+
+// The step on doubles (graph::PlainOps): the twin.
+nn::MlpWeights twin_step(const nn::MlpTrainer& trainer, const nn::MlpWeights& w, const Batch& batch) {
+  graph::PlainOps ops;
+  const auto as_value = [](const std::vector<double>& v) { return graph::PlainOps::Value(v.begin(), v.end()); };
+  std::vector<graph::PlainOps::Value> rows;
+  for (const auto& r : trainer.pack_weights(w)) rows.push_back(as_value(r));
+  const auto out = trainer.step<graph::PlainOps>(ops, as_value(trainer.pack_inputs(batch.x)),
+                                                  as_value(trainer.pack_targets(batch.labels)), rows);
+  return trainer.unpack_weights({out.begin(), out.end()});
+}
+
+std::vector<Ciphertext> encrypt_weights(Fixture& f, const nn::MlpTrainer& trainer, const nn::MlpWeights& w,
+                                        const graph::Plan& plan) {
+  std::vector<Ciphertext> out;
+  const auto rows = trainer.pack_weights(w);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out.push_back(f.encryptor.encrypt(f.encoder.encode(rows[r], plan.input_encoding(2 + r))));
+  }
+  return out;
+}
+
+graph::Program trace_step(const std::shared_ptr<const Context>& context, const nn::MlpTrainer& trainer, int weight_level) {
+  graph::Tracer t(context);
+  const std::size_t slots = trainer.shape().slots();
+  const graph::Value x = t.input("x", slots), target = t.input("t", slots);
+  std::vector<graph::Value> w;
+  for (std::size_t r = 0; r < trainer.shape().hidden + trainer.shape().outputs; ++r) {
+    w.push_back(t.input("w" + std::to_string(r), slots, weight_level));
+  }
+  const auto out = trainer.step<graph::Tracer>(t, x, target, w);
+  for (std::size_t r = 0; r < out.size(); ++r) t.output(out[r], "w" + std::to_string(r));
+  return std::move(t).finish();
+}
+
+}  // namespace
+
+TEST_CASE("a packed SGD step of a two-layer perceptron equals the loop-by-loop reference", "[nn][mlp]") {
+  auto rng = cerium_test::make_rng(801);
+  INFO("test seed " << cerium_test::test_seed());
+  const nn::MlpTrainer trainer(kShape);
+  CHECK(kShape.blocks() == 16);
+  nn::MlpWeights twin = nn::MlpWeights::seeded(kShape, 5), reference = twin;
+  for (int step = 0; step < 5; ++step) {
+    const Batch batch = random_batch(kShape, rng);
+    twin = twin_step(trainer, twin, batch);
+    reference = nn::mlp_step_reference(kShape, reference, batch.x, batch.labels);
+    CHECK(weight_difference(twin, reference) < 1e-12);
+  }
+  // Training lowers the loss on a fixed batch.
+  const Batch fixed = random_batch(kShape, rng);
+  const auto loss = [&](const nn::MlpWeights& w) {
+    const nn::Matrix y = nn::mlp_forward_reference(kShape, w, fixed.x);
+    double sum = 0;
+    for (std::size_t b = 0; b < kShape.batch; ++b) {
+      for (std::size_t k = 0; k < kShape.outputs; ++k) sum += std::pow(y.at(b, k) - (fixed.labels[b] == k), 2);
+    }
+    return sum;
+  };
+  nn::MlpWeights w = reference;
+  const double before = loss(w);
+  for (int step = 0; step < 20; ++step) w = nn::mlp_step_reference(kShape, w, fixed.x, fixed.labels);
+  CHECK(loss(w) < before);
+  CHECK_THROWS_AS(nn::MlpTrainer({.batch = 12}), InvalidArgument);
+  const std::vector<std::uint8_t> bad(kShape.batch, 3);  // class 3 of 3
+  CHECK_THROWS_AS(trainer.pack_targets(bad), InvalidArgument);
+}
+
+TEST_CASE("an encrypted SGD step runs leveled at N = 2^12 within 2^-12 of its twin", "[nn][mlp]") {
+  auto rng = cerium_test::make_rng(802);
+  INFO("test seed " << cerium_test::test_seed());
+  const nn::MlpTrainer trainer(kShape);
+  Fixture f(toy(12, 14, 1, 3), {.relinearization = true});
+  const graph::Plan plan = graph::plan(trace_step(f.context, trainer, -1));
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  const nn::MlpWeights w = nn::MlpWeights::seeded(kShape, 7);
+  const Batch batch = random_batch(kShape, rng);
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_inputs(batch.x), plan.input_encoding(0))));
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_targets(batch.labels), plan.input_encoding(1))));
+  for (auto& c : encrypt_weights(f, trainer, w, plan)) inputs.push_back(std::move(c));
+  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
+  std::vector<std::vector<std::complex<double>>> rows;
+  for (const auto& c : out) rows.push_back(f.decrypt(c));
+  const double error = weight_difference(trainer.unpack_weights(rows), twin_step(trainer, w, batch));
+  WARN("one encrypted step: " << plan.program.size() << " nodes, " << plan.key_switches() << " key switches; "
+                              << -std::log2(error) << " bits against the twin");
+  CHECK(error < std::exp2(-12));
+}
+
+TEST_CASE("encrypted SGD steps with planned bootstraps feed their weights back", "[nn][mlp][slow]") {
+  auto rng = cerium_test::make_rng(803);
+  INFO("test seed " << cerium_test::test_seed());
+  nn::MlpShape shape = kShape;
+  shape.refresh_weights = true;
+  const nn::MlpTrainer trainer(shape);
+  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
+  const std::size_t slots = kShape.slots();
+  // The weights leave every step bootstrapped (refresh_weights) and enter the next at the bootstrapper's output
+  // level, so one plan serves every step.
+  const auto levels = boot::bootstrap_levels(f.context->parameters(), boot::BootstrapConfig{.slots = slots});
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
+  const int weight_level = levels.output;
+  options.output_level = weight_level;
+  nn::MlpWeights twin = nn::MlpWeights::seeded(kShape, 9);
+  const Batch first = random_batch(kShape, rng);
+  std::vector<graph::SlotValues> sample;
+  const auto add = [&](const std::vector<double>& v) { sample.emplace_back(v.begin(), v.end()); };
+  add(trainer.pack_inputs(first.x));
+  add(trainer.pack_targets(first.labels));
+  for (const auto& r : trainer.pack_weights(twin)) add(r);
+  options.calibration = {sample};
+  const graph::Plan plan = graph::plan(trace_step(f.context, trainer, weight_level), options);
+  boot::Bootstrapper bootstrapper(f.context, {.slots = slots, .message_bound = graph::required_message_bound(plan)});
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  const graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, &bootstrapper);
+
+  std::vector<Ciphertext> weights = encrypt_weights(f, trainer, twin, plan);
+  for (int step = 0; step < 2; ++step) {
+    const Batch batch = step == 0 ? first : random_batch(kShape, rng);
+    std::vector<Ciphertext> inputs;
+    inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_inputs(batch.x), plan.input_encoding(0))));
+    inputs.push_back(
+        f.encryptor.encrypt(f.encoder.encode(trainer.pack_targets(batch.labels), plan.input_encoding(1))));
+    for (auto& c : weights) inputs.push_back(std::move(c));
+    weights = executor.run(std::move(inputs));
+    twin = twin_step(trainer, twin, batch);
+  }
+  std::vector<std::vector<std::complex<double>>> rows;
+  for (const auto& c : weights) rows.push_back(f.decrypt(c));
+  const double error = weight_difference(trainer.unpack_weights(rows), twin);
+  WARN("two encrypted steps: " << plan.bootstraps() << " bootstraps a step, largest value bootstrapped "
+                               << plan.bootstrap_magnitude << "; " << -std::log2(error) << " bits against the twin");
+  CHECK(error < std::exp2(-9));
+}
