@@ -5,23 +5,16 @@
 #include <memory>
 
 #include "cerium/core/check.hpp"
+#include "gz_file.hpp"
 
 namespace cerium::io {
 namespace {
 
 constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 32;  // 4 GiB of bytes: far above any dataset here
 
-struct GzCloser {
-  void operator()(gzFile_s* f) const { gzclose(f); }
-};
-using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
+using detail::GzFile;
 
-GzFile open(const std::filesystem::path& path, const char* mode) {
-  GzFile f(gzopen(path.c_str(), mode));
-  require<SerializationError>(f != nullptr, "IDX {}: cannot open the file for {}", path.string(),
-                              mode[0] == 'r' ? "reading" : "writing");
-  return f;
-}
+GzFile open(const std::filesystem::path& path, const char* mode) { return detail::open_gz(path, mode, "IDX"); }
 
 void read_exactly(gzFile_s* f, void* out, std::size_t bytes, const std::filesystem::path& path, const char* what) {
   std::size_t done = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cerium/core/error.hpp"
+#include "cerium/io/digits.hpp"
 #include "cerium/io/idx.hpp"
 #include "cerium/io/weights.hpp"
 #include "support/catch.hpp"
@@ -86,6 +87,45 @@ TEST_CASE("Fashion-MNIST from the Debian package", "[io][idx][data]") {
   std::vector<int> per_class(10, 0);
   for (const auto label : test.labels) ++per_class[label];
   for (const int n : per_class) CHECK(n == 1000);  // the test set is balanced
+}
+
+TEST_CASE("digits CSV files load and malformed ones are refused", "[io][digits]") {
+  // Written here: two images, plain and gzip-compressed (zlib reads both).
+  std::string two;
+  for (int image = 0; image < 2; ++image) {
+    for (int p = 0; p < 64; ++p) two += std::to_string((p * 7 + image) % 17) + ",";
+    two += std::to_string(image + 3) + "\n";
+  }
+  const auto write_text = [](const std::filesystem::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+  };
+  write_text(scratch("digits.csv"), two);
+  const io::LabeledImages d = io::load_digits(scratch("digits.csv"));
+  CHECK(d.count == 2);
+  CHECK(d.pixels.size() == 128);
+  CHECK(d.labels == std::vector<std::uint8_t>{3, 4});
+  CHECK(d.pixels[65] == (7 + 1) % 17);
+  // Each malformation is a SerializationError naming the line.
+  const std::string good_line = two.substr(0, two.find('\n') + 1);
+  for (const std::string& bad : {good_line + "1,2,3\n", good_line + good_line.substr(0, good_line.size() - 1) + ",5\n",
+                                 good_line + "x" + good_line.substr(1), "17" + good_line.substr(1),
+                                 good_line.substr(0, good_line.size() - 2) + "12\n", std::string()}) {
+    write_text(scratch("bad_digits.csv"), bad);
+    CHECK_THROWS_AS(io::load_digits(scratch("bad_digits.csv")), SerializationError);
+  }
+  CHECK_THROWS_AS(io::load_digits(scratch("no-such-digits.csv.gz")), InvalidArgument);
+  // Debian's python3-sklearn, or CERIUM_DIGITS_FILE.
+  const char* env = std::getenv("CERIUM_DIGITS_FILE");
+  const std::filesystem::path real = env != nullptr ? std::filesystem::path(env) : io::kDigitsFile;
+  if (!std::filesystem::exists(real)) {
+    WARN("python3-sklearn's digits.csv.gz is not here: the real file is not checked");
+    return;
+  }
+  const io::LabeledImages all = io::load_digits(real);
+  CHECK(all.count == 1797);
+  std::vector<int> per_class(10, 0);
+  for (const auto label : all.labels) ++per_class[label];
+  for (const int n : per_class) CHECK((n >= 174 && n <= 183));
 }
 
 TEST_CASE("weight files round trip, reject every truncation and flipped byte, and name what is missing", "[io][weights]") {
