@@ -9,6 +9,8 @@
 //   cerium_example_train_mlp                   plan, then train on the GPU (or print the CPU estimate)
 //   --plan-only                                the plaintext twin's training and the plan only
 //   --cpu                                      train on the CPU even so
+//   --toy                                      N = 2^12 toy parameters (NOT secure: a quick look on the CPU, about
+//                                              25 s a step on one core)
 //   --steps S --batch B --rate R --hidden H    100, 32, 0.2, 32
 //   --digits FILE                              digits.csv.gz (default: python3-sklearn's, or $CERIUM_DIGITS_FILE)
 
@@ -45,7 +47,7 @@ namespace {
 struct Options {
   std::size_t steps = 100, batch = 32, hidden = 32;
   double rate = 0.2;
-  bool plan_only = false, cpu = false;
+  bool plan_only = false, cpu = false, toy = false;
   std::filesystem::path digits = io::kDigitsFile;
 };
 
@@ -101,13 +103,14 @@ int main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (arg == "--plan-only") o.plan_only = true;
     else if (arg == "--cpu") o.cpu = true;
+    else if (arg == "--toy") o.toy = o.cpu = true;
     else if (arg == "--steps" && has_value) o.steps = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--batch" && has_value) o.batch = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--hidden" && has_value) o.hidden = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--rate" && has_value) o.rate = std::strtod(argv[++i], nullptr);
     else if (arg == "--digits" && has_value) o.digits = argv[++i];
     else {
-      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--steps S] [--batch B] [--rate R] [--hidden H] "
+      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--toy] [--steps S] [--batch B] [--rate R] [--hidden H] "
                          "[--digits FILE]\n", argv[0]);
       return 2;
     }
@@ -137,7 +140,9 @@ int main(int argc, char** argv) {
   fmt::print("plaintext twin: test accuracy {:.2f} % after {} steps ({:.2f} % before)\n",
              100 * accuracy(shape, twin, test), o.steps, 100 * accuracy(shape, initial, test));
 
-  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const auto context = ckks::Context::create(o.toy ? ckks::presets::bootstrappable_toy(12, 24)
+                                                   : ckks::presets::bootstrappable_n16());
+  if (o.toy) fmt::print("toy parameters (N = 2^12): NOT secure, for a look at the arithmetic only\n");
   const std::size_t slots = shape.slots();
   graph::PlanOptions options = bootstrapped_plan_options(context, slots);
   const int weight_level = options.bootstrap->output_level;
