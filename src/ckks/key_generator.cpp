@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cerium/core/check.hpp"
+#include "cerium/core/parallel.hpp"
 #include "cerium/math/os_random.hpp"
 #include "cerium/math/sampler.hpp"
 #include "cerium/rlwe/small_poly.hpp"
@@ -113,7 +114,12 @@ GaloisKeys KeyGenerator::galois_keys(std::span<const std::int64_t> rotation_step
       }
     };
     std::vector<std::thread> pool;
-    for (std::size_t i = 1; i < count; ++i) pool.emplace_back(make, i);
+    for (std::size_t i = 1; i < count; ++i) {
+      pool.emplace_back([&make, i] {
+        use_one_cpu_thread_here();  // the pool is the parallelism: no OpenMP team per key
+        make(i);
+      });
+    }
     make(0);
     for (std::thread& t : pool) t.join();
     for (std::size_t i = 0; i < count; ++i) {

@@ -115,8 +115,14 @@ void BasisConverter::convert(ConstLimbSpans in, LimbSpans out) const {
   require(in.size() == l && out.size() == m, "basis conversion from {} to {} primes given {} and {} limbs", l, m,
           in.size(), out.size());
   const std::size_t len = common_length(in, out, "basis conversion");
+  const std::size_t blocks = (len + conversion_block - 1) / conversion_block;
+  // Coefficient blocks are independent: threads take whole blocks (core/parallel.hpp), each with its own y.
+#pragma omp parallel if (blocks > 1 && len * (l + m) >= 65536)
+  {
   AlignedBuffer<u32> y(l * conversion_block, BufferInit::uninitialized);
-  for (std::size_t b = 0; b < len; b += conversion_block) {
+#pragma omp for schedule(static)
+  for (std::size_t block = 0; block < blocks; ++block) {
+    const std::size_t b = block * conversion_block;
     const std::size_t w = std::min(conversion_block, len - b);
     for (std::size_t i = 0; i < l; ++i) {
       const u32 q = from_->prime(i);
@@ -140,6 +146,7 @@ void BasisConverter::convert(ConstLimbSpans in, LimbSpans out) const {
         o[k] = l <= chunk ? math::barrett_reduce(acc.lo, p) : acc.reduce(p);
       }
     }
+  }
   }
 }
 
@@ -200,6 +207,8 @@ RnsPoly ModUp::apply(const RnsPoly& in) const {
   }
   if (!converter_) return out;
   ScratchLimbs coeff(digit_->size(), in.n());
+  // Every limb's transform is its own: one thread each (core/parallel.hpp), the words whatever the count.
+#pragma omp parallel for schedule(static) if (digit_limbs.size() > 1 && in.n() >= 2048)
   for (std::size_t i = 0; i < digit_limbs.size(); ++i) {
     std::copy(digit_limbs[i].begin(), digit_limbs[i].end(), coeff.views[i].begin());
     math::ntt_inverse(coeff.views[i], digit_->ntt(i));
@@ -207,7 +216,11 @@ RnsPoly ModUp::apply(const RnsPoly& in) const {
   std::vector<std::span<u32>> converted;
   for (auto position : target_of_complement_) converted.push_back(out_limbs[position]);
   converter_->convert(coeff.const_views, converted);
-  for (auto position : target_of_complement_) math::ntt_forward(out_limbs[position], target_->ntt(position));
+#pragma omp parallel for schedule(static) if (target_of_complement_.size() > 1 && in.n() >= 2048)
+  for (std::size_t k = 0; k < target_of_complement_.size(); ++k) {
+    const auto position = target_of_complement_[k];
+    math::ntt_forward(out_limbs[position], target_->ntt(position));
+  }
   return out;
 }
 
@@ -255,9 +268,15 @@ void ModDown::apply(ConstLimbSpans in, LimbSpans out) const {
           "ModDown from {} to {} primes given {} and {} limbs", full_->size(), kept_->size(), in.size(), out.size());
   const std::size_t len = common_length(in, out, "ModDown");
   const std::size_t block = std::min(combine_block, len);
+  const std::size_t blocks = block == 0 ? 0 : (len + block - 1) / block;
+  // Threads take whole coefficient blocks, each with its own scratch.
+#pragma omp parallel if (blocks > 1 && len * full_->size() >= 65536)
+  {
   ScratchLimbs t(kept_->size(), block), scratch(dropped_->size(), block);
   std::vector<std::span<const u32>> dropped(dropped_->size());
-  for (std::size_t b = 0; b < len; b += block) {
+#pragma omp for schedule(static)
+  for (std::size_t index = 0; index < blocks; ++index) {
+    const std::size_t b = index * block;
     const std::size_t w = std::min(block, len - b);
     for (std::size_t j = 0; j < dropped.size(); ++j) dropped[j] = in[full_of_dropped_[j]].subspan(b, w);
     const auto v = t.head(w);
@@ -266,6 +285,7 @@ void ModDown::apply(ConstLimbSpans in, LimbSpans out) const {
       subtract_and_scale(in[full_of_kept_[i]].subspan(b, w), v[i], out[i].subspan(b, w), p_inv_[i], kept_->prime(i),
                          h_kept_[i]);
     }
+  }
   }
 }
 
@@ -279,6 +299,7 @@ RnsPoly ModDown::apply(const RnsPoly& in) const {
   // NTT form: the dropped limbs go to coefficient form, the corrections come back to NTT form.
   ScratchLimbs t(kept_->size(), in.n());
   coefficient_corrections(in, t.views);
+#pragma omp parallel for schedule(static) if (kept_->size() > 1 && in.n() >= 2048)
   for (std::size_t i = 0; i < kept_->size(); ++i) {
     math::ntt_forward(t.views[i], kept_->ntt(i));
     subtract_and_scale(in.limb(full_of_kept_[i]), t.views[i], out.limb(i), p_inv_[i], kept_->prime(i));
@@ -289,6 +310,7 @@ RnsPoly ModDown::apply(const RnsPoly& in) const {
 void ModDown::coefficient_corrections(const RnsPoly& in, LimbSpans t) const {
   const std::size_t n = in.n();
   ScratchLimbs dropped(dropped_->size(), n), scratch(dropped_->size(), n);
+#pragma omp parallel for schedule(static) if (dropped_->size() > 1 && n >= 2048)
   for (std::size_t j = 0; j < dropped_->size(); ++j) {
     const auto source = in.limb(full_of_dropped_[j]);
     std::copy(source.begin(), source.end(), dropped.views[j].begin());
@@ -359,8 +381,14 @@ void Rescaler::apply(ConstLimbSpans in, LimbSpans out) const {
   const std::size_t len = common_length(in, out, "rescale");
   const auto dropped = in.subspan(l - dropped_);
   const std::size_t block = std::min(combine_block, len);
+  const std::size_t blocks = block == 0 ? 0 : (len + block - 1) / block;
+  // Threads take whole coefficient blocks, each with its own remainders.
+#pragma omp parallel if (blocks > 1 && len * l >= 65536)
+  {
   std::vector<std::uint64_t> r(block);
-  for (std::size_t b = 0; b < len; b += block) {
+#pragma omp for schedule(static)
+  for (std::size_t index = 0; index < blocks; ++index) {
+    const std::size_t b = index * block;
     const std::size_t w = std::min(block, len - b);
     remainders(dropped, b, std::span(r.data(), w));
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -375,6 +403,7 @@ void Rescaler::apply(ConstLimbSpans in, LimbSpans out) const {
       }
     }
   }
+  }
 }
 
 void Rescaler::apply_ntt_form(const RnsPoly& in, LimbSpans out) const {
@@ -388,11 +417,16 @@ void Rescaler::apply_ntt_form(const RnsPoly& in, LimbSpans out) const {
   }
   std::vector<std::uint64_t> r(n);
   remainders(dropped.const_views, 0, r);
-  AlignedBuffer<u32> t(n, BufferInit::uninitialized);
-  for (std::size_t i = 0; i < kept_->size(); ++i) {
-    correction(r, i, t.span());
-    math::ntt_forward(t.span(), kept_->ntt(i));
-    subtract_and_scale(in.limb(i), t.span(), out[i], p_inv_[i], kept_->prime(i));
+  // Each thread corrects whole limbs in a buffer of its own.
+#pragma omp parallel if (kept_->size() > 1 && n >= 2048)
+  {
+    AlignedBuffer<u32> t(n, BufferInit::uninitialized);
+#pragma omp for schedule(static)
+    for (std::size_t i = 0; i < kept_->size(); ++i) {
+      correction(r, i, t.span());
+      math::ntt_forward(t.span(), kept_->ntt(i));
+      subtract_and_scale(in.limb(i), t.span(), out[i], p_inv_[i], kept_->prime(i));
+    }
   }
 }
 
@@ -435,7 +469,11 @@ RnsPoly mod_down_and_rescale(const ModDown& mod_down, const Rescaler& rescaler, 
   rescaler.remainders(c.const_views, 0, r);
   // Kept limb i: T_i + P t_i, one forward NTT, then (x_i - that) (P D)^{-1} + a_i D^{-1}.
   RnsPoly out = output_like(in, rescaler.kept_ptr(), PolyForm::ntt);
+  // Each thread takes whole kept limbs, with a correction buffer of its own.
+#pragma omp parallel if (kept > 1 && n >= 2048)
+  {
   AlignedBuffer<u32> correction(n, BufferInit::uninitialized);
+#pragma omp for schedule(static)
   for (std::size_t i = 0; i < kept; ++i) {
     const math::Modulus& m = q.modulus(i);
     const u32 qi = m.value;
@@ -453,6 +491,7 @@ RnsPoly mod_down_and_rescale(const ModDown& mod_down, const Rescaler& rescaler, 
     if (addend == nullptr) continue;
     const auto ai = addend->limb(i);
     for (std::size_t k = 0; k < n; ++k) o[k] = math::add_mod(o[k], math::mul_shoup(ai[k], rescaler.p_inv_[i], qi), qi);
+  }
   }
   return out;
 }

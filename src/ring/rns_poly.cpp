@@ -222,12 +222,15 @@ void RnsPoly::set_zero() {
 
 void RnsPoly::to_ntt() {
   if (form_ == PolyForm::ntt) return;
+  // Limbs are independent: one thread each (core/parallel.hpp), the words whatever the count.
+#pragma omp parallel for schedule(static) if (limb_count_ > 1 && n() >= 2048)
   for (std::size_t i = 0; i < limb_count_; ++i) math::ntt_forward(limb(i), basis_->ntt(i));
   form_ = PolyForm::ntt;
 }
 
 void RnsPoly::to_coeff() {
   if (form_ == PolyForm::coefficient) return;
+#pragma omp parallel for schedule(static) if (limb_count_ > 1 && n() >= 2048)
   for (std::size_t i = 0; i < limb_count_; ++i) math::ntt_inverse(limb(i), basis_->ntt(i));
   form_ = PolyForm::coefficient;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cerium/ckks/periodic_plaintext.hpp"
+#include "cerium/core/parallel.hpp"
 #include "cerium/graph/node.hpp"
 
 namespace cerium::graph {
@@ -28,7 +29,12 @@ class PlaintextStream {
       : order_(std::move(order)), encode_(std::move(encode)), ready_(order_.size()), window_(window) {
     position_.assign(order_.empty() ? 0 : order_.back() + 1, order_.size());
     for (std::size_t k = 0; k < order_.size(); ++k) position_[order_[k]] = k;
-    for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
+    for (unsigned t = 0; t < threads; ++t) {
+      workers_.emplace_back([this] {
+        use_one_cpu_thread_here();  // the workers are the parallelism: no team each
+        work();
+      });
+    }
   }
   PlaintextStream(const PlaintextStream&) = delete;
   PlaintextStream& operator=(const PlaintextStream&) = delete;

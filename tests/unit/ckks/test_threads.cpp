@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cerium/core/log.hpp"
+#include "cerium/core/parallel.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/planner.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -182,4 +183,32 @@ TEST_CASE("keys and plaintexts made on host threads equal those made on one", "[
   CHECK(cached.encode_plaintexts(4) == 12);
   CHECK(same_words(run(cached), one));
   CHECK(cached.plaintexts_encoded() == 12);
+}
+
+TEST_CASE("the CPU backend gives the same words on 1, 2 and 3 threads", "[ckks][threads][cpu_threads]") {
+  // The batched loops (NTT over limbs, basis conversion, ModDown, rescale) split limbs or coefficient blocks
+  // between OpenMP threads (core/parallel.hpp); without OpenMP every count is one thread.
+  Fixture f(toy(13, 4, 2, 3), {.relinearization = true, .rotations = {1, -5}});
+  auto rng = cerium_test::make_rng(151);
+  const Ciphertext x = f.encrypt(random_complex(rng, f.max_slots()));
+  const Ciphertext y = f.encrypt(random_complex(rng, f.max_slots()));
+  const int before = cpu_threads();
+  std::vector<std::vector<Ciphertext>> results;
+  for (const int threads : {1, 2, 3}) {
+    set_cpu_threads(threads);
+    std::vector<Ciphertext> r;
+    r.push_back(f.evaluator.multiply(x, y));  // relinearized
+    r.push_back(f.evaluator.rescale(r.back()));
+    r.push_back(f.evaluator.rotate(x, 1));
+    r.push_back(f.evaluator.rotate(r[1], -5));
+    results.push_back(std::move(r));
+  }
+  set_cpu_threads(before);
+  for (std::size_t t = 1; t < results.size(); ++t) {
+    for (std::size_t i = 0; i < results[0].size(); ++i) {
+      INFO("thread count " << t + 1 << ", result " << i);
+      CHECK(same_words(results[t][i], results[0][i]));
+    }
+  }
+  CHECK_THROWS_AS(set_cpu_threads(-1), InvalidArgument);
 }
