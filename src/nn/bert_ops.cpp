@@ -9,7 +9,7 @@ namespace cerium::nn::bert_ops {
 
 Matrix linear(const LinearWeights& weights, const Matrix& x) {
   const Matrix& w = weights.weight;
-  require<MismatchError>(x.cols == w.cols && weights.bias.size() == w.rows,
+  require<MismatchError>(x.cols == w.cols && (weights.bias.empty() || weights.bias.size() == w.rows),
                          "bert: a linear layer of {} x {} (bias {}) applied to rows of {}", w.rows, w.cols,
                          weights.bias.size(), x.cols);
   Matrix y = Matrix::zeros(x.rows, w.rows);
@@ -19,7 +19,7 @@ Matrix linear(const LinearWeights& weights, const Matrix& x) {
       const double* row = w.values.data() + o * w.cols;
       double sum = 0;
       for (std::size_t i = 0; i < w.cols; ++i) sum += row[i] * in[i];
-      y.at(t, o) = sum + weights.bias[o];
+      y.at(t, o) = weights.bias.empty() ? sum : sum + weights.bias[o];
     }
   }
   return y;

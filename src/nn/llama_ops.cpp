@@ -17,25 +17,7 @@ void require_dense(const Matrix& m, const char* name) {
 
 }  // namespace
 
-Matrix linear(const LinearWeights& weights, const Matrix& x) {
-  // bert_ops::linear takes a bias per output; Llama's projections have none, and copying a 4096 x 14336 matrix to
-  // attach zeros would cost more than the product.
-  if (!weights.bias.empty()) return bert_ops::linear(weights, x);
-  const Matrix& w = weights.weight;
-  require<MismatchError>(x.cols == w.cols, "llama: a linear layer of {} x {} applied to rows of {}", w.rows, w.cols,
-                         x.cols);
-  Matrix y = Matrix::zeros(x.rows, w.rows);
-  for (std::size_t t = 0; t < x.rows; ++t) {
-    const double* in = x.values.data() + t * x.cols;
-    for (std::size_t o = 0; o < w.rows; ++o) {
-      const double* row = w.values.data() + o * w.cols;
-      double sum = 0;
-      for (std::size_t i = 0; i < w.cols; ++i) sum += row[i] * in[i];
-      y.at(t, o) = sum;
-    }
-  }
-  return y;
-}
+Matrix linear(const LinearWeights& weights, const Matrix& x) { return bert_ops::linear(weights, x); }
 
 Matrix rms_norm(const Matrix& x, std::span<const double> gamma, double eps) {
   require<MismatchError>(gamma.size() == x.cols, "llama: an RMSNorm of {} applied to rows of {}", gamma.size(), x.cols);

@@ -9,7 +9,8 @@
 
 namespace cerium::nn::bert_ops {
 
-// x W^T + b per row (W out x in). MismatchError when x's columns are not W's inputs.
+// x W^T + b per row (W out x in; b empty: no bias). MismatchError when x's columns are not W's inputs or b is
+// neither empty nor one per output.
 Matrix linear(const LinearWeights& weights, const Matrix& x);
 // a + b, element by element. MismatchError for other shapes.
 Matrix add(const Matrix& a, const Matrix& b);
