@@ -2,10 +2,13 @@
 include(CMakePackageConfigHelpers)
 set(CERIUM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Cerium)
 
-set(_cerium_targets cerium cerium_core cerium_math cerium_ring cerium_rlwe cerium_ckks cerium_io cerium_circuits cerium_boot cerium_expr
+set(_cerium_targets cerium cerium_core cerium_math cerium_ring cerium_rlwe cerium_dist cerium_ckks cerium_io cerium_circuits cerium_boot cerium_expr
     cerium_plan cerium_graph cerium_nn)
 if(CERIUM_HAS_CUDA)
   list(APPEND _cerium_targets cerium_cuda)
+endif()
+if(CERIUM_HAS_MPI)
+  list(APPEND _cerium_targets cerium_dist_mpi)
 endif()
 install(TARGETS ${_cerium_targets} EXPORT CeriumTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

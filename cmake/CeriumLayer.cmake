@@ -6,6 +6,9 @@ function(cerium_add_layer name)
   cmake_parse_arguments(ARG "" "" "DEPENDS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
   file(GLOB_RECURSE cuda_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/cuda/*.cpp)
+  # Transports with optional dependencies (src/<layer>/mpi/, src/<layer>/nccl/) get their own targets
+  # (cerium_dist_mpi, cerium_dist_nccl).
+  list(FILTER sources EXCLUDE REGEX "/src/${name}/(mpi|nccl)/")
   if(cuda_sources)
     if(CERIUM_HAS_CUDA)
       list(APPEND ARG_DEPENDS cerium_cuda)

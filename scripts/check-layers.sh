@@ -13,7 +13,7 @@ cd "$root"
 allow_file=scripts/layers.allow
 
 # Bottom to top. Adding a layer means adding it here.
-layer_order="core:0 math:1 ring:2 rlwe:3 backend:4 dist:4 ckks:5 io:6 circuits:6 boot:7 expr:8 plan:9 graph:10 nn:11"
+layer_order="core:0 math:1 ring:2 rlwe:3 backend:4 dist:5 ckks:6 io:7 circuits:7 boot:8 expr:9 plan:10 graph:11 nn:12"
 
 dirs=()
 for d in include/cerium src kernels; do

@@ -8,7 +8,7 @@
 #                 clang-14 only recommends) and Ninja, for scripts/sanitize.sh and scripts/fuzz.sh
 set -euo pipefail
 
-packages=(build-essential cmake catch2 libfmt-dev libbenchmark-dev libgmp-dev zlib1g-dev)
+packages=(build-essential cmake catch2 libfmt-dev libbenchmark-dev libgmp-dev zlib1g-dev libopenmpi-dev openmpi-bin)
 if [[ ${1:-} == --sanitizers ]]; then
   packages+=(clang-14 libclang-rt-14-dev ninja-build)
 fi

@@ -10,7 +10,7 @@
 namespace cerium {
 namespace {
 
-constexpr std::size_t kinds = 2;
+constexpr std::size_t kinds = 3;
 
 // Installed once per process in practice; a reader takes the pointer without a lock.
 std::array<std::atomic<const DeviceMemoryHooks*>, kinds>& installed() {
@@ -24,6 +24,7 @@ std::size_t index_of(DeviceKind kind) { return static_cast<std::size_t>(kind); }
 
 void install_device_memory_hooks(DeviceKind kind, const DeviceMemoryHooks& hooks) {
   require(kind != DeviceKind::cpu, "host memory needs no device memory hooks");
+  require(kind != DeviceKind::remote, "another rank's memory cannot be reached through memory hooks");
   require(hooks.allocate && hooks.release && hooks.copy && hooks.zero,
           "device memory hooks for {} must provide allocate, release, copy and zero", to_string(kind));
   static std::mutex mutex;
@@ -37,6 +38,9 @@ bool has_device_memory_hooks(DeviceKind kind) {
 }
 
 const DeviceMemoryHooks& device_memory_hooks(DeviceKind kind) {
+  require<UnsupportedError>(kind != DeviceKind::remote,
+                            "remote memory belongs to another rank of the device mesh: it cannot be allocated, read "
+                            "or written here (gather it through the mesh's communicator)");
   const DeviceMemoryHooks* hooks =
       kind == DeviceKind::cpu ? nullptr : installed()[index_of(kind)].load(std::memory_order_acquire);
   require<UnsupportedError>(hooks != nullptr,
@@ -73,8 +77,18 @@ DeviceWords& DeviceWords::operator=(DeviceWords&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
     host_ = std::move(other.host_);
     block_ = std::move(other.block_);
+    borrowed_ = std::exchange(other.borrowed_, false);
   }
   return *this;
+}
+
+DeviceWords DeviceWords::borrow(Device device, std::uint32_t* data, std::size_t size) {
+  DeviceWords view;
+  view.device_ = device;
+  view.data_ = data;
+  view.size_ = size;
+  view.borrowed_ = true;
+  return view;
 }
 
 std::vector<DeviceWords> DeviceWords::slices(Device device, std::size_t count, std::size_t words, BufferInit init) {
@@ -91,7 +105,8 @@ std::vector<DeviceWords> DeviceWords::slices(Device device, std::size_t count, s
 }
 
 void DeviceWords::release() noexcept {
-  if (block_ != nullptr) {  // a slice: the block frees the memory with its last slice
+  if (block_ != nullptr || borrowed_) {  // a slice (the block frees the memory with its last slice) or a view
+    borrowed_ = false;
     block_.reset();
     data_ = nullptr;
     size_ = 0;
@@ -123,7 +138,7 @@ DeviceWords DeviceWords::clone() const { return copy_to(device_, size_); }
 
 void DeviceWords::fill_zero() {
   if (data_ == nullptr) return;
-  if (block_ != nullptr && device_.host_accessible()) {
+  if ((block_ != nullptr || borrowed_) && device_.host_accessible()) {
     std::memset(data_, 0, size_ * sizeof(std::uint32_t));
   } else if (device_.host_accessible()) {
     host_.fill_zero();

@@ -31,9 +31,20 @@ RnsShard::RnsShard(Device device, std::size_t first_limb, std::size_t limb_count
       first_limb_(first_limb),
       limb_count_(limb_count),
       n_(n),
-      storage_(device, limb_count * limb_stride(n), init) {}
+      storage_(device.is_remote() ? DeviceWords() : DeviceWords(device, limb_count * limb_stride(n), init)) {}
+
+void RnsShard::resize_limbs(std::size_t limb_count) {
+  require(is_remote() || limb_count * stride() <= storage_.size(),
+          "a shard with storage for {} limbs cannot hold {}", storage_.size() / stride(), limb_count);
+  limb_count_ = limb_count;
+}
 
 std::uint32_t* RnsShard::host_words() {
+  require<UnsupportedError>(!is_remote(),
+                            "limbs {}..{} of this polynomial are held by rank {} of the device mesh, not here: "
+                            "compute on them through the sharded backend, or download the polynomial (a collective) "
+                            "first",
+                            first_limb_, first_limb_ + limb_count_ - 1, device_.index);
   require<UnsupportedError>(device_.host_accessible(),
                             "limbs {}..{} of this polynomial are in {} memory, which host code cannot read: compute "
                             "on them with the device's backend, or download the polynomial (copy_to(Device::cpu()) "
@@ -44,7 +55,16 @@ std::uint32_t* RnsShard::host_words() {
 
 // Copies only the live limbs (a shard keeps its storage when limbs are dropped).
 RnsShard RnsShard::copy_to(Device target) const {
+  if (is_remote()) return RnsShard(device_, first_limb_, limb_count_, n_, DeviceWords());
   return RnsShard(target, first_limb_, limb_count_, n_, storage_.copy_to(target, limb_count_ * stride()));
+}
+
+RnsShard RnsShard::borrow(std::size_t first, std::size_t count) const {
+  require(first + count <= limb_count_, "limbs {}..{} of a shard of {} limbs", first, first + count, limb_count_);
+  if (is_remote()) return RnsShard(device_, first_limb_ + first, count, n_, DeviceWords());
+  // The view's storage holds exactly its limbs: a view cannot be grown past them.
+  auto* words = const_cast<std::uint32_t*>(storage_.data()) + first * stride();
+  return RnsShard(device_, first_limb_ + first, count, n_, DeviceWords::borrow(device_, words, count * stride()));
 }
 
 RnsShard RnsShard::clone() const { return copy_to(device_); }
@@ -93,6 +113,34 @@ RnsPoly RnsPoly::copy_to(Device device) const {
   copy.shards_.reserve(shards_.size());
   for (const auto& s : shards_) copy.shards_.push_back(s.copy_to(device));
   return copy;
+}
+
+RnsPoly RnsPoly::from_shards(RnsBasisPtr basis, PolyForm form, std::vector<RnsShard> shards) {
+  require(basis != nullptr, "an RNS polynomial needs a basis");
+  RnsPoly poly;
+  poly.basis_ = std::move(basis);
+  poly.form_ = form;
+  poly.limb_count_ = poly.basis_->size();
+  std::size_t first = 0;
+  for (auto& s : shards) {
+    require<MismatchError>(s.n_ == poly.basis_->ring_degree(), "a shard of degree {} for a basis of degree {}", s.n_,
+                           poly.basis_->ring_degree());
+    if (s.limb_count_ == 0) continue;
+    s.first_limb_ = first;
+    first += s.limb_count_;
+    poly.shards_.push_back(std::move(s));
+  }
+  require<MismatchError>(first == poly.limb_count_, "the shards hold {} limbs, the basis ({}) has {}", first,
+                         describe(*poly.basis_), poly.limb_count_);
+  return poly;
+}
+
+std::vector<RnsShard> RnsPoly::release_shards() {
+  std::vector<RnsShard> shards = std::move(shards_);
+  shards_.clear();
+  basis_.reset();
+  limb_count_ = 0;
+  return shards;
 }
 
 bool RnsPoly::host_accessible() const {

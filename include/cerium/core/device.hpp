@@ -1,7 +1,8 @@
 #pragma once
 // Where a buffer lives: the host (cpu) or a CUDA GPU, with an index. Every buffer and every shard of a
 // polynomial carries one. The CPU backend may pose as several devices (cpu:0, cpu:1, ...) so that sharded code
-// runs in CI without GPUs; those all live in host memory.
+// runs in CI without GPUs; those all live in host memory. A shard held by another rank of a device mesh
+// (dist/) is `remote`, its index the rank: it has no storage here, only its place in the polynomial's layout.
 //
 // No fmt here: this header is meant to be usable from .cu files, where fmt does not compile under C++20.
 
@@ -14,9 +15,16 @@
 
 namespace cerium {
 
-enum class DeviceKind : std::uint8_t { cpu, cuda };
+enum class DeviceKind : std::uint8_t { cpu, cuda, remote };
 
-constexpr std::string_view to_string(DeviceKind kind) { return kind == DeviceKind::cpu ? "cpu" : "cuda"; }
+constexpr std::string_view to_string(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::cpu: return "cpu";
+    case DeviceKind::cuda: return "cuda";
+    case DeviceKind::remote: return "remote";
+  }
+  return "unknown";
+}
 
 struct Device {
   DeviceKind kind = DeviceKind::cpu;
@@ -24,9 +32,12 @@ struct Device {
 
   static constexpr Device cpu(int index = 0) { return Device{DeviceKind::cpu, index}; }
   static constexpr Device cuda(int index = 0) { return Device{DeviceKind::cuda, index}; }
+  // Memory of another rank of a device mesh: a placeholder in this rank's view of a sharded polynomial.
+  static constexpr Device remote(int rank) { return Device{DeviceKind::remote, rank}; }
 
   constexpr bool is_cpu() const { return kind == DeviceKind::cpu; }
   constexpr bool is_cuda() const { return kind == DeviceKind::cuda; }
+  constexpr bool is_remote() const { return kind == DeviceKind::remote; }
   // Host code may read and write the memory of this device directly.
   constexpr bool host_accessible() const { return kind == DeviceKind::cpu; }
 
@@ -35,7 +46,7 @@ struct Device {
   friend constexpr auto operator<=>(const Device&, const Device&) = default;
 };
 
-// "cpu:0", "cuda:3".
+// "cpu:0", "cuda:3", "remote:2".
 inline std::string to_string(const Device& device) {
   return std::string(to_string(device.kind)) + ":" + std::to_string(device.index);
 }

@@ -58,6 +58,10 @@ class DeviceWords {
   static std::vector<DeviceWords> slices(Device device, std::size_t count, std::size_t words,
                                          BufferInit init = BufferInit::zero);
 
+  // A view of `size` words at data on device that someone else owns and keeps alive while the view is used:
+  // released, it frees nothing (views that regroup a sharded polynomial's local limbs, dist/).
+  static DeviceWords borrow(Device device, std::uint32_t* data, std::size_t size);
+  bool borrowed() const { return borrowed_; }
   // The same words on the same device (in an allocation of its own).
   DeviceWords clone() const;
   // The first `words` words, in a buffer of that size on another device (or the same one).
@@ -73,6 +77,7 @@ class DeviceWords {
   std::size_t size_ = 0;
   AlignedBuffer<std::uint32_t> host_;  // the storage when device_ is host memory
   std::shared_ptr<DeviceWords> block_;  // for a slice: the allocation it lies in
+  bool borrowed_ = false;               // a view of memory owned elsewhere
 };
 
 }  // namespace cerium

@@ -97,6 +97,13 @@ class NumericalError : public Error {
   using Error::Error;
 };
 
+// A collective of a device mesh (dist/) that could not complete: a rank failed or timed out, or the ranks disagree
+// (different parameters, keys or call sequences). Every rank of the mesh gets one, never a hang.
+class CommunicationError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A feature that was not compiled in (e.g. the CUDA backend in a CPU-only build).
 class UnsupportedError : public Error {
  public:

@@ -8,6 +8,10 @@
 // of core/device_memory.hpp): the CUDA backend computes on them through RnsShard::data(); host code that asks
 // for their limbs (limb(i), the arithmetic operators) gets an UnsupportedError telling it to download first.
 //
+// A polynomial sharded over the ranks of a device mesh (dist/) lists every shard on every rank; the shards other
+// ranks hold are `remote` placeholders (Device::remote(rank)) with no storage, so the layout is the same
+// everywhere and code that reads only metadata (basis, level, form) works unchanged.
+//
 // Copies are explicit: RnsPoly moves freely but copying a polynomial (megabytes at N = 2^16) needs clone().
 
 #include <cstddef>
@@ -52,9 +56,12 @@ std::vector<ShardSpec> split_limbs(std::size_t limb_count, std::span<const Devic
 // A contiguous range of limbs of one polynomial on one device, owning its aligned storage.
 class RnsShard {
  public:
+  // Storage for limb_count limbs on device; none for a remote device (another rank holds the words).
   RnsShard(Device device, std::size_t first_limb, std::size_t limb_count, std::size_t n, BufferInit init);
 
   Device device() const { return device_; }
+  // Another rank holds these limbs; this shard is a placeholder without storage.
+  bool is_remote() const { return device_.is_remote(); }
   std::size_t first_limb() const { return first_limb_; }
   std::size_t limb_count() const { return limb_count_; }
   std::size_t n() const { return n_; }
@@ -73,8 +80,15 @@ class RnsShard {
   const std::uint32_t* data() const { return storage_.data(); }
 
   RnsShard clone() const;
-  // The live limbs of this shard on another device (host <-> device, or device to device).
+  // The live limbs of this shard on another device (host <-> device, or device to device). A remote shard stays
+  // a remote placeholder.
   RnsShard copy_to(Device target) const;
+  // Limbs [first, first + count) of this shard as a shard over the same words that does not own them (valid while
+  // this shard lives and keeps its storage): for views that regroup limbs without copying (dist/). Writes through
+  // the view change this shard's words.
+  RnsShard borrow(std::size_t first, std::size_t count) const;
+  // Fewer (or again more, up to what the storage holds) live limbs; the words of the kept limbs stay.
+  void resize_limbs(std::size_t limb_count);
 
  private:
   friend class RnsPoly;
@@ -118,6 +132,12 @@ class RnsPoly {
   RnsPoly copy_to(Device device) const;
   // Every shard's memory is host memory: limb() and the operators may be used.
   bool host_accessible() const;
+
+  // A polynomial over basis made of these shards in order (their limb counts must add up to the basis's size;
+  // first limbs are renumbered): for views that regroup shards without copying words (dist/).
+  static RnsPoly from_shards(RnsBasisPtr basis, PolyForm form, std::vector<RnsShard> shards);
+  // Hands the shards over and leaves this polynomial empty.
+  std::vector<RnsShard> release_shards();
 
   // Small signed coefficients (tests, secret keys) reduced into every prime. coefficients.size() must be N.
   // The result is in options.form (converted after reduction when that is NTT).

@@ -1,0 +1,53 @@
+#pragma once
+// Which rank holds which limbs: the limb-parallel layout of sharded ciphertexts and keys over a device mesh.
+//
+// Ownership is by prime, so one table serves every basis the scheme uses (Q_l, Q_l u P, a key's Q u P): Q's
+// primes are split over the ranks in contiguous blocks (rank 0 the first ones), and P's primes likewise, as evenly
+// as possible. A polynomial over any basis of these primes is then, on each rank, at most one run of its Q limbs
+// and one run of its P limbs, so the rank's local limbs are one or two shards and results over Q_l need no
+// regrouping. The price of contiguous blocks: at low levels the ranks holding Q's top primes have little to do
+// (a level-balanced layout is future work; the bytes moved are the same).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "cerium/core/device.hpp"
+#include "cerium/ring/rns_basis.hpp"
+#include "cerium/ring/rns_poly.hpp"
+#include "cerium/rlwe/context.hpp"
+
+namespace cerium::dist {
+
+class LimbLayout {
+ public:
+  // The layout of a context's primes over `ranks` ranks; rank r computes on local_device (the shards other
+  // ranks hold are Device::remote(rank) placeholders in this rank's view).
+  LimbLayout(const rlwe::Context& context, int ranks, int rank, Device local_device = Device::cpu());
+
+  int ranks() const { return ranks_; }
+  int rank() const { return rank_; }
+  Device local_device() const { return local_device_; }
+  // The rank holding a prime; InvalidArgument naming the prime when the context has no such prime.
+  int owner(std::uint32_t prime) const;
+  bool is_local(std::uint32_t prime) const { return owner(prime) == rank_; }
+
+  // This rank's view of a polynomial over basis: runs of consecutive limbs by owner, the local runs on
+  // local_device() and the others remote.
+  std::vector<ring::ShardSpec> shards(const ring::RnsBasis& basis) const;
+  // Positions in basis of the limbs a rank holds, in order.
+  std::vector<std::size_t> positions(const ring::RnsBasis& basis, int rank) const;
+  std::vector<std::size_t> local_positions(const ring::RnsBasis& basis) const { return positions(basis, rank_); }
+  // Limbs of basis per rank.
+  std::vector<std::size_t> counts(const ring::RnsBasis& basis) const;
+
+ private:
+  int ranks_ = 1;
+  int rank_ = 0;
+  Device local_device_;
+  std::unordered_map<std::uint32_t, int> owners_;
+};
+
+}  // namespace cerium::dist

@@ -1,0 +1,115 @@
+#pragma once
+// The limb-parallel sharded backend: a backend::PolyBackend whose polynomials are split by limbs over the ranks
+// of a device mesh (dist::LimbLayout), each rank computing its own limbs on the host and exchanging only what an
+// operation couples across limbs. Any scheme code written against the backend concept runs on it unchanged: the
+// CKKS evaluator, the circuits and the bootstrapper (ckks/sharded_evaluator.hpp instantiates them), with the
+// words of the single-device CPU backend, limb for limb, for any number of ranks.
+//
+// What crosses ranks (everything else is limb-local):
+//  - rescale: the dropped limbs (1 or 2) go to every rank;
+//  - ModUp (key switching, hoisting): the input's limbs in coefficient form go to every rank (each digit's
+//    conversion reads all of the digit's limbs); each rank then extends every digit to its own limbs of Q_l u P;
+//  - the inner product with the key: limb-local (keys are sharded like ciphertexts);
+//  - ModDown: P's limbs go to every rank;
+//  - ModRaise (bootstrapping): the one or two limbs of level 0 go to every rank;
+//  - download: every limb to every rank (a collective: every rank calls it).
+// A host polynomial given to place() (an encoding, a fresh encryption, a key) must be the same on every rank:
+// each rank keeps its limbs of it. Encrypt with the same seed on every rank, or on one rank and broadcast the
+// serialized ciphertext (dist::broadcast_bytes).
+//
+// Every rank runs the same program, one thread per rank (collectives are matched by order); the sharded backend
+// of a rank must not be used from several threads at once. The local limbs are computed by the CPU backend's
+// routines on views that borrow the shards' words (no copies), so the words are the CPU backend's.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "cerium/backend/backend.hpp"
+#include "cerium/dist/communicator.hpp"
+#include "cerium/dist/limb_layout.hpp"
+
+namespace cerium::dist {
+
+class ShardedBackend {
+ public:
+  // The eDSL's planner folds rescale(sum) into the sum as on the CPU backend.
+  static constexpr bool fold_rescale_into_sums = true;
+
+  // comm must outlive the backend (and every copy of it: copies share one state).
+  ShardedBackend(Communicator& comm, rlwe::ContextPtr context);
+
+  Communicator& communicator() const;
+  const LimbLayout& layout() const;
+  const rlwe::ContextPtr& context() const;
+
+  ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const;
+  ring::RnsPoly clone(const ring::RnsPoly& y) const;
+  ring::RnsPoly place(ring::RnsPoly&& x) const;
+  ring::RnsPoly download(const ring::RnsPoly& y) const;
+  std::shared_ptr<const rlwe::SwitchingKey> resident(std::shared_ptr<const rlwe::SwitchingKey> key) const;
+
+  void add(ring::RnsPoly& x, const ring::RnsPoly& y) const;
+  void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const;
+  void negate(ring::RnsPoly& x) const;
+  void multiply(ring::RnsPoly& x, const ring::RnsPoly& y) const;
+  void multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  void multiply_accumulate_many(ring::RnsPoly& out, std::span<const ring::RnsPoly* const> a,
+                                std::span<const ring::RnsPoly* const> b, bool accumulate) const;
+  void linear_combination(ring::RnsPoly& out, std::span<const ring::RnsPoly* const> a,
+                          std::span<const ring::RnsPoly* const> b, std::span<const ring::RnsPoly* const> c,
+                          std::span<const std::uint32_t> scalars, bool accumulate) const;
+  void linear_combination_rescaled(const ring::Rescaler& rescaler, ring::RnsPoly& out,
+                                   std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b,
+                                   std::span<const ring::RnsPoly* const> c,
+                                   std::span<const std::uint32_t> scalars) const;
+  std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
+                                      const ring::RnsPoly& y1) const;
+  ring::RnsPoly sum(const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  ring::RnsPoly difference(const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  ring::RnsPoly product(const ring::RnsPoly& y, const ring::RnsPoly& z) const;
+  ring::RnsPoly negation(const ring::RnsPoly& y) const;
+  ring::RnsPoly scalar_product(const ring::RnsPoly& y, std::span<const std::uint32_t> per_limb) const;
+  std::array<ring::RnsPoly, 3> tensor_product(const ring::RnsPoly& x0, const ring::RnsPoly& x1,
+                                              const ring::RnsPoly& y0, const ring::RnsPoly& y1) const;
+  ring::RnsPoly prefix(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;
+  void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
+  void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
+  void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const;
+
+  void to_ntt(ring::RnsPoly& x) const;
+  void to_coeff(ring::RnsPoly& x) const;
+
+  void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const;
+  void rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const;
+  void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const;
+  ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;
+  ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;
+
+  rlwe::DecomposedPoly mod_up(const rlwe::Context& context, const ring::RnsPoly& y, int level) const;
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key,
+                                                const ring::Automorphism* automorphism) const;
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
+                                                std::array<const ring::RnsPoly*, 2> addends) const;
+  std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
+                                                const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
+                                                std::array<const ring::RnsPoly*, 2> addends,
+                                                const ring::Rescaler& rescaler) const;
+  std::array<ring::RnsPoly, 2> key_switch_inner_product(const rlwe::Context& context,
+                                                        const rlwe::DecomposedPoly& decomposed,
+                                                        const rlwe::SwitchingKey& key,
+                                                        const ring::Automorphism* automorphism) const;
+  ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+static_assert(backend::PolyBackend<ShardedBackend>, "ShardedBackend must provide every operation of PolyBackend");
+
+}  // namespace cerium::dist

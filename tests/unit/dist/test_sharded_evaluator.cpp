@@ -1,0 +1,188 @@
+// Limb-sharded CKKS over 1 to 8 in-process ranks: every evaluator operation, key switching, hoisted rotations,
+// a double-hoisted linear transform and bootstrapping give the single-device CPU evaluator's words, limb for limb.
+#include <array>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cerium/boot/sharded_bootstrapper.hpp"
+#include "cerium/circuits/linear_transform.hpp"
+#include "cerium/ckks/sharded_evaluator.hpp"
+#include "cerium/dist/in_process.hpp"
+#include "cerium/dist/traffic_model.hpp"
+#include "support/catch.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+
+using namespace evaluator_test;
+using namespace cerium::dist;
+
+namespace {
+
+// Runs body on every rank of an in-process group with a sharded evaluator carrying the fixture's keys, and
+// checks that every rank downloaded the same results; returns rank 0's.
+template <class Body>
+std::vector<Ciphertext> run_sharded(int ranks, const Fixture& f, Body body) {
+  InProcessGroup group(ranks);
+  std::vector<std::vector<Ciphertext>> results(static_cast<std::size_t>(ranks));
+  group.run([&](Communicator& comm) {
+    ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context));
+    ev.set_relinearization_key(f.evaluator.relinearization_key());
+    if (f.evaluator.galois_keys()) ev.set_galois_keys(f.evaluator.galois_keys());
+    std::vector<Ciphertext> mine;
+    for (const Ciphertext& c : body(ev)) mine.push_back(ev.download(c));
+    results[static_cast<std::size_t>(comm.rank())] = std::move(mine);
+  });
+  for (int r = 1; r < ranks; ++r) {
+    REQUIRE(results[static_cast<std::size_t>(r)].size() == results[0].size());
+    for (std::size_t i = 0; i < results[0].size(); ++i) {
+      REQUIRE(same_words(results[static_cast<std::size_t>(r)][i], results[0][i]));
+    }
+  }
+  return std::move(results[0]);
+}
+
+// The operations of one program, written once for any evaluator.
+template <class Evaluator>
+std::vector<Ciphertext> program(const Evaluator& ev, const Fixture& f, const Ciphertext& a_host,
+                                const Ciphertext& b_host, const Plaintext& p_host) {
+  const Ciphertext a = ev.upload(a_host), b = ev.upload(b_host);
+  const Plaintext p = ev.upload(p_host);
+  std::vector<Ciphertext> out;
+  out.push_back(ev.add(a, b));
+  out.push_back(ev.sub(a, b));
+  Ciphertext product = ev.multiply(a, b);  // relinearized
+  out.push_back(product.clone());
+  ev.rescale_inplace(product);
+  out.push_back(product.clone());
+  out.push_back(ev.multiply(product, a));  // levels aligned (a comes down, its scale adjusted)
+  out.push_back(ev.rescale(ev.multiply(a, p)));
+  out.push_back(ev.add(ev.multiply(a, 0.75), Complex(0.25, -0.5)));
+  out.push_back(ev.rotate(a, 1));
+  const std::array<std::int64_t, 3> steps = {1, -3, 5};
+  for (auto& c : ev.rotate_hoisted(b, steps)) out.push_back(std::move(c));
+  out.push_back(ev.conjugate(a));
+  out.push_back(ev.level_down(b, 1));
+  out.push_back(ev.negate(ev.multiply_integer(a, 3)));
+  (void)f;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sharded evaluator: the CPU evaluator's words on 1 to 8 ranks", "[dist][sharded]") {
+  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true});
+  auto rng = cerium_test::make_rng(41);
+  const std::size_t slots = f.max_slots();
+  const Ciphertext a = f.encrypt(random_complex(rng, slots));
+  const Ciphertext b = f.encrypt(random_complex(rng, slots));
+  const Plaintext p = f.encoder.encode(random_complex(rng, slots));
+  const std::vector<Ciphertext> want = program(f.evaluator, f, a, b, p);
+  for (int ranks : {1, 2, 3, 4, 8}) {
+    INFO(ranks << " ranks");
+    const std::vector<Ciphertext> got =
+        run_sharded(ranks, f, [&](const ShardedEvaluator& ev) { return program(ev, f, a, b, p); });
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      INFO("result " << i);
+      REQUIRE(same_words(got[i], want[i]));
+    }
+  }
+}
+
+TEST_CASE("sharded evaluator: a double-hoisted linear transform's words", "[dist][sharded]") {
+  const Fixture f(toy(10, 3, 1, 2), {.relinearization = true, .rotations = {}});
+  auto rng = cerium_test::make_rng(43);
+  const std::size_t slots = 16;
+  // A dense 16 x 16 matrix in diagonal form.
+  circuits::DiagonalMatrix matrix;
+  matrix.slots = slots;
+  for (std::size_t k = 0; k < slots; ++k) matrix.add_diagonal(static_cast<std::int64_t>(k), random_complex(rng, slots));
+  circuits::LinearTransformConfig config;
+  config.slots = slots;
+  config.hoisting = circuits::Hoisting::doubled;
+  const auto transform_for = [&](const auto& ev) {
+    return circuits::LinearTransform<std::remove_cvref_t<decltype(ev.backend())>>(ev, matrix, config);
+  };
+  Fixture keyed(f.context, {.relinearization = true});
+  {
+    const auto cpu_transform = transform_for(f.evaluator);
+    const auto steps = cpu_transform.rotation_steps();
+    keyed.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(steps, false)));
+  }
+  const Ciphertext x = f.encrypt(random_complex(rng, slots), -1, slots);
+  const Ciphertext want = transform_for(keyed.evaluator).apply(keyed.evaluator, x);
+  for (int ranks : {2, 3}) {
+    INFO(ranks << " ranks");
+    const auto got = run_sharded(ranks, keyed, [&](const ShardedEvaluator& ev) {
+      std::vector<Ciphertext> out;
+      out.push_back(transform_for(ev).apply(ev, ev.upload(x)));
+      return out;
+    });
+    REQUIRE(same_words(got[0], want));
+  }
+}
+
+TEST_CASE("sharded bootstrapping: the CPU bootstrapper's words (N = 2^11)", "[dist][sharded][bootstrap]") {
+  const Fixture f(presets::bootstrappable_toy(11), {.relinearization = true});
+  boot::Bootstrapper cpu(f.context);
+  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu.generate_keys(f.keygen));
+  cpu.set_keys(keys);
+  auto rng = cerium_test::make_rng(47);
+  const Values x = random_real(rng, cpu.slots());
+  const Ciphertext input = f.encrypt(x, 1, cpu.slots());
+  const Ciphertext want = cpu.bootstrap(input);
+  REQUIRE(precision_bits(f.decrypt(want), x) > 14);
+  for (int ranks : {2, 4}) {
+    INFO(ranks << " ranks");
+    InProcessGroup group(ranks);
+    std::vector<Ciphertext> got(static_cast<std::size_t>(ranks));
+    group.run([&](Communicator& comm) {
+      boot::ShardedBootstrapper sharded(f.context, {}, ShardedBackend(comm, f.context));
+      sharded.set_keys(keys);
+      const auto& ev = sharded.evaluator();
+      got[static_cast<std::size_t>(comm.rank())] = ev.download(sharded.bootstrap(ev.upload(input)));
+    });
+    for (const auto& g : got) REQUIRE(same_words(g, want));
+  }
+}
+
+TEST_CASE("the traffic model predicts the bytes every rank moves", "[dist][sharded][traffic]") {
+  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, 2, 3}});
+  auto rng = cerium_test::make_rng(53);
+  const Ciphertext a = f.encrypt(random_complex(rng, f.max_slots()));
+  const int level = a.level();
+  for (int ranks : {2, 3, 4, 8}) {
+    INFO(ranks << " ranks");
+    const LimbTraffic model(f.context, ranks);
+    InProcessGroup group(ranks);
+    group.run([&](Communicator& comm) {
+      ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context));
+      ev.set_relinearization_key(f.evaluator.relinearization_key());
+      ev.set_galois_keys(f.evaluator.galois_keys());
+      const Ciphertext x = ev.upload(a);
+      const auto r = static_cast<std::size_t>(comm.rank());
+      const auto expect = [&](const RankBytes& predicted, const char* what) {
+        INFO(what << " on rank " << r);
+        CHECK(comm.traffic().sent() == predicted.sent[r]);
+        CHECK(comm.traffic().received() == predicted.received[r]);
+        comm.reset_traffic();
+      };
+      comm.reset_traffic();
+      Ciphertext squared = ev.multiply_no_relin(x, x);
+      ev.relinearize_inplace(squared);
+      expect(model.key_switch(level), "relinearize");
+      Ciphertext y = ev.rescale(squared);
+      expect(model.rescale(level), "rescale");
+      Ciphertext z = ev.multiply_no_relin(x, x);
+      ev.relinearize_rescale_inplace(z);
+      expect(model.key_switch(level, true), "relinearize and rescale");
+      y = ev.rotate(x, 2);
+      expect(model.key_switch(level), "rotate");
+      const std::array<std::int64_t, 3> steps = {1, 2, 3};
+      auto rotations = ev.rotate_hoisted(x, steps);
+      expect(model.hoisted_rotations(level, 3), "three hoisted rotations");
+      y = ev.download(z);
+      expect(model.download(*f.context->q_basis(z.level()), 2), "download");
+    });
+  }
+}
