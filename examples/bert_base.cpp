@@ -12,6 +12,9 @@
 //   --rows R --ffn-blocks B                  token rows per ciphertext (32) and FFN column blocks (4)
 //   --seed S                                 the weights' and tokens' seed (1)
 //   --profile                                a second, profiled run: the per-layer-type table
+//   --placement R,R,...                      with --plan-only: the layers placed over R ranks (ciphertext-parallel)
+//                                            next to limb-parallel sharding: bytes moved, predicted times, per
+//                                            attention and FFN (graph/passes/rank_placement.hpp)
 
 #include <fmt/format.h>
 
@@ -29,6 +32,7 @@
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/graph/explain.hpp"
+#include "cerium/graph/passes/rank_placement.hpp"
 #include "cerium/graph/staged_planner.hpp"
 #include "cerium/nn/encrypted_bert.hpp"
 #include "layer_profile.hpp"
@@ -45,6 +49,7 @@ struct Options {
   std::size_t tokens = 128, rows = 32, ffn_blocks = 4;
   std::uint64_t seed = 1;
   bool plan_only = false, cpu = false, profile = false;
+  std::vector<int> placement_ranks;
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -63,9 +68,38 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--rows" && has_value) o.rows = number();
     else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
     else if (arg == "--seed" && has_value) o.seed = number();
-    else return false;
+    else if (arg == "--placement" && has_value) {
+      for (const auto& r : split_list(argv[++i])) o.placement_ranks.push_back(std::stoi(r));
+    } else return false;
   }
   return true;
+}
+
+// Every layer placed over R ranks, the figures summed over the layers: bytes by attention and FFN.
+void print_placements(const std::vector<graph::Plan>& plans, const std::vector<int>& ranks) {
+  const std::vector<graph::SegmentBoundary> segments = {{"attention block", "attention"}, {"encoder layer", "ffn"}};
+  for (const int r : ranks) {
+    graph::RankPlacement total;
+    for (const auto& p : plans) {
+      const graph::RankPlacement layer = graph::place_on_ranks(p, {.ranks = r}, segments);
+      if (total.segments.empty()) {
+        total = layer;
+        continue;
+      }
+      total.moved_bytes += layer.moved_bytes;
+      total.limb_parallel_bytes += layer.limb_parallel_bytes;
+      total.makespan_seconds += layer.makespan_seconds;
+      total.serial_seconds += layer.serial_seconds;
+      total.limb_parallel_seconds += layer.limb_parallel_seconds;
+      for (std::size_t i = 0; i < total.busy_seconds.size(); ++i) total.busy_seconds[i] += layer.busy_seconds[i];
+      for (std::size_t i = 0; i < total.segments.size() && i < layer.segments.size(); ++i) {
+        total.segments[i].nodes += layer.segments[i].nodes;
+        total.segments[i].moved_bytes += layer.segments[i].moved_bytes;
+        total.segments[i].limb_parallel_bytes += layer.segments[i].limb_parallel_bytes;
+      }
+    }
+    fmt::print("{}", graph::explain_placement(total));
+  }
 }
 
 }  // namespace
@@ -128,6 +162,7 @@ int main(int argc, char** argv) {
   for (const auto& block : planner.samples().front()) twin_blocks.emplace_back(block.begin(), block.end());
   const nn::Matrix twin = model.unpack_blocks(twin_blocks);
   fmt::print("polynomial twin against the exact reference: max error {:.3e}\n", max_difference(twin, exact));
+  print_placements(plans, o.placement_ranks);
   if (o.plan_only) return 0;
 
   const ckks::KeyGenerator keygen(context);

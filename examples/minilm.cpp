@@ -141,11 +141,7 @@ std::vector<std::size_t> parse_sentences(const std::string& list, const io::Weig
     for (std::size_t k = 0; file.contains("sentence." + std::to_string(k) + ".input"); ++k) out.push_back(k);
     return out;
   }
-  for (std::size_t start = 0; start <= list.size();) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    out.push_back(std::strtoull(list.substr(start, comma - start).c_str(), nullptr, 10));
-    start = comma + 1;
-  }
+  for (const auto& item : split_list(list)) out.push_back(std::strtoull(item.c_str(), nullptr, 10));
   return out;
 }
 

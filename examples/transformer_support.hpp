@@ -9,11 +9,23 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/context.hpp"
 #include "cerium/graph/planner.hpp"
 #include "cerium/nn/bert.hpp"
+
+// "a,b,c" -> {"a", "b", "c"} (empty items kept out): the examples' list arguments.
+inline std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

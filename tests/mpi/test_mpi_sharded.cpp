@@ -9,8 +9,10 @@
 #include "cerium/boot/sharded_bootstrapper.hpp"
 #include "cerium/ckks/sharded_evaluator.hpp"
 #include "cerium/dist/mpi.hpp"
+#include "cerium/graph/executor.hpp"
 #include "support/catch.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
+#include "unit/dist/attention_block.hpp"
 
 #if CERIUM_CATCH_VERSION == 3
 #include <catch2/catch_session.hpp>
@@ -102,6 +104,33 @@ TEST_CASE("MPI ranks: sharded bootstrapping gives the CPU bootstrapper's words (
   const auto& ev = sharded.evaluator();
   REQUIRE(same_words(ev.download(sharded.bootstrap(ev.upload(input))), want));
   REQUIRE(precision_bits(s.encoder.decode(s.decryptor.decrypt(want)), x) > 14);
+}
+
+TEST_CASE("MPI ranks: an attention block as a planned program gives the single-device words", "[dist][mpi]") {
+  const SeededSetup s(toy(11, 26, 2, 3));
+  std::mt19937_64 rng(509);  // the same weights and tokens on every rank
+  const sharded_test::AttentionBlock model(rng);
+  const graph::Plan plan = model.plan(s.context);
+  auto relin = std::make_shared<const RelinearizationKey>(s.keygen.relinearization_key());
+  auto galois = std::make_shared<const GaloisKeys>(s.keygen.galois_keys(plan.keys.steps));
+  Evaluator cpu(s.context);
+  cpu.set_relinearization_key(relin);
+  cpu.set_galois_keys(galois);
+  const auto x = sharded_test::normal(8 * 16, rng, 1);
+  const Ciphertext input =
+      s.encryptor.encrypt(s.encoder.encode(sharded_test::pack(model.shape.layout, x), plan.input_encoding(0)));
+  std::vector<Ciphertext> in_cpu;
+  in_cpu.push_back(input.clone());
+  const Ciphertext want = std::move(graph::Executor<backend::CpuBackend>(plan, cpu).run(std::move(in_cpu))[0]);
+
+  auto comm = make_mpi_communicator();
+  ShardedEvaluator ev(s.context, ShardedBackend(*comm, s.context));
+  ev.set_relinearization_key(relin);
+  ev.set_galois_keys(galois);
+  std::vector<Ciphertext> in;
+  in.push_back(ev.upload(input));
+  auto out = graph::Executor<ShardedBackend>(plan, ev, nullptr, {.encode_threads = 1}).run(std::move(in));
+  REQUIRE(same_words(ev.download(out.at(0)), want));
 }
 
 int main(int argc, char** argv) {

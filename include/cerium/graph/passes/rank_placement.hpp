@@ -31,7 +31,7 @@ struct MeshModel {
   int ranks = 1;
   double link_bytes_per_second = 450e9;
   double link_latency_seconds = 10e-6;
-  double key_switch_seconds = 2.0e-4;         // a relinearization or rotation with its rescale
+  double key_switch_seconds = 2.45e-4;        // a relinearization or rotation with its rescale
   double plaintext_product_seconds = 3.0e-5;  // a product by a plaintext or constant, with its rescale
   double addition_seconds = 1.0e-5;
   double bootstrap_seconds = 3.4e-2;
