@@ -144,7 +144,8 @@ TEST_CASE("A compressed periodic plaintext expands on the device to the host's w
         CHECK(on_device.level() == level);
         CHECK(on_device.slots() == full);
         CHECK(f.gpu.download(on_device).poly() == want.poly());
-        // And a product with it: the CPU's words.
+        // And a product with it: the CPU's words (above level 0, where the product's scale fits).
+        if (level == 0) continue;
         const Ciphertext ct = f.fresh(level);
         const Ciphertext cpu_product = f.cpu.evaluator.multiply(ct, want);
         const Ciphertext gpu_product = f.gpu.download(f.gpu.multiply(f.gpu.upload(ct), on_device));

@@ -221,37 +221,76 @@ struct Search {
   std::vector<bool> current, best;
   int best_count = kInfinite;
 
-  void run(std::uint32_t i, int count) {
-    if (count >= best_count) return;
-    if (++steps > limit) {
-      exhausted = true;
-      return;
+  // Depth-first over the items, each either kept or refreshed, with an explicit stack: programs have hundreds of
+  // thousands of items, far deeper than the thread's stack would allow recursion to go.
+  void run(std::uint32_t first, int first_count) {
+    struct Frame {
+      std::uint32_t i;
+      int count;
+      int stage;  // 0: enter; 1: the kept branch returned; 2: the refreshed (or pinned) branch returned
+      int level = 0;
+      bool refreshable = false;
+    };
+    std::vector<Frame> stack{{first, first_count, 0}};
+    while (!stack.empty()) {
+      const std::size_t top = stack.size() - 1;
+      Frame f = stack[top];
+      if (f.stage == 0) {
+        if (f.count >= best_count) {
+          stack.pop_back();
+          continue;
+        }
+        if (++steps > limit) {
+          exhausted = true;
+          return;
+        }
+        if (f.i == p.items.size()) {
+          best_count = f.count;
+          best = current;
+          stack.pop_back();
+          continue;
+        }
+        const LevelItem& item = p.items[f.i];
+        f.level = level_of(p, f.i, effective);
+        if (f.level < item.min_level) {
+          stack.pop_back();
+          continue;
+        }
+        f.refreshable = can_bootstrap(p, item) && f.level >= p.bootstrap_min_input;
+        if (item.pinned) {
+          if (!f.refreshable) {
+            stack.pop_back();
+            continue;
+          }
+          current[f.i] = true;
+          effective[f.i] = p.bootstrap_level;
+          f.stage = 2;
+          stack[top] = f;
+          stack.push_back({f.i + 1, f.count, 0});
+          continue;
+        }
+        current[f.i] = false;
+        effective[f.i] = f.level;
+        f.stage = 1;
+        stack[top] = f;
+        stack.push_back({f.i + 1, f.count, 0});
+        continue;
+      }
+      if (f.stage == 1) {
+        if (exhausted || !f.refreshable || p.bootstrap_level <= f.level) {
+          stack.pop_back();
+          continue;
+        }
+        current[f.i] = true;
+        effective[f.i] = p.bootstrap_level;
+        f.stage = 2;
+        stack[top] = f;
+        stack.push_back({f.i + 1, f.count + 1, 0});
+        continue;
+      }
+      current[f.i] = false;
+      stack.pop_back();
     }
-    if (i == p.items.size()) {
-      best_count = count;
-      best = current;
-      return;
-    }
-    const LevelItem& item = p.items[i];
-    const int level = level_of(p, i, effective);
-    if (level < item.min_level) return;
-    const bool refreshable = can_bootstrap(p, item) && level >= p.bootstrap_min_input;
-    if (item.pinned) {
-      if (!refreshable) return;
-      current[i] = true;
-      effective[i] = p.bootstrap_level;
-      run(i + 1, count);
-      current[i] = false;
-      return;
-    }
-    current[i] = false;
-    effective[i] = level;
-    run(i + 1, count);
-    if (exhausted || !refreshable || p.bootstrap_level <= level) return;
-    current[i] = true;
-    effective[i] = p.bootstrap_level;
-    run(i + 1, count + 1);
-    current[i] = false;
   }
 };
 

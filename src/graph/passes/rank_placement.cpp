@@ -49,9 +49,123 @@ double RankPlacement::savings() const {
   return limb_parallel_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(moved_bytes) / static_cast<double>(limb_parallel_bytes);
 }
 
+namespace {
+
+// One list schedule: each node on the rank minimizing its finish time plus `byte_penalty` seconds per byte it
+// would move there (0: plain HEFT, fastest; larger: operands stay put unless moving pays for itself).
+struct Schedule {
+  std::vector<int> rank;
+  std::vector<double> busy;
+  std::vector<std::uint64_t> segment_moved;
+  std::uint64_t moved = 0;
+  double makespan = 0;
+};
+
+// Owner computes: each node on the rank that holds most of its operands' bytes, unless that rank's work would pass
+// (1 + spill) times the mean: then on the least busy rank (its consumers follow it there). Times are simulated
+// afterwards with that assignment (each rank runs its nodes in program order).
+std::vector<int> owner_computes(const Plan& plan, const MeshModel& mesh, const std::vector<double>& cost, double spill) {
+  const Program& program = plan.program;
+  const auto ranks = static_cast<std::size_t>(mesh.ranks);
+  std::vector<int> rank(program.size(), 0);
+  std::vector<double> busy(ranks, 0);
+  double total = 0;
+  std::size_t next_input = 0;
+  for (NodeId id = 0; id < program.size(); ++id) {
+    const Node& node = program.node(id);
+    if (node.op == Op::input) {
+      rank[id] = static_cast<int>(next_input++ % ranks);
+      continue;
+    }
+    std::vector<std::uint64_t> held(ranks, 0);
+    for (const NodeId v : node.inputs) held[static_cast<std::size_t>(rank[v])] += plan.memory.value_bytes[v] + 1;
+    std::size_t owner = 0;
+    for (std::size_t r = 1; r < ranks; ++r) {
+      if (held[r] > held[owner] || (held[r] == held[owner] && busy[r] < busy[owner])) owner = r;
+    }
+    total += cost[id];
+    const double mean = total / static_cast<double>(ranks);
+    if (busy[owner] + cost[id] > (1 + spill) * mean + cost[id]) {
+      owner = static_cast<std::size_t>(std::min_element(busy.begin(), busy.end()) - busy.begin());
+    }
+    rank[id] = static_cast<int>(owner);
+    busy[owner] += cost[id];
+  }
+  return rank;
+}
+
+Schedule schedule(const Plan& plan, const MeshModel& mesh, const std::vector<double>& cost,
+                  const std::vector<std::size_t>& segment_of, std::size_t segments, double byte_penalty,
+                  const std::vector<int>* fixed = nullptr) {
+  const Program& program = plan.program;
+  const std::size_t n = program.size();
+  const auto ranks = static_cast<std::size_t>(mesh.ranks);
+  Schedule out;
+  out.rank.assign(n, 0);
+  out.busy.assign(ranks, 0);
+  out.segment_moved.assign(segments, 0);
+  std::vector<double> finish(n, 0), free_at(ranks, 0);
+  std::unordered_map<std::uint64_t, double> arrival;  // (value, rank) -> when it is there
+  const auto key = [&](NodeId v, std::size_t r) { return static_cast<std::uint64_t>(v) * ranks + r; };
+  const auto transfer = [&](NodeId v) {
+    return mesh.link_latency_seconds + static_cast<double>(plan.memory.value_bytes[v]) / mesh.link_bytes_per_second;
+  };
+  std::size_t next_input = 0;
+  for (NodeId id = 0; id < n; ++id) {
+    const Node& node = program.node(id);
+    if (node.op == Op::input) {
+      out.rank[id] = static_cast<int>(next_input++ % ranks);  // inputs (row blocks, samples) spread over the ranks
+      continue;
+    }
+    std::size_t first = 0, last = ranks;
+    if (fixed != nullptr) {
+      first = static_cast<std::size_t>((*fixed)[id]);
+      last = first + 1;
+    }
+    std::size_t best = first;
+    double best_score = std::numeric_limits<double>::infinity(), best_finish = 0;
+    for (std::size_t r = first; r < last; ++r) {
+      double ready = 0;
+      std::uint64_t bytes = 0;
+      for (const NodeId v : node.inputs) {
+        if (static_cast<std::size_t>(out.rank[v]) == r) {
+          ready = std::max(ready, finish[v]);
+        } else if (auto it = arrival.find(key(v, r)); it != arrival.end()) {
+          ready = std::max(ready, it->second);
+        } else {
+          ready = std::max(ready, finish[v] + transfer(v));
+          bytes += plan.memory.value_bytes[v];
+        }
+      }
+      const double done = std::max(ready, free_at[r]) + cost[id];
+      const double score = done + byte_penalty * static_cast<double>(bytes);
+      if (score < best_score - 1e-12) {
+        best = r;
+        best_score = score;
+        best_finish = done;
+      }
+    }
+    for (const NodeId v : node.inputs) {
+      if (static_cast<std::size_t>(out.rank[v]) == best || arrival.contains(key(v, best))) continue;
+      arrival.emplace(key(v, best), finish[v] + transfer(v));
+      out.moved += plan.memory.value_bytes[v];
+      out.segment_moved[segment_of[id]] += plan.memory.value_bytes[v];
+    }
+    out.rank[id] = static_cast<int>(best);
+    finish[id] = best_finish;
+    free_at[best] = best_finish;
+    out.busy[best] += cost[id];
+    out.makespan = std::max(out.makespan, best_finish);
+  }
+  return out;
+}
+
+}  // namespace
+
 RankPlacement place_on_ranks(const Plan& plan, const MeshModel& mesh, const std::vector<SegmentBoundary>& boundaries) {
   require(mesh.ranks >= 1 && mesh.link_bytes_per_second > 0, "a mesh of {} ranks at {} bytes/s", mesh.ranks,
           mesh.link_bytes_per_second);
+  require(mesh.time_slack >= 0, "a placement's time slack must be at least 0, not {}", mesh.time_slack);
   const Program& program = plan.program;
   const ckks::Context& context = *program.context();
   const std::size_t n = program.size();
@@ -60,14 +174,6 @@ RankPlacement place_on_ranks(const Plan& plan, const MeshModel& mesh, const std:
 
   RankPlacement out;
   out.ranks = mesh.ranks;
-  out.rank.assign(n, 0);
-  out.busy_seconds.assign(ranks, 0);
-  std::vector<double> finish(n, 0), free_at(ranks, 0);
-  std::unordered_map<std::uint64_t, double> arrival;  // (value, rank) -> when it is there
-  const auto key = [&](NodeId v, std::size_t r) { return static_cast<std::uint64_t>(v) * ranks + r; };
-  const auto transfer = [&](NodeId v) {
-    return mesh.link_latency_seconds + static_cast<double>(plan.memory.value_bytes[v]) / mesh.link_bytes_per_second;
-  };
 
   std::map<std::string, std::size_t> segment_index;
   std::vector<std::size_t> segment_of(n, 0);
@@ -96,18 +202,18 @@ RankPlacement place_on_ranks(const Plan& plan, const MeshModel& mesh, const std:
     }
   }
 
-  std::size_t next_input = 0;
+  // Each node's time, and the limb-parallel side: the gathers of its key switch or rescale and 1/R of its work.
+  std::vector<double> cost(n, 0);
   for (NodeId id = 0; id < n; ++id) {
     const Node& node = program.node(id);
     const NodePlan& np = plan.nodes[id];
-    RankPlacement::Segment& segment = out.segments[segment_of[id]];
-    ++segment.nodes;
+    ++out.segments[segment_of[id]].nodes;
     const int operand_level = np.level + level_cost(node.op);
-    double cost = node_seconds(node, operand_level, context, mesh) + (np.bootstrap ? mesh.bootstrap_seconds : 0);
-    if (node.op == Op::bootstrap) cost = mesh.bootstrap_seconds;
-    out.serial_seconds += cost;
+    cost[id] = node.op == Op::bootstrap ? mesh.bootstrap_seconds
+                                        : node_seconds(node, operand_level, context, mesh) +
+                                              (np.bootstrap ? mesh.bootstrap_seconds : 0);
+    out.serial_seconds += cost[id];
 
-    // Limb-parallel: the gathers of its key switch or rescale, 1/R of its work, and their transfer time.
     dist::RankBytes limb(ranks);
     switch (node.op) {
       case Op::multiply: limb = traffic.key_switch(operand_level, true); break;
@@ -124,56 +230,42 @@ RankPlacement place_on_ranks(const Plan& plan, const MeshModel& mesh, const std:
     }
     const std::uint64_t limb_bytes = mesh.ranks > 1 ? received(limb) : 0;
     out.limb_parallel_bytes += limb_bytes;
-    segment.limb_parallel_bytes += limb_bytes;
-    out.limb_parallel_seconds += cost / static_cast<double>(ranks);
+    out.segments[segment_of[id]].limb_parallel_bytes += limb_bytes;
+    out.limb_parallel_seconds += cost[id] / static_cast<double>(ranks);
     if (mesh.ranks > 1 && limb.calls > 0) {
       out.limb_parallel_seconds += static_cast<double>(limb.calls) * mesh.link_latency_seconds +
                                    static_cast<double>(limb.max_received()) / mesh.link_bytes_per_second;
     }
-
-    // Ciphertext-parallel: the rank where the node finishes first.
-    if (node.op == Op::input) {
-      const std::size_t r = next_input++ % ranks;  // inputs (row blocks, samples) spread over the ranks
-      out.rank[id] = static_cast<int>(r);
-      finish[id] = 0;
-      continue;
-    }
-    std::size_t best = 0;
-    double best_finish = std::numeric_limits<double>::infinity();
-    std::uint64_t best_bytes = 0;
-    for (std::size_t r = 0; r < ranks; ++r) {
-      double ready = 0;
-      std::uint64_t bytes = 0;
-      for (const NodeId v : node.inputs) {
-        if (static_cast<std::size_t>(out.rank[v]) == r) {
-          ready = std::max(ready, finish[v]);
-        } else if (auto it = arrival.find(key(v, r)); it != arrival.end()) {
-          ready = std::max(ready, it->second);
-        } else {
-          ready = std::max(ready, finish[v] + transfer(v));
-          bytes += plan.memory.value_bytes[v];
-        }
-      }
-      const double done = std::max(ready, free_at[r]) + cost;
-      if (done < best_finish - 1e-12 || (done <= best_finish + 1e-12 && bytes < best_bytes)) {
-        best = r;
-        best_finish = done;
-        best_bytes = bytes;
-      }
-    }
-    for (const NodeId v : node.inputs) {
-      if (static_cast<std::size_t>(out.rank[v]) == best || arrival.contains(key(v, best))) continue;
-      arrival.emplace(key(v, best), finish[v] + transfer(v));
-      out.moved_bytes += plan.memory.value_bytes[v];
-      segment.moved_bytes += plan.memory.value_bytes[v];
-    }
-    out.rank[id] = static_cast<int>(best);
-    finish[id] = best_finish;
-    free_at[best] = best_finish;
-    out.busy_seconds[best] += cost;
-    out.makespan_seconds = std::max(out.makespan_seconds, best_finish);
   }
-  if (out.makespan_seconds == 0) out.makespan_seconds = out.serial_seconds;
+
+  // Ciphertext-parallel: list schedules from plain HEFT to ever more reluctant to move data, and owner-computes
+  // assignments with ever more room for imbalance; the one that moves the fewest bytes within the time slack of
+  // the fastest.
+  const double ciphertext_seconds =
+      static_cast<double>(2 * context.limbs_at(context.max_level()) * context.ring_degree() * 4) /
+      mesh.link_bytes_per_second;
+  const double per_byte = mesh.key_switch_seconds / (ciphertext_seconds * mesh.link_bytes_per_second);
+  std::vector<Schedule> tried;
+  for (const double weight : {0.0, 0.01, 0.05, 0.25, 1.0, 4.0, 16.0, 64.0}) {
+    tried.push_back(schedule(plan, mesh, cost, segment_of, out.segments.size(), weight * per_byte));
+    if (mesh.ranks == 1) break;
+  }
+  for (const double spill : {0.02, 0.05, 0.1, 0.25, 0.5}) {
+    if (mesh.ranks == 1) break;
+    const std::vector<int> assignment = owner_computes(plan, mesh, cost, spill);
+    tried.push_back(schedule(plan, mesh, cost, segment_of, out.segments.size(), 0, &assignment));
+  }
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& t : tried) fastest = std::min(fastest, t.makespan);
+  const Schedule* chosen = &tried.front();
+  for (const auto& t : tried) {
+    if (t.makespan <= (1 + mesh.time_slack) * fastest && t.moved < chosen->moved) chosen = &t;
+  }
+  out.rank = chosen->rank;
+  out.busy_seconds = chosen->busy;
+  out.moved_bytes = chosen->moved;
+  out.makespan_seconds = chosen->makespan > 0 ? chosen->makespan : out.serial_seconds;
+  for (std::size_t s = 0; s < out.segments.size(); ++s) out.segments[s].moved_bytes = chosen->segment_moved[s];
   return out;
 }
 

@@ -6,7 +6,10 @@
 //
 // The placement is a list schedule over the program's nodes in order (HEFT: each node on the rank where it would
 // finish first, counting the transfer of operands held elsewhere at the link's bandwidth), so chains stay on one
-// rank and independent branches spread; a value is sent to a rank at most once. The cost model is the mesh's:
+// rank and independent branches spread; a value is sent to a rank at most once. Moving a ciphertext over NVLink
+// costs far less time than a key switch, so the fastest schedule moves data freely; the pass also tries schedules
+// that charge each byte moved (from a hundredth to 64 key switches' time per ciphertext) and keeps the one that
+// moves the fewest bytes within MeshModel::time_slack of the fastest time. The cost model is the mesh's:
 // per-operation times at the top level scaled by the limbs at the node's level, and the link's bandwidth and
 // latency. Everything is known before running; explain_placement() prints it.
 //
@@ -35,6 +38,8 @@ struct MeshModel {
   double plaintext_product_seconds = 3.0e-5;  // a product by a plaintext or constant, with its rescale
   double addition_seconds = 1.0e-5;
   double bootstrap_seconds = 3.4e-2;
+  // The placement moves the fewest bytes among schedules within this fraction of the fastest one's time.
+  double time_slack = 0.1;
 };
 
 // A node that closes a segment (attention, FFN, ...) when it carries `label`: the nodes since the previous closing
