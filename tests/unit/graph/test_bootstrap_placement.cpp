@@ -218,3 +218,18 @@ TEST_CASE("bootstrap placement on a chain of layers with fan-out finds the chain
     if (layers == 4) check_against_exhaustive(p);
   }
 }
+
+TEST_CASE("placement searches graphs far deeper than the thread's stack", "[graph][bootstrap_placement]") {
+  // 300,000 items, each reading the one before and the source (so neither a forest nor a chain of cuts): the
+  // search went depth-first by recursion, one frame per item, and overflowed the stack (BERT at 256 tokens).
+  LevelProblem p;
+  p.bootstrap_level = 6;
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 6});
+  for (std::uint32_t i = 1; i < 300000; ++i) {
+    p.items.push_back({.inputs = {i - 1, 0}, .cost = i % 1000 == 0 ? 1 : 0});
+  }
+  p.items.push_back({.inputs = {299999}, .may_bootstrap = false});
+  const Placement got = place_bootstraps(p, {.search_limit = 1u << 20});
+  CHECK(got.feasible);
+  CHECK(is_feasible(p, got.bootstrap));
+}
