@@ -27,6 +27,7 @@ struct ShardedBackend::State {
   Communicator* comm = nullptr;
   rlwe::ContextPtr context;
   LimbLayout layout;
+  ShardedOptions options;
   backend::CpuBackend cpu;
 
   std::mutex mutex;  // the caches (a rank's backend is driven by one thread; its copies may live elsewhere)
@@ -86,6 +87,16 @@ struct ShardedBackend::State {
   // A polynomial over basis in this rank's view of the layout: local shards allocated, the others placeholders.
   RnsPoly allocate(const RnsBasisPtr& basis, ring::PolyForm form, BufferInit init) const {
     return RnsPoly(basis, ring::PolyOptions{.form = form, .shards = layout.shards(*basis), .init = init});
+  }
+
+  // Whether a host polynomial over this basis must be checked for agreement: only when its limbs go to two or
+  // more ranks (a rank-independent fact, so every rank makes the same collective call), and x is a whole host
+  // polynomial (no limb held elsewhere: with two or more owners, a placed polynomial has remote limbs everywhere).
+  bool needs_agreement(const RnsPoly& x) const {
+    if (!options.verify_placed || comm->size() == 1) return false;
+    const auto counts = layout.counts(x.basis());
+    if (std::count_if(counts.begin(), counts.end(), [](std::size_t c) { return c != 0; }) < 2) return false;
+    return std::none_of(x.shards().begin(), x.shards().end(), [](const RnsShard& s) { return s.is_remote(); });
   }
 
   bool in_layout(const RnsPoly& x) const {
@@ -218,6 +229,30 @@ struct ShardedBackend::State {
 
 namespace {
 
+// FNV-1a over 32-bit words.
+struct Fingerprint {
+  std::uint64_t value = 0xcbf29ce484222325ull;
+  void add(std::uint64_t word) {
+    for (int b = 0; b < 8; ++b) {
+      value ^= (word >> (8 * b)) & 0xff;
+      value *= 0x100000001b3ull;
+    }
+  }
+};
+
+// A sample of a host polynomial's words (32 per limb) with its basis and form: different randomness or values
+// show up in it with overwhelming probability.
+void add_sample(Fingerprint& f, const RnsPoly& x) {
+  f.add(static_cast<std::uint64_t>(x.form()));
+  const std::size_t n = x.n();
+  for (std::size_t i = 0; i < x.limb_count(); ++i) {
+    f.add(x.basis().prime(i));
+    const auto limb = x.limb(i);
+    for (std::size_t k = 0; k < 16 && k < n; ++k) f.add(limb[k]);
+    for (std::size_t k = 0; k < 16; ++k) f.add(limb[(k * n / 16 + 7) % n]);
+  }
+}
+
 // Both operands of an elementwise operation over this rank's limbs.
 void require_sharded_pair(const RnsPoly& x, const RnsPoly& y, const char* operation) {
   ring::require_compatible(x, y, operation);
@@ -249,9 +284,19 @@ struct ViewList {
 
 }  // namespace
 
-ShardedBackend::ShardedBackend(Communicator& comm, rlwe::ContextPtr context) {
+ShardedBackend::ShardedBackend(Communicator& comm, rlwe::ContextPtr context, ShardedOptions options) {
   require(context != nullptr, "a sharded backend needs a context");
   state_ = std::make_shared<State>(comm, std::move(context));
+  state_->options = options;
+  if (comm.size() > 1) {
+    Fingerprint f;
+    const auto& ladder = state_->context->ladder();
+    f.add(ladder.ring_degree);
+    for (auto q : ladder.q_primes) f.add(q);
+    for (auto p : ladder.p_primes) f.add(p ^ 0x5050505050505050ull);
+    for (auto l : ladder.level_limbs) f.add(l);
+    require_same_on_all_ranks(comm, f.value, "the modulus ladder (" + state_->context->describe() + " here)");
+  }
 }
 
 Communicator& ShardedBackend::communicator() const { return *state_->comm; }
@@ -266,6 +311,13 @@ RnsPoly ShardedBackend::allocate(const RnsBasisPtr& basis, ring::PolyOptions opt
 RnsPoly ShardedBackend::clone(const RnsPoly& y) const { return state_->in_layout(y) ? y.clone() : state_->slice(y); }
 
 RnsPoly ShardedBackend::place(RnsPoly&& x) const {
+  if (state_->needs_agreement(x)) {
+    Fingerprint f;
+    add_sample(f, x);
+    require_same_on_all_ranks(*state_->comm, f.value,
+                              "the host polynomial placed (a ciphertext, plaintext or key must be the same on every "
+                              "rank: encrypt from one seed, or on one rank and broadcast it)");
+  }
   if (state_->in_layout(x)) return std::move(x);
   return state_->slice(x);
 }
@@ -279,7 +331,14 @@ RnsPoly ShardedBackend::download(const RnsPoly& y) const {
 
 std::shared_ptr<const rlwe::SwitchingKey> ShardedBackend::resident(
     std::shared_ptr<const rlwe::SwitchingKey> key) const {
-  if (key == nullptr || key->digit_count() == 0 || state_->in_layout(key->b(0))) return key;
+  if (key == nullptr || key->digit_count() == 0) return key;
+  if (state_->needs_agreement(key->b(0))) {
+    Fingerprint f;
+    for (std::size_t d = 0; d < key->digit_count(); ++d) add_sample(f, key->b(d));
+    require_same_on_all_ranks(*state_->comm, f.value,
+                              "the switching key placed (make keys from one seed on every rank, or broadcast them)");
+  }
+  if (state_->in_layout(key->b(0))) return key;
   std::vector<std::array<RnsPoly, 2>> digits;
   for (std::size_t d = 0; d < key->digit_count(); ++d) {
     const RnsPoly* a = key->stored_a(d);

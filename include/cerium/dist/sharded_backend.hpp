@@ -32,13 +32,21 @@
 
 namespace cerium::dist {
 
+struct ShardedOptions {
+  // Check, when a host polynomial or key is placed, that every rank placed the same one (a fingerprint of a
+  // sample of its words, one small collective per placement): two ranks encrypting with their own randomness
+  // would otherwise compute a silently wrong result. Off: no check and no collective.
+  bool verify_placed = true;
+};
+
 class ShardedBackend {
  public:
   // The eDSL's planner folds rescale(sum) into the sum as on the CPU backend.
   static constexpr bool fold_rescale_into_sums = true;
 
-  // comm must outlive the backend (and every copy of it: copies share one state).
-  ShardedBackend(Communicator& comm, rlwe::ContextPtr context);
+  // comm must outlive the backend (and every copy of it: copies share one state). A collective: every rank checks
+  // that all have the same modulus ladder (CommunicationError on every rank otherwise).
+  ShardedBackend(Communicator& comm, rlwe::ContextPtr context, ShardedOptions options = {});
 
   Communicator& communicator() const;
   const LimbLayout& layout() const;

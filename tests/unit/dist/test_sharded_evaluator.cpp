@@ -186,3 +186,39 @@ TEST_CASE("the traffic model predicts the bytes every rank moves", "[dist][shard
     });
   }
 }
+
+TEST_CASE("ranks that disagree fail together with a CommunicationError", "[dist][sharded][errors]") {
+  const Fixture f(toy(10, 2, 1, 1), {.relinearization = true});
+  SECTION("each rank encrypts with its own randomness") {
+    InProcessGroup group(3);
+    REQUIRE_THROWS_AS(group.run([&](Communicator& comm) {
+                        ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context));
+                        const Encryptor own(f.keygen.public_key());  // a fresh OS seed per rank
+                        auto rng = cerium_test::make_rng(61);
+                        (void)ev.upload(own.encrypt(f.encoder.encode(random_complex(rng, f.max_slots()))));
+                      }),
+                      CommunicationError);
+  }
+  SECTION("ranks with different parameters") {
+    const auto other = Context::create(toy(10, 3, 1, 1));
+    InProcessGroup group(2);
+    REQUIRE_THROWS_AS(group.run([&](Communicator& comm) {
+                        ShardedEvaluator ev(comm.rank() == 0 ? f.context : other,
+                                            ShardedBackend(comm, comm.rank() == 0 ? f.context : other));
+                      }),
+                      CommunicationError);
+  }
+  SECTION("a rank that fails (a rotation without its key): its typed error, the others stop") {
+    InProcessGroup group(2);
+    auto rng = cerium_test::make_rng(67);
+    const Ciphertext input = f.encrypt(random_complex(rng, f.max_slots()));
+    REQUIRE_THROWS_AS(group.run([&](Communicator& comm) {
+                        ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context));
+                        ev.set_relinearization_key(f.evaluator.relinearization_key());
+                        const Ciphertext x = ev.upload(input);
+                        if (comm.rank() == 1) (void)ev.rotate(x, 1);  // no Galois keys
+                        (void)ev.multiply(x, x);
+                      }),
+                      MissingKeyError);
+  }
+}
