@@ -11,15 +11,19 @@
 #include "cerium/dist/in_process.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
+#include "unit/dist/rank_checks.hpp"
 
 using namespace cerium;
 using namespace cerium::dist;
+using sharded_test::RankChecks;
 
 TEST_CASE("in-process collectives deliver every rank's words", "[dist][communicator]") {
   for (int ranks : {1, 2, 3, 4, 8}) {
     InProcessGroup group(ranks);
     const auto seed = cerium_test::test_seed();
+    RankChecks checks;
     group.run([&](Communicator& comm) {
+      const auto expect = [&](bool ok, const char* what) { checks.check(ok, comm.rank(), what); };
       std::mt19937_64 rng(seed + static_cast<std::uint64_t>(comm.rank()));
       // all-gather with a different count per rank (rank r sends r + 1 words: r * 1000 + i)
       std::vector<std::size_t> counts(static_cast<std::size_t>(ranks));
@@ -30,20 +34,20 @@ TEST_CASE("in-process collectives deliver every rank's words", "[dist][communica
       comm.all_gather(mine, all, counts);
       std::size_t k = 0;
       for (int r = 0; r < ranks; ++r) {
-        for (std::size_t i = 0; i <= static_cast<std::size_t>(r); ++i) REQUIRE(all[k++] == r * 1000 + i);
+        for (std::size_t i = 0; i <= static_cast<std::size_t>(r); ++i) expect(all[k++] == r * 1000 + i, "all-gather: rank r's words in order");
       }
       // broadcast from the last rank
       std::vector<std::uint32_t> words(5, 0);
       if (comm.rank() == ranks - 1) words = {7, 11, 13, 17, 0xffffffffu};
       comm.broadcast(words, ranks - 1);
-      REQUIRE(words == std::vector<std::uint32_t>{7, 11, 13, 17, 0xffffffffu});
+      expect(words == std::vector<std::uint32_t>{7, 11, 13, 17, 0xffffffffu}, "broadcast from the last rank");
       // exact 64-bit sums of residues near 2^32 (a 32-bit sum would wrap)
       std::vector<std::uint64_t> sums = {0xfffffff0u, static_cast<std::uint64_t>(comm.rank()), rng() >> 33};
       const std::uint64_t third = sums[2];
       comm.all_reduce_sum(sums);
-      REQUIRE(sums[0] == 0xfffffff0ull * static_cast<std::uint64_t>(ranks));
-      REQUIRE(sums[1] == static_cast<std::uint64_t>(ranks * (ranks - 1) / 2));
-      REQUIRE(sums[2] >= third);
+      expect(sums[0] == 0xfffffff0ull * static_cast<std::uint64_t>(ranks), "exact sum near 2^32");
+      expect(sums[1] == static_cast<std::uint64_t>(ranks * (ranks - 1) / 2), "sum of the ranks");
+      expect(sums[2] >= third, "a sum at least its own term");
       // a ring of sends
       if (ranks > 1) {
         const int next = (comm.rank() + 1) % ranks, previous = (comm.rank() + ranks - 1) % ranks;
@@ -51,17 +55,19 @@ TEST_CASE("in-process collectives deliver every rank's words", "[dist][communica
         comm.send(out, next);
         std::vector<std::uint32_t> in(2);
         comm.receive(in, previous);
-        REQUIRE(in == std::vector<std::uint32_t>{static_cast<std::uint32_t>(previous), 42});
+        expect(in == std::vector<std::uint32_t>{static_cast<std::uint32_t>(previous), 42}, "the previous rank's message");
       }
       comm.barrier();
       // bytes, counted logically
       const Traffic& t = comm.traffic();
       const std::size_t total = all.size();
-      REQUIRE(t.received(Collective::all_gather) == 4 * (total - mine.size()));
-      REQUIRE(t.sent(Collective::all_gather) == 4 * mine.size() * static_cast<std::size_t>(ranks - 1));
-      REQUIRE(t.received(Collective::broadcast) == (comm.rank() == ranks - 1 ? 0u : 20u));
-      REQUIRE(t.count(Collective::barrier) == 1);
+      expect(t.received(Collective::all_gather) == 4 * (total - mine.size()), "all-gather bytes received");
+      expect(t.sent(Collective::all_gather) == 4 * mine.size() * static_cast<std::size_t>(ranks - 1), "all-gather bytes sent");
+      expect(t.received(Collective::broadcast) == (comm.rank() == ranks - 1 ? 0u : 20u), "broadcast bytes received");
+      expect(t.count(Collective::barrier) == 1, "one barrier counted");
     });
+    INFO(ranks << " ranks: " << checks.failures());
+    REQUIRE(checks.failures().empty());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cerium/boot/sharded_bootstrapper.hpp"
@@ -12,6 +13,7 @@
 #include "cerium/dist/traffic_model.hpp"
 #include "support/catch.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
+#include "unit/dist/rank_checks.hpp"
 
 using namespace evaluator_test;
 using namespace cerium::dist;
@@ -155,16 +157,16 @@ TEST_CASE("the traffic model predicts the bytes every rank moves", "[dist][shard
     INFO(ranks << " ranks");
     const LimbTraffic model(f.context, ranks);
     InProcessGroup group(ranks);
+    sharded_test::RankChecks checks;
     group.run([&](Communicator& comm) {
       ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context));
       ev.set_relinearization_key(f.evaluator.relinearization_key());
       ev.set_galois_keys(f.evaluator.galois_keys());
       const Ciphertext x = ev.upload(a);
       const auto r = static_cast<std::size_t>(comm.rank());
-      const auto expect = [&](const RankBytes& predicted, const char* what) {
-        INFO(what << " on rank " << r);
-        CHECK(comm.traffic().sent() == predicted.sent[r]);
-        CHECK(comm.traffic().received() == predicted.received[r]);
+      const auto expect = [&](const RankBytes& predicted, const std::string& what) {
+        checks.check(comm.traffic().sent() == predicted.sent[r], comm.rank(), what + ": bytes sent");
+        checks.check(comm.traffic().received() == predicted.received[r], comm.rank(), what + ": bytes received");
         comm.reset_traffic();
       };
       comm.reset_traffic();
@@ -184,6 +186,8 @@ TEST_CASE("the traffic model predicts the bytes every rank moves", "[dist][shard
       y = ev.download(z);
       expect(model.download(*f.context->q_basis(z.level()), 2), "download");
     });
+    INFO(checks.failures());
+    CHECK(checks.failures().empty());
   }
 }
 
