@@ -11,6 +11,8 @@
 //   --sentences all | K,K,...              several sentences in one run: planned on host threads side by side,
 //                                          one key set for all; the cosine of each and the least
 //   --model DIR                            where scripts/fetch-minilm.sh wrote minilm_encoder.crwt
+//   --noise BITS                           each plan simulated with noise 2^-BITS on every bootstrapped slot: the
+//                                          cosine a run with bootstraps of that precision would reach
 //                                          (default: $CERIUM_MINILM_DIR, else build/minilm)
 
 #include <fmt/format.h>
@@ -33,6 +35,7 @@
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/graph/executor.hpp"
+#include "cerium/graph/simulate.hpp"
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/plain_ops.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -150,6 +153,7 @@ std::vector<std::size_t> parse_sentences(const std::string& list, const io::Weig
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
   bool plan_only = false, cpu = false;
+  double noise_bits = 0;
   std::string sentence_list = "0";
   const char* env = std::getenv("CERIUM_MINILM_DIR");
   std::filesystem::path model_dir = env != nullptr ? env : "build/minilm";
@@ -163,8 +167,12 @@ int main(int argc, char** argv) {
       sentence_list = argv[++i];
     } else if (arg == "--model" && i + 1 < argc) {
       model_dir = argv[++i];
+    } else if (arg == "--noise" && i + 1 < argc) {
+      noise_bits = std::strtod(argv[++i], nullptr);
     } else {
-      fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--sentence K | --sentences all|K,K,...] [--model DIR]\n",
+      fmt::print(stderr,
+                 "usage: {} [--plan-only] [--cpu] [--sentence K | --sentences all|K,K,...] [--model DIR] "
+                 "[--noise BITS]\n",
                  argv[0]);
       return 2;
     }
@@ -197,6 +205,31 @@ int main(int argc, char** argv) {
                p.plan.bootstrap_magnitude);
   }
   fmt::print("{}", graph::summary(prepared.front().plan));
+  if (noise_bits > 0) {
+    for (const Prepared& p : prepared) {
+      const auto packed = p.model.pack(p.sentence.input);
+      if (std::getenv("CERIUM_MINILM_MAGNITUDES") != nullptr) {
+        const auto m = graph::simulate_magnitudes(p.plan.program, {{graph::SlotValues(packed.begin(), packed.end())}});
+        std::vector<std::pair<double, graph::NodeId>> boots;
+        for (graph::NodeId id = 0; id < m.size(); ++id) {
+          if (p.plan.nodes[id].bootstrap) boots.push_back({m[id], id});
+        }
+        std::sort(boots.rbegin(), boots.rend());
+        for (std::size_t i = 0; i < boots.size() && i < 40; ++i) {
+          fmt::print("  bootstrap of {:.2f} at {}\n", boots[i].first, p.plan.program.describe(boots[i].second));
+        }
+      }
+      const auto out = graph::simulate_outputs_noisy(p.plan, {graph::SlotValues(packed.begin(), packed.end())},
+                                                     {.absolute = std::exp2(-noise_bits),
+                                                      .scaled_by_magnitude = std::getenv("CERIUM_NOISE_SCALED") != nullptr,
+                                                      .seed = p.index + 1});
+      const std::vector<double> pooled = nn::mean_pool(p.model.unpack(out.at(0)), p.sentence.tokens);
+      const bool finite = std::all_of(pooled.begin(), pooled.end(), [](double x) { return std::isfinite(x); });
+      fmt::print("sentence {}: bootstraps with noise 2^-{:g}: {}\n", p.index, noise_bits,
+                 finite ? fmt::format("cosine {:.6f}", nn::cosine_similarity(pooled, p.sentence.embedding))
+                        : std::string("diverged (values not finite)"));
+    }
+  }
   if (plan_only) return 0;
 
   std::vector<graph::Plan> plans;  // one key set and one bootstrapper for all (run_planned takes the union)

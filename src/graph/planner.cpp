@@ -66,9 +66,10 @@ Plan plan(Program program, const PlanOptions& options) {
   }
   LevelProblem problem = level_problem(program, rules);
   Placement placement;
+  std::vector<double> magnitude;
   if (!options.calibration.empty() && options.bootstrap) {
     // Values too large to bootstrap well are left alone, the limit raised until a placement exists.
-    const std::vector<double> magnitude = simulate_magnitudes(program, options.calibration, &out.calibration_outputs);
+    magnitude = simulate_magnitudes(program, options.calibration, &out.calibration_outputs);
     const LevelProblem unrestricted = problem;
     for (double limit = options.bootstrap_magnitude_limit;; limit *= 2) {
       problem = unrestricted;
@@ -85,6 +86,8 @@ Plan plan(Program program, const PlanOptions& options) {
     for (std::size_t i = 0; i < problem.items.size(); ++i) {
       if (placement.bootstrap[i] && !problem.items[i].pinned) {
         out.bootstrap_magnitude = std::max(out.bootstrap_magnitude, magnitude[i]);
+        out.bootstrap_scaled_magnitude =
+            std::max(out.bootstrap_scaled_magnitude, std::ldexp(magnitude[i], -bootstrap_shift(magnitude[i])));
       }
     }
   } else {
@@ -98,6 +101,7 @@ Plan plan(Program program, const PlanOptions& options) {
   // 2. Scales: one chain through the bootstrapper's output, or from level 0 at the default scale.
   out.chain = program_chain(context, options.bootstrap);
   out.nodes.resize(program.size());
+  for (std::size_t i = 0; i < magnitude.size() && i < out.nodes.size(); ++i) out.nodes[i].magnitude = magnitude[i];
   std::vector<int> held(program.size());
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& node = program.node(id);
@@ -143,12 +147,19 @@ Plan plan(Program program, const PlanOptions& options) {
   return out;
 }
 
+int bootstrap_shift(double magnitude) {
+  int shift = 0;
+  while (std::ldexp(magnitude, -shift) > 0.8 && shift < 30) ++shift;
+  return shift;
+}
+
 double required_message_bound(const Plan& plan, int message_ratio_bits) {
   if (plan.bootstrap_magnitude <= 0 || !plan.options.bootstrap) return 1;
   const std::size_t slots = plan.options.bootstrap->slots != 0 ? plan.options.bootstrap->slots
                                                                : plan.program.context()->parameters().max_slots();
   const int ratio = message_ratio_bits != 0 ? message_ratio_bits : boot::automatic_message_ratio_bits(slots);
-  const double wanted = plan.bootstrap_magnitude * std::exp2(10 - ratio);
+  const double seen = plan.bootstrap_scaled_magnitude > 0 ? plan.bootstrap_scaled_magnitude : plan.bootstrap_magnitude;
+  const double wanted = seen * std::exp2(10 - ratio);
   double bound = 1;
   while (bound < wanted) bound *= 2;
   return bound;

@@ -1,5 +1,7 @@
 #include "cerium/graph/simulate.hpp"
 
+#include <random>
+
 #include <algorithm>
 #include <cmath>
 
@@ -103,7 +105,7 @@ std::vector<SlotValues> run_freeing(const Program& program, const std::vector<No
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& n = program.node(id);
     v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr);
-    visit(id, v[id]);
+    visit(id, v[id]);  // may change the values (noise)
     for (const NodeId operand : n.inputs) {
       if (last_reader[operand] == id) SlotValues().swap(v[operand]);
     }
@@ -142,6 +144,27 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
 
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs) {
   std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, [](NodeId, const SlotValues&) {});
+  std::vector<SlotValues> out;
+  for (const NodeId id : program.outputs()) out.push_back(std::move(v[id]));
+  return out;
+}
+
+std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vector<SlotValues>& inputs,
+                                               const BootstrapNoise& noise) {
+  require(noise.absolute >= 0, "bootstrap noise of {}: a magnitude is not negative", noise.absolute);
+  std::mt19937_64 rng(noise.seed);
+  std::uniform_real_distribution<double> unit(-noise.absolute, noise.absolute);
+  const Program& program = plan.program;
+  std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, [&](NodeId id, SlotValues& values) {
+    if (!plan.nodes[id].bootstrap && program.node(id).op != Op::bootstrap) return;
+    double factor = 1;
+    if (noise.scaled_by_magnitude) {
+      double largest = 0;
+      for (const auto& x : values) largest = std::max(largest, std::abs(x));
+      while (factor < largest) factor *= 2;
+    }
+    for (auto& x : values) x += factor * std::complex<double>(unit(rng), unit(rng));
+  });
   std::vector<SlotValues> out;
   for (const NodeId id : program.outputs()) out.push_back(std::move(v[id]));
   return out;

@@ -10,6 +10,7 @@
 // own level), so the scale a plan predicts is the scale the ciphertext carries, to the last bit.
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <vector>
@@ -94,9 +95,16 @@ class ChainOps {
     return ev_.rotate_hoisted(a, steps);
   }
   ckks::Ciphertext conjugate(const ckks::Ciphertext& a) const { return ev_.conjugate(a); }
-  ckks::Ciphertext bootstrap(const ckks::Ciphertext& a) const {
+  // With shift > 0 (graph::bootstrap_shift): the message divided by 2^shift for free (the same words read at a
+  // scale 2^shift larger), bootstrapped, and the result multiplied by the integer 2^shift (no level).
+  ckks::Ciphertext bootstrap(const ckks::Ciphertext& a, int shift = 0) const {
     require<LevelError>(bootstrapper_ != nullptr, "bootstrap: no bootstrapper was given");
-    return on_chain(bootstrapper_->bootstrap(a));
+    if (shift == 0) return on_chain(bootstrapper_->bootstrap(a));
+    ckks::Ciphertext scaled = a.clone();
+    scaled.set_scale(std::ldexp(a.scale(), shift));
+    ckks::Ciphertext fresh = bootstrapper_->bootstrap(scaled);
+    ev_.multiply_integer_inplace(fresh, std::int64_t{1} << shift);
+    return on_chain(std::move(fresh));
   }
 
   // A plaintext vector at (level, Delta_level) where the evaluator computes.

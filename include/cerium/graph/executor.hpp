@@ -71,12 +71,13 @@ class Executor {
                            "executor: the plan bootstraps {} times and no bootstrapper was given", plan.bootstraps());
     // Values far beyond the bootstrapper's message bound come out of EvalMod's sine as garbage; how far is too far
     // depends on their coefficients, which slot magnitudes do not tell, so this is a warning, not an error.
-    if (bootstrapper != nullptr && plan.bootstrap_magnitude > 2 * bootstrapper->config().message_bound) {
+    const double seen = plan.bootstrap_scaled_magnitude > 0 ? plan.bootstrap_scaled_magnitude : plan.bootstrap_magnitude;
+    if (bootstrapper != nullptr && seen > 2 * bootstrapper->config().message_bound) {
       log(LogLevel::warn,
           "executor: the plan bootstraps values up to {:.3g} on its calibration inputs and the bootstrapper is made "
           "for |x| <= {:.3g}: make it with BootstrapConfig::message_bound = {} (graph::required_message_bound) or "
           "expect a loss of precision",
-          plan.bootstrap_magnitude, bootstrapper->config().message_bound, required_message_bound(plan));
+          seen, bootstrapper->config().message_bound, required_message_bound(plan));
     }
   }
 
@@ -143,7 +144,7 @@ class Executor {
         if (p.bootstrap) {
           if (profile) ops_.wait();
           const clock::time_point bootstrap_start = clock::now();
-          value = ops_.bootstrap(value);
+          value = ops_.bootstrap(value, bootstrap_shift(p.magnitude));
           ++state.bootstraps_done;
           if (profile) {
             ops_.wait();

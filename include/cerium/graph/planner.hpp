@@ -70,7 +70,8 @@ struct PlanOptions {
 
 struct Plan;
 // The BootstrapConfig::message_bound a planned program needs: the largest value it bootstraps on its calibration
-// inputs times 2^(10 - ratio), up to a power of two, where ratio is the bootstrapper's message_ratio_bits (0: the
+// inputs (after bootstrap_shift) times 2^(10 - ratio), up to a power of two, where ratio is the bootstrapper's
+// message_ratio_bits (0: the
 // automatic one at the plan's bootstrap slots). The sine's cubic error falls with the bound and EvalMod's noise
 // grows with it; this factor balances them (4 at ratio 8, 16 at ratio 6: 15.5 and 12.9 bits on values up to 8 and
 // 14.6). 1 without calibration: the program must then keep its bootstrapped values within [-1, 1] itself.
@@ -81,7 +82,15 @@ struct NodePlan {
   double scale = 0;        // the chain's scale there
   bool bootstrap = false;  // refreshed after it (placed by the planner, or the node is a pinned bootstrap)
   int held_level = 0;      // the level its consumers read (the bootstrap's output level when refreshed)
+  double magnitude = 0;    // the largest |slot| it holds on the calibration inputs (0: not calibrated)
 };
+
+// The power of two the executor divides a bootstrapped value by first (for free: the same words read at a
+// scale 2^shift larger) and multiplies the result by after (an integer product, no level), so that the
+// bootstrapper sees |x| <= 0.8: 0 for values already that small, or not calibrated. A bootstrap's error grows with
+// its message bound; this way one large value costs its own precision (2^shift times the bootstrap's error), not
+// every bootstrap's (a bootstrapper made for the largest value).
+int bootstrap_shift(double magnitude);
 
 struct Plan {
   Program program;
@@ -92,6 +101,8 @@ struct Plan {
   int pinned_bootstraps = 0;  // written by the user
   bool placement_optimal = false;
   double bootstrap_magnitude = 0;  // the largest |value| bootstrapped on the calibration inputs (0: none given)
+  // The same after each value's bootstrap_shift: what the bootstrapper sees (at most 0.8 when calibrated).
+  double bootstrap_scaled_magnitude = 0;
   RotationKeys keys;
   Hoisting hoisting;
   MemoryPlan memory;

@@ -6,6 +6,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,21 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
                                         std::vector<std::vector<SlotValues>>* outputs = nullptr);
 // The outputs' slot values only (in order), each node's values dropped after its last reader.
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs);
+
+// The outputs as a run with noisy bootstraps would give them: every value the plan bootstraps gets independent
+// uniform noise of up to `absolute` in each slot's real and imaginary parts (a bootstrap's error is about its
+// message bound times 2^-precision, whatever the value), everything else exact. Where a model's polynomial
+// approximations leave their ranges under that noise (a Newton iteration that diverges, a softmax that
+// overflows), this shows it on the host in seconds rather than after an encrypted run.
+struct BootstrapNoise {
+  double absolute = 0;
+  // Scale each value's noise by the power of two at or above its largest |slot| (at least 1): what bootstrapping
+  // value / 2^k with a bootstrapper made for |x| <= 1 and multiplying by 2^k gives (graph::Executor does that).
+  bool scaled_by_magnitude = false;
+  std::uint64_t seed = 1;
+};
+std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vector<SlotValues>& inputs,
+                                               const BootstrapNoise& noise);
 
 struct BootstrapMagnitude {
   NodeId node = 0;
