@@ -583,47 +583,12 @@ std::array<RnsPoly, 2> ShardedBackend::key_switch_inner_product(const rlwe::Cont
                                                                 const rlwe::DecomposedPoly& decomposed,
                                                                 const rlwe::SwitchingKey& key,
                                                                 const ring::Automorphism* automorphism) const {
-  rlwe::require_key_switch_apply_inputs(context, decomposed, key, automorphism);
-  const int level = decomposed.level;
-  const std::size_t n = context.ring_degree();
-  const std::size_t q_limbs = context.limbs_at(level);
-  const std::size_t q_top = context.ladder().q_primes.size();
-  const RnsBasisPtr& qp = context.qp_basis(level);
-  const std::uint32_t* permutation = automorphism ? automorphism->ntt_permutation().data() : nullptr;
+  const RnsBasisPtr& qp = context.qp_basis(decomposed.level);
   std::array<RnsPoly, 2> sum{state_->allocate(qp, ring::PolyForm::ntt, BufferInit::uninitialized),
                              state_->allocate(qp, ring::PolyForm::ntt, BufferInit::uninitialized)};
-  std::vector<math::WideAccumulator> acc0(n), acc1(n);
-  std::vector<std::uint32_t> expanded(n);
-  // The same sums as rlwe::key_switch_inner_product, over this rank's limbs only (the key's limbs of the same
-  // primes are held here too).
-  for (std::size_t j : state_->layout.local_positions(*qp)) {
-    const std::size_t key_limb = j < q_limbs ? j : q_top + (j - q_limbs);
-    std::fill(acc0.begin(), acc0.end(), math::WideAccumulator{});
-    std::fill(acc1.begin(), acc1.end(), math::WideAccumulator{});
-    for (std::size_t d = 0; d < decomposed.digits.size(); ++d) {
-      std::span<const std::uint32_t> a;
-      if (const RnsPoly* stored = key.stored_a(d)) {
-        a = stored->limb(key_limb);
-      } else {
-        key.a_limb(d, key_limb, expanded);
-        a = expanded;
-      }
-      const auto x = decomposed.digits[d].limb(j);
-      const auto b = key.b(d).limb(key_limb);
-      for (std::size_t k = 0; k < n; ++k) {
-        const std::uint32_t v = permutation ? x[permutation[k]] : x[k];
-        acc0[k].add_product(v, b[k]);
-        acc1[k].add_product(v, a[k]);
-      }
-    }
-    const math::Modulus& m = qp->modulus(j);
-    auto out0 = sum[0].limb(j);
-    auto out1 = sum[1].limb(j);
-    for (std::size_t k = 0; k < n; ++k) {
-      out0[k] = acc0[k].reduce(m);
-      out1[k] = acc1[k].reduce(m);
-    }
-  }
+  // The key's limbs of this rank's primes are held here too.
+  rlwe::key_switch_inner_product_limbs(context, decomposed, key, automorphism, state_->layout.local_positions(*qp),
+                                       sum);
   return sum;
 }
 

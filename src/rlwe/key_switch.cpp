@@ -77,9 +77,9 @@ DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly&
   return out;
 }
 
-std::array<ring::RnsPoly, 2> key_switch_inner_product(const Context& context, const DecomposedPoly& decomposed,
-                                                      const SwitchingKey& key,
-                                                      const ring::Automorphism* automorphism) {
+void key_switch_inner_product_limbs(const Context& context, const DecomposedPoly& decomposed, const SwitchingKey& key,
+                                    const ring::Automorphism* automorphism, std::span<const std::size_t> positions,
+                                    std::array<ring::RnsPoly, 2>& sum) {
   require_key_switch_apply_inputs(context, decomposed, key, automorphism);
   const int level = decomposed.level;
   const std::size_t n = context.ring_degree();
@@ -87,14 +87,16 @@ std::array<ring::RnsPoly, 2> key_switch_inner_product(const Context& context, co
   const std::size_t q_limbs = context.limbs_at(level);
   const std::size_t q_top = context.ladder().q_primes.size();
   const auto& qp = context.qp_basis(level);
+  for (const auto& s : sum) {
+    require<MismatchError>(!s.empty() && s.basis() == *qp && s.form() == ring::PolyForm::ntt,
+                           "key-switch inner product: the sums must be over {} in NTT form", ring::describe(*qp));
+  }
   const std::uint32_t* permutation = automorphism ? automorphism->ntt_permutation().data() : nullptr;
-
-  const ring::PolyOptions options{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized};
-  std::array<ring::RnsPoly, 2> sum{ring::RnsPoly(qp, options), ring::RnsPoly(qp, options)};
   std::vector<math::WideAccumulator> acc0(n), acc1(n);
   AlignedBuffer<std::uint32_t> expanded(n, BufferInit::uninitialized);  // a seeded a_d limb
 
-  for (std::size_t j = 0; j < qp->size(); ++j) {
+  for (const std::size_t j : positions) {
+    require(j < qp->size(), "key-switch inner product: limb {} of {}", j, qp->size());
     // Limb j of Q_l u P is key limb j for a Q prime and q_top + (j - q_limbs) for a P prime.
     const std::size_t key_limb = j < q_limbs ? j : q_top + (j - q_limbs);
     std::fill(acc0.begin(), acc0.end(), math::WideAccumulator{});
@@ -117,6 +119,17 @@ std::array<ring::RnsPoly, 2> key_switch_inner_product(const Context& context, co
       out1[k] = acc1[k].reduce(m);
     }
   }
+}
+
+std::array<ring::RnsPoly, 2> key_switch_inner_product(const Context& context, const DecomposedPoly& decomposed,
+                                                      const SwitchingKey& key,
+                                                      const ring::Automorphism* automorphism) {
+  const auto& qp = context.qp_basis(decomposed.level);
+  const ring::PolyOptions options{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized};
+  std::array<ring::RnsPoly, 2> sum{ring::RnsPoly(qp, options), ring::RnsPoly(qp, options)};
+  std::vector<std::size_t> all(qp->size());
+  for (std::size_t j = 0; j < all.size(); ++j) all[j] = j;
+  key_switch_inner_product_limbs(context, decomposed, key, automorphism, all, sum);
   return sum;
 }
 

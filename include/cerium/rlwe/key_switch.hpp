@@ -20,6 +20,7 @@
 // 2 * key_switch_noise_bound (in practice the same order as one key switch's noise).
 
 #include <array>
+#include <span>
 #include <vector>
 
 #include "cerium/ring/automorphism.hpp"
@@ -52,6 +53,13 @@ void require_key_switch_apply_inputs(const Context& context, const DecomposedPol
 std::array<ring::RnsPoly, 2> key_switch_inner_product(const Context& context, const DecomposedPoly& decomposed,
                                                       const SwitchingKey& key,
                                                       const ring::Automorphism* automorphism = nullptr);
+
+// The same sums at the limbs `positions` of context.qp_basis(level) only, written into those limbs of sum[0] and
+// sum[1] (polynomials over qp_basis(level) in NTT form, whose other limbs may be held elsewhere): what a rank of
+// a device mesh holding those limbs computes (dist/); the digits' and the key's limbs at those positions are read.
+void key_switch_inner_product_limbs(const Context& context, const DecomposedPoly& decomposed, const SwitchingKey& key,
+                                    const ring::Automorphism* automorphism, std::span<const std::size_t> positions,
+                                    std::array<ring::RnsPoly, 2>& sum);
 
 // Inner product with the key and ModDown; automorphism (optional) is applied to the digits as they are read.
 std::array<ring::RnsPoly, 2> key_switch_apply(const Context& context, const DecomposedPoly& decomposed,
