@@ -19,7 +19,7 @@ struct DeviceVector {
   T* data = nullptr;
   std::size_t size = 0;
   explicit DeviceVector(const std::vector<T>& host) : size(host.size()) {
-    REQUIRE(cudaMalloc(&data, size * sizeof(T)) == cudaSuccess);
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&data), size * sizeof(T)) == cudaSuccess);
     REQUIRE(cudaMemcpy(data, host.data(), size * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
   }
   ~DeviceVector() { cudaFree(data); }
