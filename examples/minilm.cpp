@@ -11,8 +11,10 @@
 //   --sentences all | K,K,...              several sentences in one run: planned on host threads side by side,
 //                                          one key set for all; the cosine of each and the least
 //   --model DIR                            where scripts/fetch-minilm.sh wrote minilm_encoder.crwt
-//   --noise BITS                           each plan simulated with noise 2^-BITS on every bootstrapped slot: the
-//                                          cosine a run with bootstraps of that precision would reach
+//   --noise BITS                           each plan simulated with noise 2^-BITS on every bootstrapped slot (times
+//                                          the value's bootstrap_shift): the cosine a run with bootstraps of that
+//                                          precision would reach
+//   --margin M                             the calibrated ranges widened by M (1.25)
 //                                          (default: $CERIUM_MINILM_DIR, else build/minilm)
 
 #include <fmt/format.h>
@@ -123,9 +125,13 @@ struct Prepared {
 };
 
 Prepared prepare(const nn::BertWeights& weights, const io::WeightFile& file, std::size_t index,
-                 const ckks::ContextPtr& context) {
+                 const ckks::ContextPtr& context, double margin) {
   Sentence sentence = load_sentence(file, index, weights.config.hidden);
-  nn::EncryptedBert model(weights, nn::bert_ranges(weights, {sentence.input}, sentence.tokens),
+  // Widened: a polynomial piece fed a value just past its calibrated range (a bootstrap's error is enough) can leave
+  // it for good (a Newton step that diverges).
+  std::vector<nn::BertLayerRanges> ranges = nn::bert_ranges(weights, {sentence.input}, sentence.tokens);
+  for (auto& r : ranges) r = r.widened(margin);
+  nn::EncryptedBert model(weights, ranges,
                           {.rows = kRows, .valid_tokens = sentence.tokens, .ffn_blocks = kFfnBlocks});
   const std::size_t slots = model.layout().slots();
   graph::PlanOptions options = bootstrapped_plan_options(context, slots);
@@ -153,7 +159,7 @@ std::vector<std::size_t> parse_sentences(const std::string& list, const io::Weig
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
   bool plan_only = false, cpu = false;
-  double noise_bits = 0;
+  double noise_bits = 0, margin = 1.25;
   std::string sentence_list = "0";
   const char* env = std::getenv("CERIUM_MINILM_DIR");
   std::filesystem::path model_dir = env != nullptr ? env : "build/minilm";
@@ -169,10 +175,12 @@ int main(int argc, char** argv) {
       model_dir = argv[++i];
     } else if (arg == "--noise" && i + 1 < argc) {
       noise_bits = std::strtod(argv[++i], nullptr);
+    } else if (arg == "--margin" && i + 1 < argc) {
+      margin = std::strtod(argv[++i], nullptr);
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--sentence K | --sentences all|K,K,...] [--model DIR] "
-                 "[--noise BITS]\n",
+                 "[--noise BITS] [--margin M]\n",
                  argv[0]);
       return 2;
     }
@@ -192,7 +200,7 @@ int main(int argc, char** argv) {
   // Each sentence calibrated on itself and planned on a host thread of its own.
   std::vector<std::future<Prepared>> pending;
   for (const std::size_t k : indices) {
-    pending.push_back(std::async(std::launch::async, [&, k] { return prepare(weights, sentences, k, context); }));
+    pending.push_back(std::async(std::launch::async, [&, k] { return prepare(weights, sentences, k, context, margin); }));
   }
   std::vector<Prepared> prepared;
   for (auto& p : pending) prepared.push_back(p.get());
@@ -208,20 +216,9 @@ int main(int argc, char** argv) {
   if (noise_bits > 0) {
     for (const Prepared& p : prepared) {
       const auto packed = p.model.pack(p.sentence.input);
-      if (std::getenv("CERIUM_MINILM_MAGNITUDES") != nullptr) {
-        const auto m = graph::simulate_magnitudes(p.plan.program, {{graph::SlotValues(packed.begin(), packed.end())}});
-        std::vector<std::pair<double, graph::NodeId>> boots;
-        for (graph::NodeId id = 0; id < m.size(); ++id) {
-          if (p.plan.nodes[id].bootstrap) boots.push_back({m[id], id});
-        }
-        std::sort(boots.rbegin(), boots.rend());
-        for (std::size_t i = 0; i < boots.size() && i < 40; ++i) {
-          fmt::print("  bootstrap of {:.2f} at {}\n", boots[i].first, p.plan.program.describe(boots[i].second));
-        }
-      }
       const auto out = graph::simulate_outputs_noisy(p.plan, {graph::SlotValues(packed.begin(), packed.end())},
                                                      {.absolute = std::exp2(-noise_bits),
-                                                      .scaled_by_magnitude = std::getenv("CERIUM_NOISE_SCALED") != nullptr,
+                                                      .scaled_by_magnitude = true,
                                                       .seed = p.index + 1});
       const std::vector<double> pooled = nn::mean_pool(p.model.unpack(out.at(0)), p.sentence.tokens);
       const bool finite = std::all_of(pooled.begin(), pooled.end(), [](double x) { return std::isfinite(x); });

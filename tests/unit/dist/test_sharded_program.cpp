@@ -18,7 +18,7 @@ using namespace evaluator_test;
 using namespace cerium::dist;
 using namespace sharded_test;
 
-TEST_CASE("an attention block runs on sharded ranks with the single-device words", "[dist][sharded][program]") {
+TEST_CASE("an attention block runs on sharded ranks with the single-device words", "[dist][sharded][program][slow]") {
   auto rng = cerium_test::make_rng(509);
   Fixture f(toy(11, 26, 2, 3), {.relinearization = true});
   const AttentionBlock model(rng);
