@@ -7,6 +7,7 @@
 // naming the call; a rank that cannot go on calls abort(), which ends every rank of the job (MPI_Abort) rather
 // than leaving them waiting in a collective.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,5 +35,10 @@ std::unique_ptr<Communicator> make_mpi_communicator();
 
 // Ends every rank of the MPI job with this reason (printed on stderr) and a non-zero exit code.
 [[noreturn]] void mpi_abort(const std::string& reason);
+
+// Runs body on this process's rank of an MPI communicator; an exception that leaves body on any rank ends the whole
+// job through mpi_abort (naming the rank and the error), so the other ranks never wait in a collective for it.
+// Returns body's result on success.
+int run_mpi_ranks(const std::function<int(Communicator&)>& body);
 
 }  // namespace cerium::dist

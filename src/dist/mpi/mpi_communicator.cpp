@@ -122,4 +122,16 @@ void mpi_abort(const std::string& reason) {
   std::abort();
 }
 
+int run_mpi_ranks(const std::function<int(Communicator&)>& body) {
+  std::unique_ptr<Communicator> comm;
+  try {
+    comm = make_mpi_communicator();
+    return body(*comm);
+  } catch (const std::exception& e) {
+    mpi_abort(fmt::format("rank {} failed: {}", world_rank(), e.what()));
+  } catch (...) {
+    mpi_abort(fmt::format("rank {} failed with an unknown exception", world_rank()));
+  }
+}
+
 }  // namespace cerium::dist
