@@ -11,7 +11,9 @@
 // count, level, scale or slot count is a typed error naming the input.
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -27,7 +29,9 @@
 #include "cerium/core/log.hpp"
 #include "cerium/graph/chain_ops.hpp"
 #include "cerium/graph/planner.hpp"
+#include "cerium/graph/passes/rank_placement.hpp"
 #include "cerium/graph/plaintext_stream.hpp"
+#include "cerium/dist/communicator.hpp"
 
 namespace cerium::graph {
 
@@ -43,6 +47,13 @@ struct RunProgress {
 using RunProgressCallback = std::function<void(const RunProgress&)>;
 
 struct ExecutorOptions {
+  // Ciphertext-parallel (graph/passes/rank_placement.hpp): this rank computes only its nodes of the placement, and
+  // each value goes to the other ranks that read it, once, through the communicator, right after it is computed
+  // (every rank walks the program in the same order, so the sends and receives meet without deadlock). Inputs are
+  // given on every rank (each keeps those placed on it); an output comes back only on the rank that computes it
+  // (the others' are empty). Rotations are not hoisted across a placement. Null: every node here.
+  const RankPlacement* placement = nullptr;
+  dist::Communicator* communicator = nullptr;
   // Keep each plaintext encoded (where the evaluator computes) after its first use, so later runs skip encoding:
   // Plan::plaintext_encoded_bytes of memory for the encoding time. Off: encoded at each use and freed.
   bool cache_plaintexts = false;
@@ -127,19 +138,30 @@ class Executor {
     std::vector<std::optional<ckks::Ciphertext>> hoisted(program.size());  // rotations computed with their group
     std::vector<ckks::Ciphertext> outputs;
     std::size_t next_input = 0;
-    std::unique_ptr<PlaintextStream> stream = plaintext_stream();
+    const RankPlacement* placed = options_.placement;
+    require(placed == nullptr || (options_.communicator != nullptr && placed->rank.size() == program.size() &&
+                                  placed->ranks == options_.communicator->size()),
+            "executor: a placement needs a communicator of its {} ranks and one rank per node",
+            placed ? placed->ranks : 0);
+    const std::vector<std::vector<int>> readers = placed ? reading_ranks(*placed) : std::vector<std::vector<int>>{};
+    std::unique_ptr<PlaintextStream> stream = placed ? nullptr : plaintext_stream();
     for (NodeId id = 0; id < program.size(); ++id) {
       const Node& node = program.node(id);
       const NodePlan& p = plan_.nodes[id];
       const clock::time_point node_start = clock::now();
       double bootstrap_seconds = 0;
-      if (node.op == Op::output) {
+      const bool here = placed == nullptr || placed->rank[id] == options_.communicator->rank();
+      if (!here) {
+        if (node.op == Op::input) ++next_input;
+        if (node.op == Op::output) outputs.emplace_back();
+      } else if (node.op == Op::output) {
         outputs.push_back(take_or_copy(values, node.inputs[0], id));
       } else {
         ckks::Ciphertext value = node.op == Op::input    ? receive(std::move(inputs[next_input++]), id)
                                  : hoisted[id].has_value() ? std::move(*hoisted[id])
-                                 : plan_.hoisting.group_of[id] >= 0 ? rotate_group(id, values, hoisted)
-                                                                     : compute(id, values, stream.get());
+                                 : plan_.hoisting.group_of[id] >= 0 && placed == nullptr
+                                     ? rotate_group(id, values, hoisted)
+                                     : compute(id, values, stream.get());
         hoisted[id].reset();
         if (p.bootstrap) {
           if (profile) ops_.wait();
@@ -153,6 +175,7 @@ class Executor {
         }
         values[id] = std::move(value);
       }
+      if (placed != nullptr && node.op != Op::output) move_to_readers(*placed, readers[id], id, values);
       for (const NodeId input : node.inputs) {
         if (plan_.memory.last_use[input] == id) values[input].reset();
       }
@@ -171,6 +194,75 @@ class Executor {
   }
 
  private:
+  // Per node: the other ranks that read its value (sorted, each once).
+  std::vector<std::vector<int>> reading_ranks(const RankPlacement& placed) const {
+    const Program& program = plan_.program;
+    std::vector<std::vector<int>> readers(program.size());
+    for (NodeId id = 0; id < program.size(); ++id) {
+      for (const NodeId v : program.node(id).inputs) {
+        const int r = placed.rank[id];
+        if (r != placed.rank[v] && std::find(readers[v].begin(), readers[v].end(), r) == readers[v].end()) {
+          readers[v].push_back(r);
+        }
+      }
+    }
+    for (auto& r : readers) std::sort(r.begin(), r.end());
+    return readers;
+  }
+
+  // Node id's value from its rank to each rank in `to`: a header (parts, level, slots, the scale's 64 bits) then
+  // the parts' limbs, from the host copy of the value.
+  void move_to_readers(const RankPlacement& placed, const std::vector<int>& to, NodeId id,
+                       std::vector<std::optional<ckks::Ciphertext>>& values) const {
+    if (to.empty()) return;
+    dist::Communicator& comm = *options_.communicator;
+    const int owner = placed.rank[id];
+    const int me = comm.rank();
+    if (me != owner && std::find(to.begin(), to.end(), me) == to.end()) return;
+    if (me == owner) {
+      const ckks::Ciphertext host = ops_.evaluator().download(*values[id]);
+      std::uint64_t scale_bits = 0;
+      const double scale = host.scale();
+      std::memcpy(&scale_bits, &scale, sizeof(scale));
+      const std::array<std::uint32_t, 5> header = {static_cast<std::uint32_t>(host.size()),
+                                                   static_cast<std::uint32_t>(host.level()),
+                                                   static_cast<std::uint32_t>(host.slots()),
+                                                   static_cast<std::uint32_t>(scale_bits),
+                                                   static_cast<std::uint32_t>(scale_bits >> 32)};
+      std::vector<std::uint32_t> words;
+      for (const auto& part : host.parts()) {
+        for (std::size_t i = 0; i < part.limb_count(); ++i) words.insert(words.end(), part.limb(i).begin(), part.limb(i).end());
+      }
+      for (const int r : to) {
+        comm.send(header, r);
+        comm.send(words, r);
+      }
+      return;
+    }
+    std::array<std::uint32_t, 5> header{};
+    comm.receive(header, owner);
+    const auto& context = plan_.program.context();
+    const int level = static_cast<int>(header[1]);
+    require<CommunicationError>(header[0] >= 2 && header[0] <= 3 && level <= context->max_level(),
+                                "executor: rank {} received a malformed value for {} from rank {}", me,
+                                plan_.program.describe(id), owner);
+    const std::uint64_t scale_bits = header[3] | (static_cast<std::uint64_t>(header[4]) << 32);
+    double scale = 0;
+    std::memcpy(&scale, &scale_bits, sizeof(scale));
+    const auto& basis = context->q_basis(level);
+    const std::size_t n = context->ring_degree();
+    std::vector<std::uint32_t> words(header[0] * basis->size() * n);
+    comm.receive(words, owner);
+    std::vector<ring::RnsPoly> parts;
+    const std::uint32_t* from = words.data();
+    for (std::uint32_t k = 0; k < header[0]; ++k) {
+      ring::RnsPoly part(basis, ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+      for (std::size_t i = 0; i < basis->size(); ++i, from += n) std::copy(from, from + n, part.limb(i).begin());
+      parts.push_back(std::move(part));
+    }
+    values[id] = ops_.evaluator().upload(ckks::Ciphertext(context, std::move(parts), level, scale, header[2]));
+  }
+
   const ckks::Ciphertext& operand(const std::vector<std::optional<ckks::Ciphertext>>& values, NodeId id) const {
     return *values[id];
   }

@@ -58,6 +58,7 @@ struct Schedule {
   std::vector<double> busy;
   std::vector<std::uint64_t> segment_moved;
   std::uint64_t moved = 0;
+  std::size_t transfers = 0;
   double makespan = 0;
 };
 
@@ -148,6 +149,7 @@ Schedule schedule(const Plan& plan, const MeshModel& mesh, const std::vector<dou
     for (const NodeId v : node.inputs) {
       if (static_cast<std::size_t>(out.rank[v]) == best || arrival.contains(key(v, best))) continue;
       arrival.emplace(key(v, best), finish[v] + transfer(v));
+      ++out.transfers;
       out.moved += plan.memory.value_bytes[v];
       out.segment_moved[segment_of[id]] += plan.memory.value_bytes[v];
     }
@@ -264,6 +266,7 @@ RankPlacement place_on_ranks(const Plan& plan, const MeshModel& mesh, const std:
   out.rank = chosen->rank;
   out.busy_seconds = chosen->busy;
   out.moved_bytes = chosen->moved;
+  out.transfers = chosen->transfers;
   out.makespan_seconds = chosen->makespan > 0 ? chosen->makespan : out.serial_seconds;
   for (std::size_t s = 0; s < out.segments.size(); ++s) out.segments[s].moved_bytes = chosen->segment_moved[s];
   return out;

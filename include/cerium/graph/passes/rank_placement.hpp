@@ -53,6 +53,7 @@ struct RankPlacement {
   int ranks = 1;
   std::vector<int> rank;                     // per node: where it is computed (ciphertext-parallel)
   std::uint64_t moved_bytes = 0;             // ciphertexts sent between ranks, all ranks together
+  std::size_t transfers = 0;                 // how many (value, receiving rank) pairs those are
   double makespan_seconds = 0;               // ciphertext-parallel, predicted
   double serial_seconds = 0;                 // the program on one rank
   std::uint64_t limb_parallel_bytes = 0;     // the same program limb-parallel (bootstraps' gathers left out)
