@@ -14,6 +14,8 @@
 //                                              25 s a step on one core)
 //   --steps S --batch B --rate R --hidden H    100, 32, 0.2 (Fashion-MNIST: 0.05), 32
 //   --digits FILE                              digits.csv.gz (default: python3-sklearn's, or $CERIUM_DIGITS_FILE)
+//   --compact                                  the weights between steps as 2 ciphertexts (2 bootstraps a step for
+//                                              their refresh instead of one per row; nn/mlp_training.hpp)
 //   --fashion-mnist [DIR]                      Fashion-MNIST instead (train split for the steps, t10k to score;
 //                                              DIR: the idx files, default the package's or
 //                                              $CERIUM_FASHION_MNIST_DIR); 784 inputs fill 1024 blocks x the batch
@@ -51,7 +53,7 @@ namespace {
 struct Options {
   std::size_t steps = 100, batch = 32, hidden = 32;
   double rate = 0;  // 0: 0.2 for the digits, 0.05 for Fashion-MNIST (0.1 diverges on its 784 inputs)
-  bool plan_only = false, cpu = false, toy = false, fashion = false;
+  bool plan_only = false, cpu = false, toy = false, fashion = false, compact = false;
   std::filesystem::path digits = io::kDigitsFile;
   std::filesystem::path fashion_dir = io::kFashionMnistDir;
 };
@@ -117,13 +119,14 @@ int main(int argc, char** argv) {
     else if (arg == "--hidden" && has_value) o.hidden = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--rate" && has_value) o.rate = std::strtod(argv[++i], nullptr);
     else if (arg == "--digits" && has_value) o.digits = argv[++i];
+    else if (arg == "--compact") o.compact = true;
     else if (arg == "--fashion-mnist") {
       o.fashion = true;
       if (has_value && argv[i + 1][0] != '-') o.fashion_dir = argv[++i];
     }
     else {
       fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--toy] [--steps S] [--batch B] [--rate R] [--hidden H] "
-                         "[--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
+                         "[--compact] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
       return 2;
     }
   }
@@ -146,7 +149,7 @@ int main(int argc, char** argv) {
   }
   const std::size_t train_count = train.labels.size();
   const nn::MlpShape shape{.inputs = train.x.cols, .hidden = o.hidden, .outputs = 10, .batch = o.batch,
-                           .learning_rate = o.rate, .refresh_weights = true};
+                           .learning_rate = o.rate, .refresh_weights = true, .compact_weights = o.compact};
   const nn::MlpTrainer trainer(shape);
   Batches batches{train, std::vector<std::size_t>(train_count), o.batch};
   std::iota(batches.order.begin(), batches.order.end(), 0);
@@ -186,7 +189,7 @@ int main(int argc, char** argv) {
   graph::Tracer tracer(context);
   const graph::Value x = tracer.input("x", slots), t = tracer.input("t", slots);
   std::vector<graph::Value> w;
-  for (std::size_t r = 0; r < shape.hidden + shape.outputs; ++r) w.push_back(tracer.input("w", slots, weight_level));
+  for (std::size_t r = 0; r < trainer.weight_count(); ++r) w.push_back(tracer.input("w", slots, weight_level));
   const auto updated = trainer.step<graph::Tracer>(tracer, x, t, w);
   for (const auto& v : updated) tracer.output(v, "w");
   auto start = std::chrono::steady_clock::now();

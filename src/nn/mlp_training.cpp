@@ -16,6 +16,9 @@ void MlpShape::validate() const {
           "mlp: {} inputs, {} hidden, {} outputs and a batch of {} (a power of two is needed)", inputs, hidden,
           outputs, batch);
   require(std::isfinite(learning_rate) && learning_rate > 0, "mlp: a learning rate of {}", learning_rate);
+  require(!compact_weights || (hidden <= batch && outputs <= batch),
+          "mlp: compact weights keep row r in lane r, so hidden ({}) and outputs ({}) must be at most the batch ({})",
+          hidden, outputs, batch);
 }
 
 MlpWeights MlpWeights::seeded(const MlpShape& shape, std::uint64_t seed) {
@@ -45,6 +48,13 @@ MlpTrainer::MlpTrainer(MlpShape shape) : shape_(shape) {
   std::vector<double> starts(batch, 0.0);  // one block's period: 1 at its first lane
   starts[0] = 1;
   lane_starts_ = graph::PlainVector(starts);
+  if (shape_.compact_weights) {
+    for (std::size_t r = 0; r < std::max(shape_.hidden, shape_.outputs); ++r) {
+      std::vector<double> lane(batch, 0.0);  // one block's period: 1 at lane r
+      lane[r] = 1;
+      lane_masks_.push_back(graph::PlainVector(lane));
+    }
+  }
   const double rate = shape_.learning_rate / static_cast<double>(batch);
   input_rate_ = blockwise([&](std::size_t f) { return f < shape_.inputs ? rate : 0.0; });
   hidden_rate_ = blockwise([&](std::size_t f) { return f < shape_.hidden ? rate : 0.0; });
@@ -77,6 +87,16 @@ std::vector<std::vector<double>> MlpTrainer::pack_weights(const MlpWeights& w) c
           "mlp: weights of {} x {} and {} x {} for {} -> {} -> {}", w.w1.rows, w.w1.cols, w.w2.rows, w.w2.cols,
           shape_.inputs, shape_.hidden, shape_.outputs);
   std::vector<std::vector<double>> rows;
+  if (shape_.compact_weights) {
+    for (const Matrix* m : {&w.w1, &w.w2}) {
+      std::vector<double> v(shape_.slots(), 0.0);
+      for (std::size_t r = 0; r < m->rows; ++r) {
+        for (std::size_t f = 0; f < m->cols; ++f) v[f * shape_.batch + r] = m->at(r, f);
+      }
+      rows.push_back(std::move(v));
+    }
+    return rows;
+  }
   for (const Matrix* m : {&w.w1, &w.w2}) {
     for (std::size_t r = 0; r < m->rows; ++r) {
       std::vector<double> v(shape_.slots(), 0.0);
@@ -88,9 +108,19 @@ std::vector<std::vector<double>> MlpTrainer::pack_weights(const MlpWeights& w) c
 }
 
 MlpWeights MlpTrainer::unpack_weights(const std::vector<std::vector<std::complex<double>>>& rows) const {
-  require(rows.size() == shape_.hidden + shape_.outputs, "mlp: {} weight rows for {} + {}", rows.size(),
-          shape_.hidden, shape_.outputs);
+  require(rows.size() == weight_count(), "mlp: {} weight ciphertexts for {}", rows.size(), weight_count());
   MlpWeights w{Matrix::zeros(shape_.hidden, shape_.inputs), Matrix::zeros(shape_.outputs, shape_.hidden)};
+  if (shape_.compact_weights) {
+    for (std::size_t part = 0; part < 2; ++part) {
+      Matrix& m = part == 0 ? w.w1 : w.w2;
+      require(rows[part].size() >= shape_.slots(), "mlp: compact weights {} have {} slots of {}", part,
+              rows[part].size(), shape_.slots());
+      for (std::size_t r = 0; r < m.rows; ++r) {
+        for (std::size_t f = 0; f < m.cols; ++f) m.at(r, f) = rows[part][f * shape_.batch + r].real();
+      }
+    }
+    return w;
+  }
   for (std::size_t r = 0; r < rows.size(); ++r) {
     Matrix& m = r < shape_.hidden ? w.w1 : w.w2;
     const std::size_t row = r < shape_.hidden ? r : r - shape_.hidden;

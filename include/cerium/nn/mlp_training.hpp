@@ -16,6 +16,12 @@
 //   summing the lanes of each block (nn::segment_sum).
 // act(z) = c0 + c1 z + c2 z^2 (a quadratic: one level, its derivative exact).
 //
+// Compact weights (MlpShape::compact_weights): between steps the weights travel as two ciphertexts, W1 with entry
+// (j, f) at lane j of block f and W2 likewise, instead of one ciphertext a row (each row replicated over the batch
+// lanes). A step expands row j by masking lane j and summing each block's lanes (2 levels, 2 log2(batch)
+// rotations), and packs the updated rows back by masking (1 level): refreshing the weights then takes 2 bootstraps
+// a step instead of hidden + outputs. Needs hidden and outputs at most the batch.
+//
 // Rotations: log2(blocks) block steps and the lane steps +-1 .. +-batch/2. Depth: about 13 levels a step.
 
 #include <array>
@@ -41,6 +47,7 @@ struct MlpShape {
   // Pin a bootstrap on every updated weight row: the weights leave each step fresh, at the bootstrapper's output
   // level, so a plan whose weights enter at that level serves every step (the planner places the others).
   bool refresh_weights = false;
+  bool compact_weights = false;  // see above
 
   std::size_t blocks() const;  // the next power of two of the widest layer
   std::size_t slots() const { return blocks() * batch; }
@@ -65,18 +72,68 @@ class MlpTrainer {
   // rows. InvalidArgument for other sizes or a label out of range.
   std::vector<double> pack_inputs(const Matrix& batch) const;
   std::vector<double> pack_targets(std::span<const std::uint8_t> labels) const;
-  std::vector<std::vector<double>> pack_weights(const MlpWeights& weights) const;  // W1's rows, then W2's
-  // Weights back from decoded rows (lane 0 of each block).
+  // W1's rows, then W2's (or the two compact ciphertexts' slots with compact_weights).
+  std::vector<std::vector<double>> pack_weights(const MlpWeights& weights) const;
+  // How many ciphertexts carry the weights: hidden + outputs rows, or 2 compact.
+  std::size_t weight_count() const { return shape_.compact_weights ? 2 : shape_.hidden + shape_.outputs; }
+  // Weights back from the decoded weight ciphertexts (rows: lane 0 of each block; compact: lane j of block f).
   MlpWeights unpack_weights(const std::vector<std::vector<std::complex<double>>>& rows) const;
 
-  // One SGD step: weights (hidden + outputs rows, as pack_weights) updated on the batch x with targets t.
+  // One SGD step: weights (weight_count() ciphertexts, as pack_weights) updated on the batch x with targets t.
   template <class Ops>
   std::vector<typename Ops::Value> step(Ops& ops, const typename Ops::Value& x, const typename Ops::Value& t,
                                         std::span<const typename Ops::Value> weights) const {
     using Value = typename Ops::Value;
+    require(weights.size() == weight_count(), "mlp step: {} weight ciphertexts for {}", weights.size(),
+            weight_count());
+    if (!shape_.compact_weights) return step_on_rows(ops, x, t, weights);
+    const std::vector<Value> rows = expand(ops, weights);
+    std::vector<Value> updated_rows = step_on_rows(ops, x, t, std::span<const Value>(rows));
+    std::vector<Value> out;
+    for (const std::size_t part : {std::size_t{0}, std::size_t{1}}) {
+      const std::size_t first = part == 0 ? 0 : shape_.hidden, count = part == 0 ? shape_.hidden : shape_.outputs;
+      std::optional<Value> packed;
+      for (std::size_t r = 0; r < count; ++r) {
+        const Value term = ops.multiply(updated_rows[first + r], lane_masks_[r]);
+        packed = packed ? ops.add(*packed, term) : graph::duplicate(term);
+      }
+      out.push_back(shape_.refresh_weights ? ops.bootstrap(*packed) : *packed);
+    }
+    ops.label(out.back(), "update");
+    return out;
+  }
+
+  // The batch's outputs Y (a forward pass alone), packed like the targets.
+  template <class Ops>
+  typename Ops::Value predict(Ops& ops, const typename Ops::Value& x,
+                              std::span<const typename Ops::Value> weights) const {
+    using Value = typename Ops::Value;
     const MlpShape& s = shape_;
-    require(weights.size() == s.hidden + s.outputs, "mlp step: {} weight rows for {} + {}", weights.size(), s.hidden,
-            s.outputs);
+    std::vector<Value> rows(weights.begin(), weights.end());
+    if (s.compact_weights) rows = expand(ops, weights);
+    const Value z1 = layer(ops, x, std::span<const Value>(rows).first(s.hidden));
+    const Value h = ops.add(ops.add(ops.multiply(ops.multiply(z1, z1), s.activation[2]),
+                                    ops.multiply(z1, s.activation[1])),
+                            s.activation[0]);
+    return layer(ops, h, std::span<const Value>(rows).subspan(s.hidden));
+  }
+
+ private:
+  // Compact W1 and W2 to rows: row r is lane r of every block, summed over each block's lanes (in every lane).
+  template <class Ops>
+  std::vector<typename Ops::Value> expand(Ops& ops, std::span<const typename Ops::Value> compact) const {
+    std::vector<typename Ops::Value> rows;
+    for (std::size_t j = 0; j < shape_.hidden; ++j) rows.push_back(lane_sum(ops, ops.multiply(compact[0], lane_masks_[j])));
+    for (std::size_t k = 0; k < shape_.outputs; ++k) rows.push_back(lane_sum(ops, ops.multiply(compact[1], lane_masks_[k])));
+    return rows;
+  }
+
+  // The step on weight rows (hidden + outputs); each updated row refreshed unless the weights travel compact.
+  template <class Ops>
+  std::vector<typename Ops::Value> step_on_rows(Ops& ops, const typename Ops::Value& x, const typename Ops::Value& t,
+                                                std::span<const typename Ops::Value> weights) const {
+    using Value = typename Ops::Value;
+    const MlpShape& s = shape_;
     const std::span<const Value> w1 = weights.first(s.hidden), w2 = weights.subspan(s.hidden);
     // Forward.
     const Value z1 = layer(ops, x, w1);
@@ -104,27 +161,14 @@ class MlpTrainer {
       const Value g = lane_sum(ops, ops.multiply(spread2[k], h));
       out.push_back(updated(ops, w2[k], ops.multiply(g, hidden_rate_)));
     }
-    ops.label(out.back(), "update");
+    if (!s.compact_weights) ops.label(out.back(), "update");
     return out;
   }
 
-  // The batch's outputs Y (a forward pass alone), packed like the targets.
-  template <class Ops>
-  typename Ops::Value predict(Ops& ops, const typename Ops::Value& x,
-                              std::span<const typename Ops::Value> weights) const {
-    const MlpShape& s = shape_;
-    const typename Ops::Value z1 = layer(ops, x, weights.first(s.hidden));
-    const typename Ops::Value h = ops.add(ops.add(ops.multiply(ops.multiply(z1, z1), s.activation[2]),
-                                                  ops.multiply(z1, s.activation[1])),
-                                          s.activation[0]);
-    return layer(ops, h, weights.subspan(s.hidden));
-  }
-
- private:
   template <class Ops>
   typename Ops::Value updated(Ops& ops, const typename Ops::Value& w, const typename Ops::Value& step) const {
     typename Ops::Value next = ops.sub(w, step);
-    return shape_.refresh_weights ? ops.bootstrap(next) : next;
+    return shape_.refresh_weights && !shape_.compact_weights ? ops.bootstrap(next) : next;
   }
   // sum_j mask_j (block sum of a W_j): row j's products with every example, at block j.
   template <class Ops>
@@ -159,6 +203,7 @@ class MlpTrainer {
   MlpShape shape_;
   std::vector<graph::PlainVector> block_masks_;  // 1 in block j
   graph::PlainVector lane_starts_;               // 1 at each block's first lane
+  std::vector<graph::PlainVector> lane_masks_;   // 1 at lane r of every block (compact weights)
   graph::PlainVector input_rate_, hidden_rate_;  // rate / batch in the valid input (hidden) blocks
 };
 
