@@ -17,14 +17,18 @@ int block_owner(std::size_t index, std::size_t count, int ranks) {
 
 }  // namespace
 
-LimbLayout::LimbLayout(const rlwe::Context& context, int ranks, int rank, Device local_device)
+LimbLayout::LimbLayout(const rlwe::Context& context, int ranks, int rank, Device local_device, LayoutPolicy policy)
     : ranks_(ranks), rank_(rank), local_device_(local_device) {
   require(ranks >= 1 && rank >= 0 && rank < ranks, "rank {} of a mesh of {} ranks", rank, ranks);
   require(!local_device.is_remote(), "a rank computes on its own device, not on {}", to_string(local_device));
   const auto& q = context.ladder().q_primes;
   const auto& p = context.ladder().p_primes;
-  for (std::size_t i = 0; i < q.size(); ++i) owners_[q[i]] = block_owner(i, q.size(), ranks);
-  for (std::size_t i = 0; i < p.size(); ++i) owners_[p[i]] = block_owner(i, p.size(), ranks);
+  const auto owner = [&](std::size_t i, std::size_t count) {
+    return policy == LayoutPolicy::balanced ? static_cast<int>(i % static_cast<std::size_t>(ranks))
+                                            : block_owner(i, count, ranks);
+  };
+  for (std::size_t i = 0; i < q.size(); ++i) owners_[q[i]] = owner(i, q.size());
+  for (std::size_t i = 0; i < p.size(); ++i) owners_[p[i]] = owner(i, p.size());
 }
 
 int LimbLayout::owner(std::uint32_t prime) const {

@@ -36,8 +36,11 @@ struct ShardedBackend::State {
   std::map<std::tuple<Primes, std::size_t, ring::Rounding>, std::shared_ptr<const ring::Rescaler>> rescalers;
   std::map<std::tuple<Primes, Primes, ring::Rounding>, std::shared_ptr<const ring::ModDown>> mod_downs;
 
-  State(Communicator& c, rlwe::ContextPtr ctx)
-      : comm(&c), context(std::move(ctx)), layout(*context, c.size(), c.rank(), Device::cpu()) {}
+  State(Communicator& c, rlwe::ContextPtr ctx, ShardedOptions opts)
+      : comm(&c),
+        context(std::move(ctx)),
+        layout(*context, c.size(), c.rank(), Device::cpu(), opts.layout),
+        options(opts) {}
 
   // The primes of `global` at these positions as a basis sharing global's per-prime tables; null when empty.
   RnsBasisPtr basis_of(const RnsBasis& global, const Positions& positions) {
@@ -286,8 +289,7 @@ struct ViewList {
 
 ShardedBackend::ShardedBackend(Communicator& comm, rlwe::ContextPtr context, ShardedOptions options) {
   require(context != nullptr, "a sharded backend needs a context");
-  state_ = std::make_shared<State>(comm, std::move(context));
-  state_->options = options;
+  state_ = std::make_shared<State>(comm, std::move(context), options);
   if (comm.size() > 1) {
     Fingerprint f;
     const auto& ladder = state_->context->ladder();
@@ -295,6 +297,7 @@ ShardedBackend::ShardedBackend(Communicator& comm, rlwe::ContextPtr context, Sha
     for (auto q : ladder.q_primes) f.add(q);
     for (auto p : ladder.p_primes) f.add(p ^ 0x5050505050505050ull);
     for (auto l : ladder.level_limbs) f.add(l);
+    f.add(static_cast<std::uint64_t>(options.layout));
     require_same_on_all_ranks(comm, f.value, "the modulus ladder (" + state_->context->describe() + " here)");
   }
 }

@@ -28,9 +28,10 @@ RankBytes operator*(RankBytes a, std::uint64_t times) {
   return a;
 }
 
-LimbTraffic::LimbTraffic(rlwe::ContextPtr context, int ranks) : context_(std::move(context)), ranks_(ranks) {
+LimbTraffic::LimbTraffic(rlwe::ContextPtr context, int ranks, LayoutPolicy policy)
+    : context_(std::move(context)), ranks_(ranks) {
   require(context_ != nullptr && ranks >= 1, "a traffic model needs a context and at least one rank");
-  for (int r = 0; r < ranks; ++r) layouts_.emplace_back(*context_, ranks, r);
+  for (int r = 0; r < ranks; ++r) layouts_.emplace_back(*context_, ranks, r, Device::cpu(), policy);
 }
 
 RankBytes LimbTraffic::gather(const ring::RnsBasis& basis, std::span<const std::size_t> positions,

@@ -1,12 +1,15 @@
 #pragma once
 // Which rank holds which limbs: the limb-parallel layout of sharded ciphertexts and keys over a device mesh.
 //
-// Ownership is by prime, so one table serves every basis the scheme uses (Q_l, Q_l u P, a key's Q u P): Q's
-// primes are split over the ranks in contiguous blocks (rank 0 the first ones), and P's primes likewise, as evenly
-// as possible. A polynomial over any basis of these primes is then, on each rank, at most one run of its Q limbs
-// and one run of its P limbs, so the rank's local limbs are one or two shards and results over Q_l need no
-// regrouping. The price of contiguous blocks: at low levels the ranks holding Q's top primes have little to do
-// (a level-balanced layout is future work; the bytes moved are the same).
+// Ownership is by prime, so one table serves every basis the scheme uses (Q_l, Q_l u P, a key's Q u P). Two
+// policies:
+//  - contiguous (the default): Q's primes split over the ranks in contiguous blocks (rank 0 the first ones), P's
+//    likewise, as evenly as possible. A polynomial is then, on each rank, at most one run of its Q limbs and one
+//    of its P limbs, so results over Q_l need no regrouping; but at low levels the ranks holding Q's top primes
+//    have little to do.
+//  - balanced: Q's prime i and P's prime i on rank i mod R, so every level keeps every rank busy; a rank's limbs
+//    are then many single-limb shards, and results computed on the host are copied into them.
+// The bytes a gather moves depend only on how many limbs each rank holds, so both move the same at the top level.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,11 +24,14 @@
 
 namespace cerium::dist {
 
+enum class LayoutPolicy : std::uint8_t { contiguous, balanced };
+
 class LimbLayout {
  public:
   // The layout of a context's primes over `ranks` ranks; rank r computes on local_device (the shards other
   // ranks hold are Device::remote(rank) placeholders in this rank's view).
-  LimbLayout(const rlwe::Context& context, int ranks, int rank, Device local_device = Device::cpu());
+  LimbLayout(const rlwe::Context& context, int ranks, int rank, Device local_device = Device::cpu(),
+             LayoutPolicy policy = LayoutPolicy::contiguous);
 
   int ranks() const { return ranks_; }
   int rank() const { return rank_; }

@@ -37,6 +37,8 @@ struct ShardedOptions {
   // sample of its words, one small collective per placement): two ranks encrypting with their own randomness
   // would otherwise compute a silently wrong result. Off: no check and no collective.
   bool verify_placed = true;
+  // How limbs are spread (dist/limb_layout.hpp); every rank must use the same.
+  LayoutPolicy layout = LayoutPolicy::contiguous;
 };
 
 class ShardedBackend {

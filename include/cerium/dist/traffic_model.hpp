@@ -35,7 +35,7 @@ struct RankBytes {
 
 class LimbTraffic {
  public:
-  LimbTraffic(rlwe::ContextPtr context, int ranks);
+  LimbTraffic(rlwe::ContextPtr context, int ranks, LayoutPolicy policy = LayoutPolicy::contiguous);
 
   int ranks() const { return ranks_; }
   // The all-gather of the limbs at `positions` of `polys` polynomials over basis.

@@ -23,11 +23,11 @@ namespace {
 // Runs body on every rank of an in-process group with a sharded evaluator carrying the fixture's keys, and
 // checks that every rank downloaded the same results; returns rank 0's.
 template <class Body>
-std::vector<Ciphertext> run_sharded(int ranks, const Fixture& f, Body body) {
+std::vector<Ciphertext> run_sharded(int ranks, const Fixture& f, Body body, ShardedOptions options = {}) {
   InProcessGroup group(ranks);
   std::vector<std::vector<Ciphertext>> results(static_cast<std::size_t>(ranks));
   group.run([&](Communicator& comm) {
-    ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context));
+    ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context, options));
     ev.set_relinearization_key(f.evaluator.relinearization_key());
     if (f.evaluator.galois_keys()) ev.set_galois_keys(f.evaluator.galois_keys());
     std::vector<Ciphertext> mine;
@@ -89,6 +89,37 @@ TEST_CASE("sharded evaluator: the CPU evaluator's words on 1 to 8 ranks", "[dist
       REQUIRE(same_words(got[i], want[i]));
     }
   }
+}
+
+TEST_CASE("sharded evaluator, balanced layout: the same words with every rank holding limbs at every level",
+          "[dist][sharded]") {
+  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true});
+  auto rng = cerium_test::make_rng(43);
+  const std::size_t slots = f.max_slots();
+  const Ciphertext a = f.encrypt(random_complex(rng, slots));
+  const Ciphertext b = f.encrypt(random_complex(rng, slots));
+  const Plaintext p = f.encoder.encode(random_complex(rng, slots));
+  const std::vector<Ciphertext> want = program(f.evaluator, f, a, b, p);
+  for (int ranks : {2, 3, 4}) {
+    INFO(ranks << " ranks");
+    const std::vector<Ciphertext> got = run_sharded(
+        ranks, f, [&](const ShardedEvaluator& ev) { return program(ev, f, a, b, p); },
+        {.layout = LayoutPolicy::balanced});
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      INFO("result " << i);
+      REQUIRE(same_words(got[i], want[i]));
+    }
+  }
+  // Level 1 (3 primes) has limbs on 3 ranks in the balanced layout, on one in the contiguous one.
+  const LimbLayout balanced(*f.context, 3, 0, Device::cpu(), LayoutPolicy::balanced);
+  const LimbLayout contiguous(*f.context, 3, 0);
+  const auto count_owners = [&](const LimbLayout& l) {
+    const auto c = l.counts(*f.context->q_basis(1));
+    return std::count_if(c.begin(), c.end(), [](std::size_t n) { return n != 0; });
+  };
+  CHECK(count_owners(balanced) == 3);
+  CHECK(count_owners(contiguous) == 1);
 }
 
 TEST_CASE("sharded evaluator: a double-hoisted linear transform's words", "[dist][sharded]") {
@@ -153,13 +184,20 @@ TEST_CASE("the traffic model predicts the bytes every rank moves", "[dist][shard
   auto rng = cerium_test::make_rng(53);
   const Ciphertext a = f.encrypt(random_complex(rng, f.max_slots()));
   const int level = a.level();
-  for (int ranks : {2, 3, 4, 8}) {
-    INFO(ranks << " ranks");
-    const LimbTraffic model(f.context, ranks);
+  struct Case {
+    int ranks;
+    LayoutPolicy policy;
+  };
+  for (const Case c : {Case{2, LayoutPolicy::contiguous}, Case{3, LayoutPolicy::contiguous},
+                       Case{4, LayoutPolicy::contiguous}, Case{8, LayoutPolicy::contiguous},
+                       Case{3, LayoutPolicy::balanced}}) {
+    const int ranks = c.ranks;
+    INFO(ranks << " ranks, " << (c.policy == LayoutPolicy::balanced ? "balanced" : "contiguous"));
+    const LimbTraffic model(f.context, ranks, c.policy);
     InProcessGroup group(ranks);
     sharded_test::RankChecks checks;
     group.run([&](Communicator& comm) {
-      ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context));
+      ShardedEvaluator ev(f.context, ShardedBackend(comm, f.context, {.layout = c.policy}));
       ev.set_relinearization_key(f.evaluator.relinearization_key());
       ev.set_galois_keys(f.evaluator.galois_keys());
       const Ciphertext x = ev.upload(a);
