@@ -169,13 +169,31 @@ TEST_CASE("sharded bootstrapping: the CPU bootstrapper's words (N = 2^11)", "[di
     INFO(ranks << " ranks");
     InProcessGroup group(ranks);
     std::vector<Ciphertext> got(static_cast<std::size_t>(ranks));
+    std::vector<std::uint64_t> received(static_cast<std::size_t>(ranks));
     group.run([&](Communicator& comm) {
       boot::ShardedBootstrapper sharded(f.context, {}, ShardedBackend(comm, f.context));
       sharded.set_keys(keys);
       const auto& ev = sharded.evaluator();
-      got[static_cast<std::size_t>(comm.rank())] = ev.download(sharded.bootstrap(ev.upload(input)));
+      const Ciphertext placed = ev.upload(input);
+      comm.reset_traffic();
+      const Ciphertext fresh = sharded.bootstrap(placed);
+      received[static_cast<std::size_t>(comm.rank())] = comm.traffic().received();
+      got[static_cast<std::size_t>(comm.rank())] = ev.download(fresh);
     });
     for (const auto& g : got) REQUIRE(same_words(g, want));
+    // What one bootstrap moves limb-parallel, in top-level key switches' worth (the placement's model leaves the
+    // bootstraps' gathers out: this says how much that is).
+    const LimbTraffic model(f.context, ranks);
+    const dist::RankBytes key_switch = model.key_switch(f.context->max_level(), true);
+    std::uint64_t total = 0, per_key_switch = 0;
+    for (std::size_t r = 0; r < received.size(); ++r) {
+      total += received[r];
+      per_key_switch += key_switch.received[r];
+    }
+    WARN("one bootstrap on " << ranks << " ranks moves " << total / 1024 << " KiB in all, "
+                             << static_cast<double>(total) / static_cast<double>(per_key_switch)
+                             << " top-level key switches' worth (N = 2^11)");
+    CHECK(total > 0);
   }
 }
 
