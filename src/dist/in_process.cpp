@@ -169,11 +169,9 @@ class InProcessCommunicator final : public Communicator {
       if (p.counts != first.counts) {
         return fmt::format("the ranks passed different counts to an all-gather (rank 0 and rank {})", r);
       }
-      const bool same_size = p.kind == Collective::all_gather ||
-                             (p.kind == Collective::broadcast || p.kind == Collective::all_reduce
-                                  ? p.bytes == first.bytes
-                                  : true);
-      if (!same_size) {
+      // An all-gather's sizes differ by rank (its counts are compared above); the others must be equal.
+      const bool sized = p.kind == Collective::broadcast || p.kind == Collective::all_reduce;
+      if (sized && p.bytes != first.bytes) {
         return fmt::format("a {} of {} bytes on rank 0 and of {} bytes on rank {}", to_string(p.kind), first.bytes,
                            p.bytes, r);
       }

@@ -87,7 +87,7 @@ struct ShardedBackend::State {
     return slot;
   }
 
-  // A polynomial over basis in this rank's view of the layout: local shards allocated, the others placeholders.
+  // A polynomial over basis in this rank's view of the layout: local shards allocated, the others remote.
   RnsPoly allocate(const RnsBasisPtr& basis, ring::PolyForm form, BufferInit init) const {
     return RnsPoly(basis, ring::PolyOptions{.form = form, .shards = layout.shards(*basis), .init = init});
   }

@@ -32,7 +32,7 @@ struct Device {
 
   static constexpr Device cpu(int index = 0) { return Device{DeviceKind::cpu, index}; }
   static constexpr Device cuda(int index = 0) { return Device{DeviceKind::cuda, index}; }
-  // Memory of another rank of a device mesh: a placeholder in this rank's view of a sharded polynomial.
+  // Memory of another rank of a device mesh: where a sharded polynomial's limbs live when this rank holds none.
   static constexpr Device remote(int rank) { return Device{DeviceKind::remote, rank}; }
 
   constexpr bool is_cpu() const { return kind == DeviceKind::cpu; }

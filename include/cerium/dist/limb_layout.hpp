@@ -29,7 +29,7 @@ enum class LayoutPolicy : std::uint8_t { contiguous, balanced };
 class LimbLayout {
  public:
   // The layout of a context's primes over `ranks` ranks; rank r computes on local_device (the shards other
-  // ranks hold are Device::remote(rank) placeholders in this rank's view).
+  // ranks hold are remote shards, Device::remote(rank) without storage, in this rank's view).
   LimbLayout(const rlwe::Context& context, int ranks, int rank, Device local_device = Device::cpu(),
              LayoutPolicy policy = LayoutPolicy::contiguous);
 

@@ -9,7 +9,7 @@
 // for their limbs (limb(i), the arithmetic operators) gets an UnsupportedError telling it to download first.
 //
 // A polynomial sharded over the ranks of a device mesh (dist/) lists every shard on every rank; the shards other
-// ranks hold are `remote` placeholders (Device::remote(rank)) with no storage, so the layout is the same
+// ranks hold are remote shards (Device::remote(rank)) with no storage, so the layout is the same
 // everywhere and code that reads only metadata (basis, level, form) works unchanged.
 //
 // Copies are explicit: RnsPoly moves freely but copying a polynomial (megabytes at N = 2^16) needs clone().
@@ -60,7 +60,7 @@ class RnsShard {
   RnsShard(Device device, std::size_t first_limb, std::size_t limb_count, std::size_t n, BufferInit init);
 
   Device device() const { return device_; }
-  // Another rank holds these limbs; this shard is a placeholder without storage.
+  // Another rank holds these limbs; this shard records where, without storage.
   bool is_remote() const { return device_.is_remote(); }
   std::size_t first_limb() const { return first_limb_; }
   std::size_t limb_count() const { return limb_count_; }
@@ -81,7 +81,7 @@ class RnsShard {
 
   RnsShard clone() const;
   // The live limbs of this shard on another device (host <-> device, or device to device). A remote shard stays
-  // a remote placeholder.
+  // a remote shard.
   RnsShard copy_to(Device target) const;
   // Limbs [first, first + count) of this shard as a shard over the same words that does not own them (valid while
   // this shard lives and keeps its storage): for views that regroup limbs without copying (dist/). Writes through

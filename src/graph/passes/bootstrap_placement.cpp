@@ -232,64 +232,51 @@ struct Search {
       bool refreshable = false;
     };
     std::vector<Frame> stack{{first, first_count, 0}};
+    // Item f.i kept (at its level) or refreshed, then on to the next item; f comes back at `stage` after.
+    const auto descend = [&](std::size_t top, Frame f, bool refresh, int stage, int count) {
+      current[f.i] = refresh;
+      effective[f.i] = refresh ? p.bootstrap_level : f.level;
+      f.stage = stage;
+      stack[top] = f;
+      stack.push_back({f.i + 1, count, 0});
+    };
     while (!stack.empty()) {
       const std::size_t top = stack.size() - 1;
       Frame f = stack[top];
-      if (f.stage == 0) {
-        if (f.count >= best_count) {
-          stack.pop_back();
-          continue;
-        }
-        if (++steps > limit) {
-          exhausted = true;
-          return;
-        }
-        if (f.i == p.items.size()) {
-          best_count = f.count;
-          best = current;
-          stack.pop_back();
-          continue;
-        }
-        const LevelItem& item = p.items[f.i];
-        f.level = level_of(p, f.i, effective);
-        if (f.level < item.min_level) {
-          stack.pop_back();
-          continue;
-        }
-        f.refreshable = can_bootstrap(p, item) && f.level >= p.bootstrap_min_input;
-        if (item.pinned) {
-          if (!f.refreshable) {
-            stack.pop_back();
-            continue;
-          }
-          current[f.i] = true;
-          effective[f.i] = p.bootstrap_level;
-          f.stage = 2;
-          stack[top] = f;
-          stack.push_back({f.i + 1, f.count, 0});
-          continue;
-        }
+      if (f.stage == 1) {  // the kept branch is done: the refreshed one, where it can be and helps
+        if (f.refreshable && f.level < p.bootstrap_level) descend(top, f, true, 2, f.count + 1);
+        else stack.pop_back();
+        continue;
+      }
+      if (f.stage == 2) {
         current[f.i] = false;
-        effective[f.i] = f.level;
-        f.stage = 1;
-        stack[top] = f;
-        stack.push_back({f.i + 1, f.count, 0});
+        stack.pop_back();
         continue;
       }
-      if (f.stage == 1) {
-        if (exhausted || !f.refreshable || p.bootstrap_level <= f.level) {
-          stack.pop_back();
-          continue;
-        }
-        current[f.i] = true;
-        effective[f.i] = p.bootstrap_level;
-        f.stage = 2;
-        stack[top] = f;
-        stack.push_back({f.i + 1, f.count + 1, 0});
+      if (f.count >= best_count) {
+        stack.pop_back();
         continue;
       }
-      current[f.i] = false;
-      stack.pop_back();
+      if (++steps > limit) {
+        exhausted = true;  // the search ends here; `best` holds the best found
+        return;
+      }
+      if (f.i == p.items.size()) {
+        best_count = f.count;
+        best = current;
+        stack.pop_back();
+        continue;
+      }
+      const LevelItem& item = p.items[f.i];
+      f.level = level_of(p, f.i, effective);
+      f.refreshable = can_bootstrap(p, item) && f.level >= p.bootstrap_min_input;
+      if (f.level < item.min_level || (item.pinned && !f.refreshable)) {
+        stack.pop_back();
+      } else if (item.pinned) {
+        descend(top, f, true, 2, f.count);
+      } else {
+        descend(top, f, false, 1, f.count);
+      }
     }
   }
 };

@@ -1,6 +1,7 @@
 // Limb-sharded CKKS over 1 to 8 in-process ranks: every evaluator operation, key switching, hoisted rotations,
 // a double-hoisted linear transform and bootstrapping give the single-device CPU evaluator's words, limb for limb.
 #include <array>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,8 +46,8 @@ std::vector<Ciphertext> run_sharded(int ranks, const Fixture& f, Body body, Shar
 
 // The operations of one program, written once for any evaluator.
 template <class Evaluator>
-std::vector<Ciphertext> program(const Evaluator& ev, const Fixture& f, const Ciphertext& a_host,
-                                const Ciphertext& b_host, const Plaintext& p_host) {
+std::vector<Ciphertext> program(const Evaluator& ev, const Ciphertext& a_host, const Ciphertext& b_host,
+                                const Plaintext& p_host) {
   const Ciphertext a = ev.upload(a_host), b = ev.upload(b_host);
   const Plaintext p = ev.upload(p_host);
   std::vector<Ciphertext> out;
@@ -65,57 +66,45 @@ std::vector<Ciphertext> program(const Evaluator& ev, const Fixture& f, const Cip
   out.push_back(ev.conjugate(a));
   out.push_back(ev.level_down(b, 1));
   out.push_back(ev.negate(ev.multiply_integer(a, 3)));
-  (void)f;
   return out;
+}
+
+// The program on the CPU evaluator and sharded over each rank count with the layout: the same words.
+void check_program_on_ranks(std::initializer_list<int> rank_counts, LayoutPolicy layout, std::uint64_t salt) {
+  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true});
+  auto rng = cerium_test::make_rng(salt);
+  const std::size_t slots = f.max_slots();
+  const Ciphertext a = f.encrypt(random_complex(rng, slots));
+  const Ciphertext b = f.encrypt(random_complex(rng, slots));
+  const Plaintext p = f.encoder.encode(random_complex(rng, slots));
+  const std::vector<Ciphertext> want = program(f.evaluator, a, b, p);
+  for (int ranks : rank_counts) {
+    INFO(ranks << " ranks");
+    const std::vector<Ciphertext> got = run_sharded(
+        ranks, f, [&](const ShardedEvaluator& ev) { return program(ev, a, b, p); }, {.layout = layout});
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      INFO("result " << i);
+      REQUIRE(same_words(got[i], want[i]));
+    }
+  }
 }
 
 }  // namespace
 
 TEST_CASE("sharded evaluator: the CPU evaluator's words on 1 to 8 ranks", "[dist][sharded]") {
-  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true});
-  auto rng = cerium_test::make_rng(41);
-  const std::size_t slots = f.max_slots();
-  const Ciphertext a = f.encrypt(random_complex(rng, slots));
-  const Ciphertext b = f.encrypt(random_complex(rng, slots));
-  const Plaintext p = f.encoder.encode(random_complex(rng, slots));
-  const std::vector<Ciphertext> want = program(f.evaluator, f, a, b, p);
-  for (int ranks : {1, 2, 3, 4, 8}) {
-    INFO(ranks << " ranks");
-    const std::vector<Ciphertext> got =
-        run_sharded(ranks, f, [&](const ShardedEvaluator& ev) { return program(ev, f, a, b, p); });
-    REQUIRE(got.size() == want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      INFO("result " << i);
-      REQUIRE(same_words(got[i], want[i]));
-    }
-  }
+  check_program_on_ranks({1, 2, 3, 4, 8}, LayoutPolicy::contiguous, 41);
 }
 
 TEST_CASE("sharded evaluator, balanced layout: the same words with every rank holding limbs at every level",
           "[dist][sharded]") {
-  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true});
-  auto rng = cerium_test::make_rng(43);
-  const std::size_t slots = f.max_slots();
-  const Ciphertext a = f.encrypt(random_complex(rng, slots));
-  const Ciphertext b = f.encrypt(random_complex(rng, slots));
-  const Plaintext p = f.encoder.encode(random_complex(rng, slots));
-  const std::vector<Ciphertext> want = program(f.evaluator, f, a, b, p);
-  for (int ranks : {2, 3, 4}) {
-    INFO(ranks << " ranks");
-    const std::vector<Ciphertext> got = run_sharded(
-        ranks, f, [&](const ShardedEvaluator& ev) { return program(ev, f, a, b, p); },
-        {.layout = LayoutPolicy::balanced});
-    REQUIRE(got.size() == want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      INFO("result " << i);
-      REQUIRE(same_words(got[i], want[i]));
-    }
-  }
+  check_program_on_ranks({2, 3, 4}, LayoutPolicy::balanced, 43);
+  const auto context = Context::create(toy(11, 4, 2, 2));
   // Level 1 (3 primes) has limbs on 3 ranks in the balanced layout, on one in the contiguous one.
-  const LimbLayout balanced(*f.context, 3, 0, Device::cpu(), LayoutPolicy::balanced);
-  const LimbLayout contiguous(*f.context, 3, 0);
+  const LimbLayout balanced(*context, 3, 0, Device::cpu(), LayoutPolicy::balanced);
+  const LimbLayout contiguous(*context, 3, 0);
   const auto count_owners = [&](const LimbLayout& l) {
-    const auto c = l.counts(*f.context->q_basis(1));
+    const auto c = l.counts(*context->q_basis(1));
     return std::count_if(c.begin(), c.end(), [](std::size_t n) { return n != 0; });
   };
   CHECK(count_owners(balanced) == 3);
