@@ -11,7 +11,6 @@
 
 #include "cerium/backend/cpu_backend.hpp"
 #include "cerium/core/check.hpp"
-#include "cerium/math/modarith.hpp"
 #include "cerium/math/ntt.hpp"
 
 namespace cerium::dist {

@@ -54,6 +54,15 @@ nn::MlpWeights twin_step(const nn::MlpTrainer& trainer, const nn::MlpWeights& w,
   return trainer.unpack_weights({out.begin(), out.end()});
 }
 
+// The batch's inputs and targets, encrypted as the plan's inputs 0 and 1.
+std::vector<Ciphertext> encrypt_batch(Fixture& f, const nn::MlpTrainer& trainer, const Batch& batch,
+                                      const graph::Plan& plan) {
+  std::vector<Ciphertext> out;
+  out.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_inputs(batch.x), plan.input_encoding(0))));
+  out.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_targets(batch.labels), plan.input_encoding(1))));
+  return out;
+}
+
 std::vector<Ciphertext> encrypt_weights(Fixture& f, const nn::MlpTrainer& trainer, const nn::MlpWeights& w,
                                         const graph::Plan& plan) {
   std::vector<Ciphertext> out;
@@ -119,9 +128,7 @@ TEST_CASE("an encrypted SGD step runs leveled at N = 2^12 within 2^-12 of its tw
   f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
   const nn::MlpWeights w = nn::MlpWeights::seeded(kShape, 7);
   const Batch batch = random_batch(kShape, rng);
-  std::vector<Ciphertext> inputs;
-  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_inputs(batch.x), plan.input_encoding(0))));
-  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_targets(batch.labels), plan.input_encoding(1))));
+  std::vector<Ciphertext> inputs = encrypt_batch(f, trainer, batch, plan);
   for (auto& c : encrypt_weights(f, trainer, w, plan)) inputs.push_back(std::move(c));
   const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
   std::vector<std::vector<std::complex<double>>> rows;
@@ -150,9 +157,7 @@ TEST_CASE("compact weights travel as two ciphertexts and give the same step with
   Fixture f(toy(12, 17, 1, 3), {.relinearization = true});  // the expansion and packing take 3 levels more
   const graph::Plan plan = graph::plan(trace_step(f.context, trainer, -1));
   f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
-  std::vector<Ciphertext> inputs;
-  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_inputs(batch.x), plan.input_encoding(0))));
-  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_targets(batch.labels), plan.input_encoding(1))));
+  std::vector<Ciphertext> inputs = encrypt_batch(f, trainer, batch, plan);
   for (auto& c : encrypt_weights(f, trainer, w, plan)) inputs.push_back(std::move(c));
   const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
   REQUIRE(out.size() == 2);
@@ -203,10 +208,7 @@ TEST_CASE("encrypted SGD steps with planned bootstraps feed their weights back",
   std::vector<Ciphertext> weights = encrypt_weights(f, trainer, twin, plan);
   for (int step = 0; step < 2; ++step) {
     const Batch batch = step == 0 ? first : random_batch(kShape, rng);
-    std::vector<Ciphertext> inputs;
-    inputs.push_back(f.encryptor.encrypt(f.encoder.encode(trainer.pack_inputs(batch.x), plan.input_encoding(0))));
-    inputs.push_back(
-        f.encryptor.encrypt(f.encoder.encode(trainer.pack_targets(batch.labels), plan.input_encoding(1))));
+    std::vector<Ciphertext> inputs = encrypt_batch(f, trainer, batch, plan);
     for (auto& c : weights) inputs.push_back(std::move(c));
     weights = executor.run(std::move(inputs));
     twin = twin_step(trainer, twin, batch);
