@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -24,13 +25,16 @@ class LayerProfile {
   }
 
   void add(const cerium::graph::RunProgress& p) {
+    const cerium::graph::Node& node = program_->node(p.node);
+    OpRow& op = ops_[static_cast<std::size_t>(node.op)];
+    ++op.nodes;
+    op.seconds += p.node_seconds - p.bootstrap_seconds;
     pending_.seconds += p.node_seconds;
     pending_.bootstrap_seconds += p.bootstrap_seconds;
     pending_.bootstraps += p.bootstraps_done - last_done_;
     bootstraps_seen_ += p.bootstraps_done - last_done_;
     last_done_ = p.bootstraps_done;
     ++pending_.nodes;
-    const cerium::graph::Node& node = program_->node(p.node);
     if (node.name.empty() || node.op == cerium::graph::Op::input) return;
     if (node.op == cerium::graph::Op::output && pending_.nodes == 1 && !rows_.empty()) {
       rows_.back().seconds += pending_.seconds;  // an output node alone: nothing to show
@@ -61,6 +65,14 @@ class LayerProfile {
     fmt::print("{:<22} {:>7} {:>10.2f} {:>6} {:>11} {:>6.1f}  (bootstrapping {:.1f}% of the time)\n", "total", "",
                1e3 * total, "", bootstraps_seen_, 1e3 * bootstrap_seconds(),
                total > 0 ? 100 * bootstrap_seconds() / total : 0.0);
+    // Where the time outside the bootstraps goes, by operation (a node's time covers its host work too).
+    fmt::print("\n{:<22} {:>7} {:>10} {:>6} {:>10}\n", "operation", "nodes", "ms", "share", "us each");
+    for (std::size_t k = 0; k < ops_.size(); ++k) {
+      const OpRow& r = ops_[k];
+      if (r.nodes == 0) continue;
+      fmt::print("{:<22} {:>7} {:>10.2f} {:>5.1f}% {:>10.1f}\n", to_string(static_cast<cerium::graph::Op>(k)),
+                 r.nodes, 1e3 * r.seconds, total > 0 ? 100 * r.seconds / total : 0.0, 1e6 * r.seconds / r.nodes);
+    }
   }
 
  private:
@@ -84,8 +96,14 @@ class LayerProfile {
     rows_.push_back(pending_);
   }
 
+  struct OpRow {
+    std::size_t nodes = 0;
+    double seconds = 0;
+  };
+
   const cerium::graph::Program* program_;
   std::vector<Row> rows_;
+  std::array<OpRow, static_cast<std::size_t>(cerium::graph::Op::output) + 1> ops_{};
   Row pending_;
   int bootstraps_seen_ = 0;
   int last_done_ = 0;
