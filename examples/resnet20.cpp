@@ -18,6 +18,9 @@
 //                                               plaintext twin, the time of each (1)
 //   --time-limit S                              start no image past S seconds of runs (none)
 //   --no-profile                                skip the per-layer breakdown (a second, profiled run)
+//   --node-by-node                              run the sums of plaintext products node by node (the same words,
+//                                               slower), for comparison; by default one extra run of the first
+//                                               image does so and checks its words
 //   --accuracy N                                no encryption: the first N test images through the plaintext
 //                                               twin (polynomial ReLUs) and the exact-ReLU reference; both
 //                                               accuracies and how often their classes agree
@@ -37,6 +40,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -86,8 +90,23 @@ struct Sample {
 
 struct RunSettings {
   bool profile = true;          // a per-layer breakdown of one run after the first
+  bool fuse = true;             // sums of plaintext products in one call (graph::RunOptions::fuse_plain_sums)
   double time_limit_s = 0;      // stop starting new images past it (0: none)
 };
+
+// The plaintext cache sized to the device: everything when it fits beside the keys with room for the run (the
+// live ciphertexts and the bootstrapper's work), else what does (0: no bound).
+template <backend::PolyBackend B>
+std::size_t plaintext_cache_bytes(const graph::Plan& plan) {
+#if CERIUM_HAS_CUDA
+  if constexpr (std::is_same_v<B, backend::CudaBackend>) {
+    const std::size_t room = (std::size_t{16} << 30) + plan.memory.peak_bytes;
+    const std::size_t free = cuda::memory_available();
+    if (plan.plaintext_encoded_bytes + room > free) return free > room ? free - room : 1;
+  }
+#endif
+  return 0;
+}
 
 // Encrypts each sample, runs the plan, decrypts the logits and compares the class with the plaintext twin's (the
 // same polynomial ReLUs) and the exact-ReLU reference's. The first run encodes the plaintexts (kept on the
@@ -100,7 +119,15 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   const ckks::Encoder encoder(context);
   const ckks::Encryptor encryptor(keygen.public_key());
   const ckks::Decryptor decryptor(keygen.secret_key());
-  const graph::Executor<B> executor(plan, evaluator, &bootstrapper, {.cache_plaintexts = true});
+  const std::size_t cache_bytes = plaintext_cache_bytes<B>(plan);
+  const graph::Executor<B> executor(plan, evaluator, &bootstrapper,
+                                    {.cache_plaintexts = true, .plaintext_cache_bytes = cache_bytes});
+  if (cache_bytes != 0) {
+    fmt::print("plaintext cache: {:.1f} of {:.1f} GiB on the device (what it has free after the keys, less room for "
+               "the run); the rest encoded by host threads at each run\n",
+               cache_bytes / 1073741824.0, plan.plaintext_encoded_bytes / 1073741824.0);
+  }
+  const graph::RunOptions run_options{.fuse_plain_sums = settings.fuse};
   const auto encrypt = [&](const Sample& s) {
     std::vector<ckks::Ciphertext> inputs;
     inputs.push_back(encryptor.encrypt(encoder.encode(model.input_packing().pack(s.image), plan.input_encoding(0))));
@@ -116,18 +143,47 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   const std::size_t encoded = executor.encode_plaintexts();
   fmt::print("{} plaintexts encoded and uploaded in {:.1f} s\n", encoded, seconds_since(start));
   start = std::chrono::steady_clock::now();
-  auto outputs = executor.run(encrypt(samples.front()), [&](const graph::RunProgress& p) {
+  const auto first_input = encrypt(samples.front());
+  const auto inputs_copy = [&] {
+    std::vector<ckks::Ciphertext> copy;
+    for (const auto& c : first_input) copy.push_back(c.clone());
+    return copy;
+  };
+  auto outputs = executor.run(inputs_copy(), [&](const graph::RunProgress& p) {
     if (p.nodes_done % 500 == 0 || p.nodes_done == p.nodes) {
       fmt::print("\r  {:5.1f}%  nodes {}/{}, bootstraps {}/{}, {:.1f} s", 100.0 * p.nodes_done / p.nodes,
                  p.nodes_done, p.nodes, p.bootstraps_done, p.bootstraps, p.elapsed_seconds);
       std::fflush(stdout);
     }
-  });
+  }, run_options);
   fmt::print("\nfirst encrypted inference: {:.3f} s\n", seconds_since(start));
+  if (settings.fuse) {
+    // The same input node by node: the fused sums must not change a word.
+    for (int round = 0; round < 2; ++round) {  // the second of each is timed warm
+      start = std::chrono::steady_clock::now();
+      const auto fused = executor.run(inputs_copy(), {}, run_options);
+      const ckks::Ciphertext fused_words = evaluator.download(fused.at(0));
+      const double fused_s = seconds_since(start);
+      start = std::chrono::steady_clock::now();
+      const auto plain = executor.run(inputs_copy(), {}, {.fuse_plain_sums = false});
+      const ckks::Ciphertext plain_words = evaluator.download(plain.at(0));
+      const double plain_s = seconds_since(start);
+      bool same = plain_words.level() == fused_words.level();
+      for (std::size_t k = 0; same && k < plain_words.size(); ++k) {
+        for (std::size_t i = 0; same && i < plain_words.part(k).limb_count(); ++i) {
+          same = std::ranges::equal(plain_words.part(k).limb(i), fused_words.part(k).limb(i));
+        }
+      }
+      if (round == 1) {
+        fmt::print("sums of plaintext products fused: {:.3f} s; node by node: {:.3f} s; the same words: {}\n",
+                   fused_s, plain_s, same ? "yes" : "NO");
+      }
+    }
+  }
   if (settings.profile) {
     LayerProfile profile(plan.program);
     executor.run(encrypt(samples.front()), [&](const graph::RunProgress& p) { profile.add(p); },
-                 {.profile = true});
+                 {.profile = true, .fuse_plain_sums = settings.fuse});
     fmt::print("per-layer times of a second run (the device waited for after each node):\n");
     profile.print();
   }
@@ -167,7 +223,7 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
     }
     auto inputs = encrypt(s);
     start = std::chrono::steady_clock::now();
-    outputs = executor.run(std::move(inputs));
+    outputs = executor.run(std::move(inputs), {}, run_options);
     const std::vector<double> logits = decrypt_logits(outputs.at(0));  // the download waits for the device
     times.push_back(seconds_since(start));
 
@@ -284,10 +340,12 @@ int main(int argc, char** argv) {
       settings.time_limit_s = std::atof(argv[++i]);
     } else if (arg == "--no-profile") {
       settings.profile = false;
+    } else if (arg == "--node-by-node") {
+      settings.fuse = false;
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
-                 "[--images N] [--time-limit S] [--no-profile] [--accuracy N]\n",
+                 "[--images N] [--time-limit S] [--no-profile] [--node-by-node] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }

@@ -61,6 +61,38 @@ __global__ void __launch_bounds__(kThreads) rescale_kernel(RescaleLaunch args) {
   }
 }
 
+// The corrections of several terms summed (correction_only, terms > 1): each term's remainder is computed from
+// its own dropped limbs and reduced per kept limb as above, then added into a running residue, so the sum's
+// words equal those of the terms' rescales added one by one.
+__global__ void __launch_bounds__(kThreads) corrections_sum_kernel(RescaleLaunch args) {
+  const std::size_t n = std::size_t{1} << args.log_degree;
+  const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (4 * v >= n) return;
+  const int count = args.remainder.dropped_count;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.y) * kLimbsPerBlock;
+  const std::size_t limbs = first + kLimbsPerBlock < args.kept ? kLimbsPerBlock : args.kept - first;
+  uint4 acc[kLimbsPerBlock];
+  for (int j = 0; j < kLimbsPerBlock; ++j) acc[j] = make_uint4(0, 0, 0, 0);
+  for (std::size_t term = 0; term < args.terms; ++term) {
+    const uint4* dropped = reinterpret_cast<const uint4*>(args.dropped + term * args.term_stride);
+    const uint4 xb4 = dropped[(count - 1) * (n / 4) + v];
+    const uint4 xa4 = count == 2 ? dropped[v] : make_uint4(0, 0, 0, 0);
+    const u64 r[4] = {remainder(args, xb4.x, xa4.x), remainder(args, xb4.y, xa4.y), remainder(args, xb4.z, xa4.z),
+                      remainder(args, xb4.w, xa4.w)};
+#pragma unroll
+    for (int j = 0; j < kLimbsPerBlock; ++j) {
+      if (static_cast<std::size_t>(j) >= limbs) break;
+      const RescaleLimbConstants c = args.constants[first + j];
+      const u32 q = c.modulus.value;
+      acc[j].x = math::add_mod(acc[j].x, remainder_mod(r[0], c.modulus, c.p_mod), q);
+      acc[j].y = math::add_mod(acc[j].y, remainder_mod(r[1], c.modulus, c.p_mod), q);
+      acc[j].z = math::add_mod(acc[j].z, remainder_mod(r[2], c.modulus, c.p_mod), q);
+      acc[j].w = math::add_mod(acc[j].w, remainder_mod(r[3], c.modulus, c.p_mod), q);
+    }
+  }
+  for (std::size_t j = 0; j < limbs; ++j) reinterpret_cast<uint4*>(args.out)[(first + j) * (n / 4) + v] = acc[j];
+}
+
 }  // namespace rescale_kernels
 
 void launch_rescale(const RescaleLaunch& args) {
@@ -69,6 +101,11 @@ void launch_rescale(const RescaleLaunch& args) {
   const std::size_t vectors = (std::size_t{1} << args.log_degree) / 4;
   const dim3 grid(static_cast<unsigned>((vectors + kThreads - 1) / kThreads),
                   static_cast<unsigned>((args.kept + kLimbsPerBlock - 1) / kLimbsPerBlock));
+  if (args.correction_only && args.terms > 1) {
+    corrections_sum_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
+    CERIUM_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
   rescale_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }

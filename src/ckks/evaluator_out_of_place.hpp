@@ -106,6 +106,56 @@ Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, const Plaintext& b) 
 }
 
 template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphertext* const> a,
+                                                         std::span<const Plaintext* const> p) const {
+  constexpr const char* operation = "multiply_plain_rescale_sum";
+  require(a.size() == p.size() && !a.empty(),
+          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
+          a.size(), p.size());
+  bool uniform = true;  // the fused form's conditions; otherwise the terms one by one
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
+    check_binary(*a[t], *p[t], operation);
+    uniform = uniform && a[t]->size() == 2 && a[t]->level() == a[0]->level() && p[t]->level() == a[0]->level() &&
+              a[t]->slots() == a[0]->slots() && a[t]->scale() * p[t]->scale() == a[0]->scale() * p[0]->scale();
+  }
+  if constexpr (backend::RescaledProductSum<B>) {
+    const int level = a[0]->level();
+    const double scale = a[0]->scale() * p[0]->scale();
+    if (uniform && level >= 1) {
+      check_scale_fits(scale, level, operation);
+      const double after = scale / level_products_[static_cast<std::size_t>(level)];
+      require<LevelError>(after >= 1,
+                          "{}: the products' scale {} divided by level {}'s primes would be {}, below 1: encode the "
+                          "plaintexts at a larger scale",
+                          operation, format_scale(scale), level, after);
+      const ring::Rescaler& rescaler = context_->rescaler(level);
+      std::vector<const ring::RnsPoly*> plains;
+      for (const Plaintext* q : p) plains.push_back(&q->poly());
+      std::vector<ring::RnsPoly> parts;
+      for (std::size_t k = 0; k < 2; ++k) {
+        std::vector<const ring::RnsPoly*> terms;
+        for (const Ciphertext* c : a) terms.push_back(&c->part(k));
+        ring::RnsPoly part = backend_.allocate(
+            context_->q_basis(level - 1),
+            ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+        backend_.sum_of_rescaled_products(rescaler, part, terms, plains);
+        parts.push_back(std::move(part));
+      }
+      return Ciphertext(a[0]->context(), std::move(parts), level - 1, after, a[0]->slots());
+    }
+  }
+  Ciphertext sum = multiply(*a[0], *p[0]);
+  rescale_inplace(sum);
+  for (std::size_t t = 1; t < a.size(); ++t) {
+    Ciphertext term = multiply(*a[t], *p[t]);
+    rescale_inplace(term);
+    add_inplace(sum, term);
+  }
+  return sum;
+}
+
+template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, std::complex<double> constant) const {
   if (constant.imag() != 0) {
     Ciphertext out = a.clone();

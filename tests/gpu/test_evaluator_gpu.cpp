@@ -104,6 +104,27 @@ void check_all_operations(const CkksConfig& config) {
       check_same(f, "square, relinearize_rescale later", one, [](auto& e, auto& x) {
         return e.relinearize_rescale(e.multiply_no_relin(x[0], x[0]));
       });
+      // Sums of separately rescaled plaintext products: the CUDA backend's fused form (one rescale's transforms
+      // for the sum) against the CPU's term-by-term words; 40 terms pass the combination kernel's launch size.
+      for (const std::size_t terms : {std::size_t{1}, std::size_t{3}, std::size_t{40}}) {
+        INFO("terms " << terms);
+        const std::vector<Ciphertext> xs = f.fresh_list(level, terms);
+        std::vector<Plaintext> ps, ps_gpu;
+        for (std::size_t t = 0; t < terms; ++t) {
+          ps.push_back(f.plain(level));
+          ps_gpu.push_back(f.gpu.upload(ps.back()));
+        }
+        check_same(f, "multiply_plain_rescale_sum", xs, [&](auto& e, auto& x) {
+          const bool on_gpu = &e == static_cast<const void*>(&f.gpu);
+          std::vector<const Ciphertext*> a;
+          std::vector<const Plaintext*> p;
+          for (std::size_t t = 0; t < terms; ++t) {
+            a.push_back(&x[t]);
+            p.push_back(on_gpu ? &ps_gpu[t] : &ps[t]);
+          }
+          return e.multiply_plain_rescale_sum(a, p);
+        });
+      }
       check_same(f, "level_down", one, [&](auto& e, auto& x) { return e.level_down(x[0], level - 1); });
       check_same(f, "adjust_scale", one, [&](auto& e, auto& x) { return e.adjust_scale(x[0], x[0].scale() * 0.75); });
       check_same(f, "operands at different levels", two, [&](auto& e, auto& x) {

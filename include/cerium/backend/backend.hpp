@@ -138,4 +138,16 @@ concept FusedKeySwitch = requires(const B& b, const rlwe::Context& context, cons
   { b.key_switch(context, y, level, key, addends, rescaler) } -> std::same_as<std::array<ring::RnsPoly, 2>>;
 };
 
+// Optional: out (over rescaler.kept()) = sum_t rescale(a_t b_t), the factors over rescaler.basis() in NTT form:
+// the words of product, rescale and add term by term (each product rounded on its own, unlike
+// linear_combination_rescaled, which rounds the sum once). A backend that can fuse it (the CUDA backend sums the
+// products in one pass and the terms' rounding corrections in another, so the kept limbs are transformed once
+// for the whole sum instead of once per term) provides it; the evaluator's multiply_plain_rescale_sum uses it
+// where it is there: the sums of plaintext products that fill a program's matrix products.
+template <class B>
+concept RescaledProductSum = requires(const B& b, const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                      std::span<const ring::RnsPoly* const> factors) {
+  b.sum_of_rescaled_products(rescaler, x, factors, factors);
+};
+
 }  // namespace cerium::backend

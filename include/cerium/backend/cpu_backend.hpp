@@ -88,6 +88,34 @@ struct CpuBackend {
     }
   }
 
+  // out (over rescaler.kept()) = sum_t rescale(a_t b_t) (backend::RescaledProductSum): here literally the product,
+  // rescale and add of each term, which defines the words the CUDA backend's fused form must give.
+  void sum_of_rescaled_products(const ring::Rescaler& rescaler, ring::RnsPoly& out,
+                                std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b) const {
+    require(a.size() == b.size() && !a.empty(), "sum of rescaled products: {} left and {} right factors", a.size(),
+            b.size());
+    require<MismatchError>(out.basis() == rescaler.kept() && out.form() == ring::PolyForm::ntt,
+                           "sum of rescaled products: the output must be over {} in NTT form, not {} in {} form",
+                           ring::describe(rescaler.kept()), ring::describe(out.basis()), ring::to_string(out.form()));
+    for (std::size_t t = 0; t < a.size(); ++t) {
+      require(a[t] != nullptr && b[t] != nullptr, "sum of rescaled products: term {} has a null factor", t);
+      require<MismatchError>(a[t]->basis() == rescaler.basis() && a[t]->form() == ring::PolyForm::ntt,
+                             "sum of rescaled products: term {} is over {} in {} form; the rescaler divides {} (NTT "
+                             "form)",
+                             t, ring::describe(a[t]->basis()), ring::to_string(a[t]->form()),
+                             ring::describe(rescaler.basis()));
+      ring::RnsPoly term = product(*a[t], *b[t]);  // checks b_t against a_t
+      rescaler.apply_in_place(term);
+      if (t == 0) {
+        for (std::size_t i = 0; i < out.limb_count(); ++i) {
+          std::ranges::copy(std::as_const(term).limb(i), out.limb(i).begin());
+        }
+      } else {
+        add(out, term);
+      }
+    }
+  }
+
   // out = sum_t a_t b_t + sum_u c_u s_u (+ out), s_u = scalars[u * limbs + i] on limb i: per word one running
   // residue, each term added with one Barrett reduction, so the words are those of multiply (or multiply_scalar)
   // then add.

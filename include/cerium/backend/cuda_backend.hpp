@@ -68,6 +68,10 @@ class CudaBackend {
                                    std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b,
                                    std::span<const ring::RnsPoly* const> c,
                                    std::span<const std::uint32_t> scalars) const;  // cuda_expr_ops.cpp
+  // backend::RescaledProductSum: the products summed in one pass over the kept limbs, each term's rounding
+  // correction from its dropped limbs alone (cuda_expr_ops.cpp).
+  void sum_of_rescaled_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b) const;
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const;
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;

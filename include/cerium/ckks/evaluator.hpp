@@ -106,6 +106,12 @@ class BasicEvaluator {
   // By a plaintext (any scale; scale a.scale() * b.scale()). Allowed at level 0 if the scale fits.
   Ciphertext multiply(const Ciphertext& a, const Plaintext& b) const;
   void multiply_inplace(Ciphertext& a, const Plaintext& b) const;
+  // sum_t rescale(a_t * p_t): the words of multiply, rescale_inplace and add_inplace term by term (each product
+  // rounded on its own), computed where the backend can (backend::RescaledProductSum: the terms at one level, 2
+  // parts, each plaintext at its ciphertext's level, one product scale) with one rescale's transforms for the
+  // whole sum instead of one per term: a matrix product's inner sums. Level >= 1 and a scale that stays >= 1.
+  Ciphertext multiply_plain_rescale_sum(std::span<const Ciphertext* const> a,
+                                        std::span<const Plaintext* const> p) const;
   // By a constant encoded at the scale P_l (the product of the primes of a's level), so that one rescale brings
   // the scale back to a.scale(): the result has scale a.scale() * P_l. Needs level >= 1.
   Ciphertext multiply(const Ciphertext& a, double constant) const;

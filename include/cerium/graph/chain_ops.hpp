@@ -13,6 +13,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -78,6 +79,12 @@ class ChainOps {
     ckks::Ciphertext x = ev_.multiply(a, p);
     ev_.rescale_inplace(x);
     return on_chain(std::move(x));
+  }
+  // sum_t multiply(a_t, p_t), each product rescaled on its own as above (the same words), in one evaluator call
+  // that pays one rescale's transforms for the whole sum where the backend fuses it (graph/passes/plain_sums.hpp).
+  ckks::Ciphertext multiply_sum(std::span<const ckks::Ciphertext* const> a,
+                                std::span<const ckks::Plaintext* const> p) const {
+    return on_chain(ev_.multiply_plain_rescale_sum(a, p));
   }
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, double constant) const {
     ckks::Ciphertext x = a.clone();

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -29,6 +30,7 @@
 #include "cerium/core/log.hpp"
 #include "cerium/graph/chain_ops.hpp"
 #include "cerium/graph/planner.hpp"
+#include "cerium/graph/passes/plain_sums.hpp"
 #include "cerium/graph/passes/rank_placement.hpp"
 #include "cerium/graph/plaintext_stream.hpp"
 #include "cerium/dist/communicator.hpp"
@@ -57,6 +59,10 @@ struct ExecutorOptions {
   // Keep each plaintext encoded (where the evaluator computes) after its first use, so later runs skip encoding:
   // Plan::plaintext_encoded_bytes of memory for the encoding time. Off: encoded at each use and freed.
   bool cache_plaintexts = false;
+  // With the cache: the most bytes it may hold (0: no bound). Plaintexts past it (in run order) are encoded at
+  // each use, streamed ahead by host threads as without the cache: a model whose plaintexts outgrow the device
+  // keeps what fits (size it from what the device has free after the keys, less room for the run).
+  std::size_t plaintext_cache_bytes = 0;
   // Without the cache: host threads that encode the plaintexts ahead of the run (graph/plaintext_stream.hpp);
   // 0: one per core, 1: each encoded on the run's thread when its node comes.
   unsigned encode_threads = 0;
@@ -66,6 +72,10 @@ struct RunOptions {
   // Wait for the device after each node and report its time in RunProgress: a per-layer breakdown for the price
   // of the overlap between host and device (on the CPU nothing is lost).
   bool profile = false;
+  // Compute each sum of plaintext products (graph/passes/plain_sums.hpp) in one evaluator call at its last
+  // addition: the same words, one rescale's transforms per sum instead of one per product. Off: node by node
+  // (for comparison). Not with a placement.
+  bool fuse_plain_sums = true;
 };
 
 template <backend::PolyBackend B>
@@ -74,7 +84,10 @@ class Executor {
   // The plan, evaluator and bootstrapper are referenced, not copied: they must outlive the executor.
   Executor(const Plan& plan, const ckks::BasicEvaluator<B>& evaluator,
            const boot::BasicBootstrapper<B>* bootstrapper = nullptr, ExecutorOptions options = {})
-      : plan_(plan), ops_(evaluator, plan.chain, bootstrapper), options_(options) {
+      : plan_(plan),
+        ops_(evaluator, plan.chain, bootstrapper),
+        options_(options),
+        sums_(options.placement == nullptr ? find_plain_sums(plan.program, plan.nodes) : PlainSums{}) {
     require<MismatchError>(evaluator.context() != nullptr && plan.program.context() != nullptr &&
                                evaluator.context()->parameters() == plan.program.context()->parameters(),
                            "executor: the evaluator's context is not the program's");
@@ -100,8 +113,15 @@ class Executor {
     std::vector<NodeId> to_encode;
     {
       std::lock_guard lock(cache_mutex_);
-      for (const NodeId id : plain_nodes()) {
-        if (!cache_.contains(id)) to_encode.push_back(id);
+      std::size_t bytes = cached_bytes_;
+      for (const NodeId id : plain_nodes(sums_)) {
+        if (cache_.contains(id)) continue;
+        if (!room_for(bytes, id)) {
+          cache_full_ = true;
+          break;
+        }
+        bytes += planned_bytes(id);
+        to_encode.push_back(id);
       }
     }
     if (to_encode.empty()) return 0;
@@ -113,6 +133,7 @@ class Executor {
     for (const NodeId id : to_encode) {
       ckks::Plaintext uploaded = ops_.evaluator().upload(stream.take(id));  // rethrows a failed encoding
       std::lock_guard lock(cache_mutex_);
+      cached_bytes_ += bytes_of(uploaded);
       cache_.emplace(id, std::move(uploaded));
       ++encodings_;
     }
@@ -144,14 +165,18 @@ class Executor {
             "executor: a placement needs a communicator of its {} ranks and one rank per node",
             placed ? placed->ranks : 0);
     const std::vector<std::vector<int>> readers = placed ? reading_ranks(*placed) : std::vector<std::vector<int>>{};
-    std::unique_ptr<PlaintextStream> stream = placed ? nullptr : plaintext_stream();
+    const PlainSums& sums = run_options.fuse_plain_sums ? sums_ : no_sums_;
+    std::unique_ptr<PlaintextStream> stream = placed ? nullptr : plaintext_stream(sums);
     for (NodeId id = 0; id < program.size(); ++id) {
       const Node& node = program.node(id);
       const NodePlan& p = plan_.nodes[id];
       const clock::time_point node_start = clock::now();
       double bootstrap_seconds = 0;
       const bool here = placed == nullptr || placed->rank[id] == options_.communicator->rank();
-      if (!here) {
+      const int sum = sums.sum_of.empty() ? -1 : sums.sum_of[id];
+      if (sum >= 0 && sums.sums[static_cast<std::size_t>(sum)].root != id) {
+        // A member of a sum of plaintext products: computed with the sum at its root, its inputs kept until then.
+      } else if (!here) {
         if (node.op == Op::input) ++next_input;
         if (node.op == Op::output) outputs.emplace_back();
       } else if (node.op == Op::output) {
@@ -161,7 +186,8 @@ class Executor {
                                  : hoisted[id].has_value() ? std::move(*hoisted[id])
                                  : plan_.hoisting.group_of[id] >= 0 && placed == nullptr
                                      ? rotate_group(id, values, hoisted)
-                                     : compute(id, values, stream.get());
+                                 : sum >= 0 ? compute_sum(sums.sums[static_cast<std::size_t>(sum)], values, stream.get())
+                                            : compute(id, values, stream.get());
         hoisted[id].reset();
         if (p.bootstrap) {
           if (profile) ops_.wait();
@@ -176,8 +202,12 @@ class Executor {
         values[id] = std::move(value);
       }
       if (placed != nullptr && node.op != Op::output) move_to_readers(*placed, readers[id], id, values);
-      for (const NodeId input : node.inputs) {
-        if (plan_.memory.last_use[input] == id) values[input].reset();
+      if (sum < 0) {
+        for (const NodeId input : node.inputs) {
+          if (plan_.memory.last_use[input] == id) values[input].reset();
+        }
+      } else if (sums.sums[static_cast<std::size_t>(sum)].root == id) {
+        release_sum_inputs(sums, sum, values);
       }
       if (progress) {
         if (profile) ops_.wait();
@@ -303,12 +333,16 @@ class Executor {
   }
 
   // The plan's plaintext operands, encoded ahead on host threads, for a run without the cache (null: none).
-  std::unique_ptr<PlaintextStream> plaintext_stream() const {
-    if (options_.cache_plaintexts) return nullptr;
+  std::unique_ptr<PlaintextStream> plaintext_stream(const PlainSums& sums) const {
     const unsigned threads =
         options_.encode_threads != 0 ? options_.encode_threads : std::max(1u, std::thread::hardware_concurrency());
     if (threads <= 1) return nullptr;
-    std::vector<NodeId> order = plain_nodes();
+    std::vector<NodeId> order = plain_nodes(sums);
+    if (options_.cache_plaintexts) {  // a full cache streams the rest; otherwise runs fill it
+      std::lock_guard lock(cache_mutex_);
+      if (!cache_full_) return nullptr;
+      std::erase_if(order, [&](NodeId id) { return cache_.contains(id); });
+    }
     if (order.empty()) return nullptr;
     return std::make_unique<PlaintextStream>(
         std::move(order),
@@ -316,13 +350,18 @@ class Executor {
         threads, 4 * static_cast<std::size_t>(threads));
   }
 
-  // The nodes with a plaintext operand, in the order a run reaches them.
-  std::vector<NodeId> plain_nodes() const {
-    std::vector<NodeId> ids;
+  // The nodes with a plaintext operand, in the order a run takes their plaintexts (a sum's products at its root).
+  std::vector<NodeId> plain_nodes(const PlainSums& sums) const {
+    std::vector<std::pair<NodeId, NodeId>> taken;  // (when, node)
     for (NodeId id = 0; id < plan_.program.size(); ++id) {
       const Op op = plan_.program.node(id).op;
-      if (op == Op::multiply_plain || op == Op::add_plain) ids.push_back(id);
+      if (op != Op::multiply_plain && op != Op::add_plain) continue;
+      const int sum = sums.sum_of.empty() ? -1 : sums.sum_of[id];
+      taken.emplace_back(sum >= 0 ? sums.sums[static_cast<std::size_t>(sum)].root : id, id);
     }
+    std::sort(taken.begin(), taken.end());
+    std::vector<NodeId> ids;
+    for (const auto& [when, id] : taken) ids.push_back(id);
     return ids;
   }
 
@@ -353,11 +392,15 @@ class Executor {
       case Op::sub: return ops_.sub(a, operand(values, node.inputs[1]));
       case Op::negate: return ops_.negate(a);
       case Op::multiply: return ops_.multiply(a, operand(values, node.inputs[1]));
-      case Op::multiply_plain:
-        return options_.cache_plaintexts ? ops_.multiply(a, cached(id, a)) : ops_.multiply(a, plaintext_for(id, a, stream));
+      case Op::multiply_plain: {
+        std::optional<ckks::Plaintext> owned;
+        return ops_.multiply(a, plaintext_operand(id, a, stream, owned));
+      }
       case Op::multiply_constant: return ops_.multiply(a, node.constant.real());
-      case Op::add_plain:
-        return options_.cache_plaintexts ? ops_.add(a, cached(id, a)) : ops_.add(a, plaintext_for(id, a, stream));
+      case Op::add_plain: {
+        std::optional<ckks::Plaintext> owned;
+        return ops_.add(a, plaintext_operand(id, a, stream, owned));
+      }
       case Op::add_constant: return ops_.add(a, node.constant);
       case Op::rotate: return ops_.rotate(a, node.steps);
       case Op::conjugate: return ops_.conjugate(a);
@@ -368,6 +411,61 @@ class Executor {
     throw InvalidArgument("executor: a node of kind " + std::string(to_string(node.op)) + " has nothing to compute");
   }
 
+  // A sum of plaintext products at its root: every product's operand and plaintext, one evaluator call.
+  ckks::Ciphertext compute_sum(const PlainSum& sum, const std::vector<std::optional<ckks::Ciphertext>>& values,
+                               PlaintextStream* stream) const {
+    std::vector<const ckks::Ciphertext*> operands;
+    std::vector<std::optional<ckks::Plaintext>> owned(sum.products.size());  // streamed or encoded for this run
+    std::vector<const ckks::Plaintext*> plains;
+    for (std::size_t t = 0; t < sum.products.size(); ++t) {
+      const NodeId product = sum.products[t];
+      const ckks::Ciphertext& a = operand(values, plan_.program.node(product).inputs[0]);
+      operands.push_back(&a);
+      plains.push_back(&plaintext_operand(product, a, stream, owned[t]));
+    }
+    return ops_.multiply_sum(operands, plains);
+  }
+
+  // After a sum's root: the inputs the sum's members read last (the members' own values were never made).
+  void release_sum_inputs(const PlainSums& sums, int index, std::vector<std::optional<ckks::Ciphertext>>& values) const {
+    for (const NodeId member : sums.sums[static_cast<std::size_t>(index)].members) {
+      for (const NodeId input : plan_.program.node(member).inputs) {
+        const NodeId last = plan_.memory.last_use[input];
+        if (last < sums.sum_of.size() && sums.sum_of[last] == index) values[input].reset();
+      }
+    }
+  }
+
+  // A plaintext node's operand: from the cache (encoded into it on first use while it has room), else streamed or
+  // encoded now into `owned`.
+  const ckks::Plaintext& plaintext_operand(NodeId id, const ckks::Ciphertext& a, PlaintextStream* stream,
+                                           std::optional<ckks::Plaintext>& owned) const {
+    if (options_.cache_plaintexts) {
+      std::unique_lock lock(cache_mutex_);
+      const bool keep = cache_.contains(id) || room_for(cached_bytes_, id);
+      if (!keep) cache_full_ = true;
+      lock.unlock();
+      if (keep) return cached(id, a);
+    }
+    owned = plaintext_for(id, a, stream);
+    return *owned;
+  }
+
+  // Whether a cache holding `bytes` may take node id's plaintext too.
+  bool room_for(std::size_t bytes, NodeId id) const {
+    return options_.plaintext_cache_bytes == 0 || bytes + planned_bytes(id) <= options_.plaintext_cache_bytes;
+  }
+  // A plaintext node's encoding at its planned level: limbs x N words.
+  std::size_t planned_bytes(NodeId id) const {
+    const auto& context = plan_.program.context();
+    const NodeId source = plan_.program.node(id).inputs[0];
+    return context->parameters().limbs_at(plan_.nodes[source].held_level) * context->ring_degree() *
+           sizeof(std::uint32_t);
+  }
+  static std::size_t bytes_of(const ckks::Plaintext& p) {
+    return p.poly().limb_count() * p.poly().n() * sizeof(std::uint32_t);
+  }
+
   // The node's plaintext at its operand's level, encoded on first use (plans fix the level, so one per node).
   const ckks::Plaintext& cached(NodeId id, const ckks::Ciphertext& operand) const {
     const Node& node = plan_.program.node(id);
@@ -375,6 +473,7 @@ class Executor {
     auto it = cache_.find(id);
     if (it == cache_.end()) {
       it = cache_.emplace(id, ops_.encode(node.plain, operand.level(), operand.slots())).first;
+      cached_bytes_ += bytes_of(it->second);
       ++encodings_;
     } else if (it->second.level() != operand.level() || it->second.slots() != operand.slots()) {
       it->second = ops_.encode(node.plain, operand.level(), operand.slots());  // encoded ahead at another level
@@ -389,6 +488,10 @@ class Executor {
   mutable std::mutex cache_mutex_;
   mutable std::map<NodeId, ckks::Plaintext> cache_;
   mutable std::size_t encodings_ = 0;
+  mutable std::size_t cached_bytes_ = 0;
+  mutable bool cache_full_ = false;  // a plaintext found no room: runs stream those not cached
+  PlainSums sums_;
+  PlainSums no_sums_;  // runs node by node
 };
 
 }  // namespace cerium::graph

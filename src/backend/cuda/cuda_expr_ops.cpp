@@ -93,4 +93,50 @@ void CudaBackend::linear_combination_rescaled(const ring::Rescaler& rescaler, ri
                           cuda::CombinationRange{.subtrahend = corrections, .scale = &rescale.p_inverse()});
 }
 
+// sum_t rescale(a_t b_t): each term's dropped limbs of its product (a pass over 1 or 2 limbs per term), all of them
+// to coefficient form in one batch, the terms' corrections summed per kept limb (RescalePlan::corrections_sum)
+// and moved to NTT form once, then one pass over the kept limbs that writes (sum_t a_t b_t - t) P^{-1}. By
+// linearity mod each q_i these are the words of the terms rescaled and added one by one, at the cost of one
+// rescale for the whole sum.
+void CudaBackend::sum_of_rescaled_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                           std::span<const ring::RnsPoly* const> a,
+                                           std::span<const ring::RnsPoly* const> b) const {
+  constexpr const char* operation = "sum of rescaled products";
+  State& s = *state_;
+  require(a.size() == b.size() && !a.empty(), "{}: {} left and {} right factors", operation, a.size(), b.size());
+  require(a[0] != nullptr, "{}: a null factor", operation);
+  const ring::RnsPoly& any = *a[0];
+  require<MismatchError>(any.basis() == rescaler.basis() && x.basis() == rescaler.kept() &&
+                             x.form() == ring::PolyForm::ntt && any.form() == ring::PolyForm::ntt,
+                         "{}: the factors must be over the rescaler's {} and the output over {}, in NTT form",
+                         operation, ring::describe(rescaler.basis()), ring::describe(rescaler.kept()));
+  const auto pointers = [&](std::span<const ring::RnsPoly* const> factors) {
+    std::vector<const u32*> out;
+    for (const ring::RnsPoly* f : factors) {
+      require(f != nullptr, "{}: a null factor", operation);
+      ring::require_compatible(any, *f, operation);
+      out.push_back(device_words(*this, *f, operation));
+    }
+    return out;
+  };
+  const auto left = pointers(a), right = pointers(b);
+  auto* out = const_cast<u32*>(device_words(*this, x, operation));
+  const std::size_t terms = a.size(), kept = rescaler.kept().size(), dropped = rescaler.dropped();
+  DeviceWords scratch(s.device, (terms * dropped + kept) * s.n, BufferInit::uninitialized);
+  u32* coefficients = scratch.data();
+  u32* corrections = scratch.data() + terms * dropped * s.n;
+  const cuda::ElementwisePlan& plan = s.elementwise_plan(any.basis());
+  for (std::size_t t = 0; t < terms; ++t) {
+    plan.linear_combination(coefficients + t * dropped * s.n, std::span(left).subspan(t, 1),
+                            std::span(right).subspan(t, 1), {}, {}, false, dropped, s.stream,
+                            cuda::CombinationRange{.first_limb = kept});
+  }
+  s.ntt_inverse(coefficients, any.basis().primes().subspan(kept), terms);
+  const cuda::RescalePlan& rescale = s.rescale_plan(rescaler);
+  rescale.corrections_sum(coefficients, terms, dropped * s.n, corrections, s.stream);
+  s.ntt_forward(corrections, rescaler.kept().primes(), 1);
+  plan.linear_combination(out, left, right, {}, {}, false, kept, s.stream,
+                          cuda::CombinationRange{.subtrahend = corrections, .scale = &rescale.p_inverse()});
+}
+
 }  // namespace cerium::backend

@@ -214,6 +214,20 @@ MemoryStats memory_stats(int device) {
   return stats;
 }
 
+std::size_t memory_available(int device) {
+  const MemoryStats stats = memory_stats(device);
+  int current = 0;
+  CERIUM_CUDA_CHECK(cudaGetDevice(&current));
+  CERIUM_CUDA_CHECK(cudaSetDevice(device));
+  std::size_t free = 0, total = 0;
+  const cudaError_t status = cudaMemGetInfo(&free, &total);
+  CERIUM_CUDA_CHECK(cudaSetDevice(current));
+  CERIUM_CUDA_CHECK(status);
+  std::size_t available = free + (stats.reserved > stats.in_use ? stats.reserved - stats.in_use : 0);
+  if (stats.limit != 0) available = std::min(available, stats.limit > stats.in_use ? stats.limit - stats.in_use : 0);
+  return available;
+}
+
 void reset_peak_memory(int device) {
   DeviceState& s = state(device);
   const std::lock_guard lock(s.mutex);

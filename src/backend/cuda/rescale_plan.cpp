@@ -117,6 +117,22 @@ void RescalePlan::corrections(const std::uint32_t* dropped_coefficients, std::ui
   detail::launch_rescale(args);
 }
 
+void RescalePlan::corrections_sum(const std::uint32_t* dropped_coefficients, std::size_t terms,
+                                  std::size_t term_stride, std::uint32_t* corrections, const Stream& stream) const {
+  require(dropped_coefficients != nullptr && corrections != nullptr, "rescale on a null device pointer");
+  require(terms >= 1 && (terms == 1 || term_stride >= config_.dropped * n_),
+          "rescale corrections: {} terms {} words apart overlap ({} dropped limbs of {} words each)", terms,
+          term_stride, config_.dropped, n_);
+  detail::RescaleLaunch args = device_->base;
+  args.dropped = dropped_coefficients;
+  args.out = corrections;
+  args.correction_only = true;
+  args.terms = terms;
+  args.term_stride = term_stride;
+  args.stream = stream.native_handle();
+  detail::launch_rescale(args);
+}
+
 const DeviceScalars& RescalePlan::p_inverse() const { return device_->p_inv; }
 
 const detail::RescaleRemainder& RescalePlan::remainder_constants() const { return device_->base.remainder; }

@@ -28,6 +28,9 @@ void install_memory_hooks();
 const Stream& work_stream(int device = 0);
 
 MemoryStats memory_stats(int device = 0);
+// Bytes that new allocations can still get: what the driver has free plus what the pool holds unused, and no
+// more than the cap leaves (for callers that size a cache to the device, e.g. graph::ExecutorOptions).
+std::size_t memory_available(int device = 0);
 void reset_peak_memory(int device = 0);
 // Caps the bytes held on the device (0 removes the cap). A cap below the bytes in use refuses new allocations
 // until enough are freed.

@@ -111,6 +111,10 @@ struct RescaleLaunch {
   const RescaleLimbConstants* constants = nullptr;
   RescaleRemainder remainder;
   bool correction_only = false;            // write t_i = [centered r]_{q_i} instead of the result (NTT path)
+  // correction_only over several terms' dropped limbs, term_stride words apart: t_i = sum of the terms' t_i (the
+  // correction of a sum of separately rescaled polynomials).
+  std::size_t terms = 1;
+  std::size_t term_stride = 0;
   int log_degree = 0;
   std::size_t kept = 0;
   void* stream = nullptr;

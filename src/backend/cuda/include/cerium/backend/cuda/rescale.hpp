@@ -46,6 +46,10 @@ class RescalePlan {
   // forward NTT, out = (x - t) p_inverse() finishes the rescale (ElementwisePlan::subtract_and_scale).
   void corrections(const std::uint32_t* dropped_coefficients, std::uint32_t* corrections,
                    const Stream& stream) const;
+  // The same for `terms` polynomials' dropped limbs (each term's `dropped` limbs, term_stride words apart),
+  // summed: the corrections of a sum of separately rescaled polynomials.
+  void corrections_sum(const std::uint32_t* dropped_coefficients, std::size_t terms, std::size_t term_stride,
+                       std::uint32_t* corrections, const Stream& stream) const;
   const DeviceScalars& p_inverse() const;
   // For kernels that compute the rescale's correction themselves (a ModDown's conversion that also rescales): the
   // remainder's constants and the kept limbs' constants on the device.

@@ -1,0 +1,35 @@
+#pragma once
+// Sums of plaintext products: the trees of additions whose leaves are multiply_plain nodes (a matrix product's
+// inner sums, sum_b diag_b R^b x), which the executor computes as one evaluator call,
+// ckks::BasicEvaluator::multiply_plain_rescale_sum. Each product is still rescaled on its own, so the words are
+// those of the nodes run one by one; what changes is the cost: one rescale's transforms for the whole sum
+// instead of one per product, and one pass over the products' limbs instead of a product, a rescale and an
+// addition each.
+//
+// A sum qualifies when every product and every inner addition has the tree as its only reader and is not
+// bootstrapped, and every product's operand has one planned level and slot count (the root may be
+// bootstrapped, and read by anything).
+
+#include <vector>
+
+#include "cerium/graph/program.hpp"
+
+namespace cerium::graph {
+
+struct NodePlan;
+
+struct PlainSum {
+  NodeId root = 0;                // the last addition: where the executor computes the sum
+  std::vector<NodeId> products;   // the multiply_plain leaves, in program order
+  std::vector<NodeId> members;    // every node of the tree (products, additions, root), in program order
+};
+
+struct PlainSums {
+  std::vector<PlainSum> sums;
+  std::vector<int> sum_of;  // per node: the index of the sum it belongs to, or -1
+};
+
+// The maximal sums of two or more products. `nodes`: the plan's per-node levels and bootstraps (Plan::nodes).
+PlainSums find_plain_sums(const Program& program, const std::vector<NodePlan>& nodes);
+
+}  // namespace cerium::graph

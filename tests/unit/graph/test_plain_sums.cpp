@@ -1,0 +1,171 @@
+// Sums of plaintext products (graph/passes/plain_sums.hpp): the pass finds a matrix product's inner sums and
+// leaves alone what it must (a product read twice, a sum that also adds other values, products at different
+// levels), and the executor computing each sum in one evaluator call gives the words of the node-by-node run,
+// with cached and with streamed plaintexts; the evaluator's call gives the term-by-term words, fused or not.
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/graph/circuits.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/passes/plain_sums.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+#include "support/catch.hpp"
+
+using namespace evaluator_test;
+
+namespace {
+
+constexpr std::size_t kSlots = 16;
+
+graph::PlainVector random_plain(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<double> v(kSlots);
+  for (auto& x : v) x = d(rng);
+  return graph::PlainVector(v);
+}
+
+circuits::DiagonalMatrix random_matrix(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<std::vector<double>> rows(kSlots, std::vector<double>(kSlots));
+  for (auto& row : rows) {
+    for (auto& v : row) v = d(rng);
+  }
+  return circuits::DiagonalMatrix::from_dense(rows);
+}
+
+std::vector<graph::NodeId> of_op(const graph::Program& program, graph::Op op) {
+  std::vector<graph::NodeId> ids;
+  for (graph::NodeId id = 0; id < program.size(); ++id) {
+    if (program.node(id).op == op) ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("plain sums: a matrix product's inner sums are found whole", "[graph][plain_sums]") {
+  auto rng = cerium_test::make_rng();
+  const auto context = Context::create(toy(12, 4, 2, 2));
+  const auto m = random_matrix(rng);
+  graph::Tracer t(context);
+  t.output(graph::multiply(t, t.input("x", kSlots), m), "Mx");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  const graph::PlainSums found = graph::find_plain_sums(plan.program, plan.nodes);
+  const auto bsgs = circuits::plan_bsgs(m);
+  std::size_t inner_sums = 0;  // giants with two or more babies
+  for (const auto& [giant, babies] : bsgs.giants) inner_sums += babies.size() >= 2 ? 1 : 0;
+  CHECK(found.sums.size() == inner_sums);
+  std::size_t products = 0;
+  for (std::size_t k = 0; k < found.sums.size(); ++k) {
+    const graph::PlainSum& sum = found.sums[k];
+    CHECK(sum.products.size() >= 2);
+    CHECK(plan.program.node(sum.root).op == graph::Op::add);
+    CHECK(sum.members.back() == sum.root);
+    CHECK(sum.members.size() == 2 * sum.products.size() - 1);  // a binary tree of additions
+    for (const graph::NodeId member : sum.members) CHECK(found.sum_of[member] == static_cast<int>(k));
+    products += sum.products.size();
+  }
+  std::size_t singles = 0;  // products of giants with one baby stay alone
+  for (const auto& [giant, babies] : bsgs.giants) singles += babies.size() == 1 ? 1 : 0;
+  CHECK(products + singles == of_op(plan.program, graph::Op::multiply_plain).size());
+}
+
+TEST_CASE("plain sums: shared products, mixed sums and levels stay apart", "[graph][plain_sums]") {
+  auto rng = cerium_test::make_rng();
+  const auto context = Context::create(toy(12, 4, 2, 2));
+  graph::Tracer t(context);
+  const auto x = t.input("x", kSlots);
+  const auto y = t.multiply(x, x);  // one level below x
+  // (1) two products of one level: a sum rooted at the addition.
+  const auto s1 = t.add(t.multiply(x, random_plain(rng)), t.multiply(x, random_plain(rng)));
+  t.output(s1, "s1");
+  // (2) a product read twice (by the addition and an output) keeps its own value: no sum.
+  const auto shared = t.multiply(x, random_plain(rng));
+  t.output(t.add(shared, t.multiply(x, random_plain(rng))), "s2");
+  t.output(shared, "shared");
+  // (3) a sum of two products plus a rotation: the products' addition is the root, the rotation's is not a member.
+  const auto inner = t.add(t.multiply(x, random_plain(rng)), t.multiply(x, random_plain(rng)));
+  const auto mixed = t.add(inner, t.rotate(x, 1));
+  t.output(mixed, "s3");
+  // (4) products of operands at two levels: no sum.
+  t.output(t.add(t.multiply(x, random_plain(rng)), t.multiply(y, random_plain(rng))), "s4");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  const graph::PlainSums found = graph::find_plain_sums(plan.program, plan.nodes);
+  REQUIRE(found.sums.size() == 2);
+  CHECK(found.sums[0].root == s1.id());
+  CHECK(found.sums[1].root == inner.id());
+  CHECK(found.sum_of[shared.id()] == -1);
+  CHECK(found.sum_of[mixed.id()] == -1);
+}
+
+TEST_CASE("plain sums: fused runs give the node-by-node words", "[graph][plain_sums]") {
+  auto rng = cerium_test::make_rng();
+  Fixture f(toy(12, 4, 2, 2), KeyRequest{.relinearization = true});
+  // Two matrix products and an activation between them, so sums sit at two levels, and a residual addition.
+  const auto m1 = random_matrix(rng), m2 = random_matrix(rng);
+  graph::Tracer t(f.context);
+  const auto x = t.input("x", kSlots);
+  const auto h = graph::multiply(t, x, m1);
+  const auto y = graph::multiply(t, t.multiply(h, h), m2);
+  t.output(t.add(y, t.multiply(x, 0.5)), "y");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  REQUIRE(graph::find_plain_sums(plan.program, plan.nodes).sums.size() >= 2);
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  const Ciphertext input = f.encryptor.encrypt(f.encoder.encode(random_complex(rng, kSlots), plan.input_encoding(0)));
+  const auto run = [&](graph::ExecutorOptions options, bool fuse, std::size_t* cached = nullptr) {
+    std::vector<Ciphertext> inputs;
+    inputs.push_back(input.clone());
+    const graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, nullptr, options);
+    if (cached != nullptr) *cached = executor.encode_plaintexts(2);
+    return std::move(executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse})[0]);
+  };
+  const Ciphertext want = run({.cache_plaintexts = true}, false);
+  CHECK(same_words(run({.cache_plaintexts = true}, true), want));
+  CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 2}, true), want));  // streamed, fused order
+  CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 1}, true), want));
+  // A cache with room for a few plaintexts: the rest streamed at each run, fused or not.
+  const std::size_t room = 3 * f.context->parameters().limbs_at(f.context->max_level()) * f.context->ring_degree() * 4;
+  std::size_t cached = 0;
+  CHECK(same_words(run({.cache_plaintexts = true, .plaintext_cache_bytes = room, .encode_threads = 2}, true, &cached), want));
+  CHECK(cached >= 1);
+  CHECK(cached <= 3);
+  CHECK(same_words(run({.cache_plaintexts = true, .plaintext_cache_bytes = room, .encode_threads = 2}, false, &cached), want));
+}
+
+TEST_CASE("multiply_plain_rescale_sum gives the term-by-term words", "[ckks][plain_sums]") {
+  auto rng = cerium_test::make_rng();
+  Fixture f(toy(12, 4, 2, 2));
+  const int level = f.context->max_level();
+  const auto term_by_term = [&](const std::vector<const Ciphertext*>& a, const std::vector<const Plaintext*>& p) {
+    Ciphertext sum = f.evaluator.rescale(f.evaluator.multiply(*a[0], *p[0]));
+    for (std::size_t t = 1; t < a.size(); ++t) f.evaluator.add_inplace(sum, f.evaluator.rescale(f.evaluator.multiply(*a[t], *p[t])));
+    return sum;
+  };
+  std::vector<Ciphertext> xs;
+  std::vector<Plaintext> ps;
+  for (int t = 0; t < 5; ++t) {
+    xs.push_back(f.encrypt(random_complex(rng, f.max_slots()), level));
+    // The last plaintext one level higher: its ciphertext meets it by dropping limbs (the unfused path).
+    ps.push_back(f.encoder.encode(random_complex(rng, f.max_slots()), EncodeOptions{.level = t == 4 ? level : level - 1}));
+  }
+  xs.back() = f.encrypt(random_complex(rng, f.max_slots()), level - 1);
+  std::vector<const Ciphertext*> a;
+  std::vector<const Plaintext*> p;
+  for (std::size_t t = 0; t < xs.size(); ++t) {
+    a.push_back(&xs[t]);
+    p.push_back(&ps[t]);
+  }
+  xs[0] = f.evaluator.level_down(xs[0], level - 1);
+  for (std::size_t t = 1; t + 1 < xs.size(); ++t) xs[t] = f.evaluator.level_down(xs[t], level - 1);
+  const Ciphertext uniform = f.evaluator.multiply_plain_rescale_sum(std::span(a).first(4), std::span(p).first(4));
+  CHECK(same_words(uniform, term_by_term({a.begin(), a.begin() + 4}, {p.begin(), p.begin() + 4})));
+  const Ciphertext mixed = f.evaluator.multiply_plain_rescale_sum(a, p);
+  CHECK(same_words(mixed, term_by_term(a, p)));
+  CHECK(mixed.level() == level - 2);
+  CHECK_THROWS_AS(f.evaluator.multiply_plain_rescale_sum(std::span(a).first(2), std::span(p).first(1)), InvalidArgument);
+}
