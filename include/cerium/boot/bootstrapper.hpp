@@ -18,6 +18,14 @@
 // carries a fixed scale Delta_l (Delta_(l-1) = Delta_l^2 / P_l, anchored at the output), so products and sums
 // always meet at equal scales.
 //
+// Failure probability (failure_probability.hpp: P(|I| > K), I = round(Irwin-Hall sum of h uniforms)):
+// bootstrappable_n16, default config: K = 17, encapsulation to h = 32, so |I| <= h / 2 = 16 always: probability 0
+// per coefficient and per bootstrap (the Gaussian approximation gives 2^-86.6 and 2^-70.6 over N = 2^16
+// coefficients). A smaller K would do: K = 12 fails with 2^-58.8 per coefficient, 2^-42.8 per bootstrap. Without
+// encapsulation the dense ternary key (h ~ 2N/3) exceeds K = 17 in 77% of the coefficients: every bootstrap
+// fails. The degree-31 series with 4 double angles also extrapolates beyond K (|I| = 22 still errs below 2^-24),
+// so these are upper bounds.
+//
 // BasicBootstrapper is a template over the polynomial backend like BasicEvaluator and is composed of circuits:
 // CoeffToSlot and SlotToCoeff are circuits::LinearTransforms, EvalMod's series a circuits::PolynomialEvaluator on
 // a circuits::ScaleChain; beyond them it uses the evaluator's public operations, the Encoder, and the backend's
