@@ -293,6 +293,49 @@ void BM_out_of_place_gpu(benchmark::State& state) {
   }
 }
 
+// A matrix product's inner sum: 16 distinct ciphertexts times 16 plaintexts at 40 limbs, each product rescaled on
+// its own and the results added (the same words both ways): multiply_plain_rescale_sum (fused: one pass over
+// the products, one rescale's forward NTT for the sum) against multiply, rescale and add per term. The floor:
+// every operand read once and the sum written once.
+void BM_plain_sum16_gpu(benchmark::State& state) {
+  Setup& s = setup(3);
+  const bool fused = state.range(0) == 0;
+  const auto mode = static_cast<Mode>(state.range(1));
+  constexpr std::size_t kTerms = 16;
+  static std::vector<Ciphertext> xs;
+  static std::vector<Plaintext> ps;
+  if (xs.empty()) {
+    for (std::size_t t = 0; t < kTerms; ++t) {
+      xs.push_back(s.evaluator->rotate(t % 2 == 0 ? s.x : s.y, 1 + static_cast<std::int64_t>(t % 8)));
+      ps.push_back(s.evaluator->upload(s.evaluator->download(s.p)));
+    }
+  }
+  std::vector<const Ciphertext*> a;
+  std::vector<const Plaintext*> p;
+  for (std::size_t t = 0; t < kTerms; ++t) {
+    a.push_back(&xs[t]);
+    p.push_back(&ps[t]);
+  }
+  const auto term_by_term = [&] {
+    Ciphertext sum = s.evaluator->rescale(s.evaluator->multiply(*a[0], *p[0]));
+    for (std::size_t t = 1; t < kTerms; ++t) s.evaluator->add_inplace(sum, s.evaluator->rescale(s.evaluator->multiply(*a[t], *p[t])));
+    return sum;
+  };
+  for (auto _ : state) {
+    const double seconds = time_call(
+        [&] {
+          if (fused) {
+            benchmark::DoNotOptimize(s.evaluator->multiply_plain_rescale_sum(a, p));
+          } else {
+            benchmark::DoNotOptimize(term_by_term());
+          }
+        },
+        mode);
+    report(state, s, seconds, kTerms * 3.0 * s.limbs + 2.0 * (s.limbs - 2));
+    state.counters["terms"] = kTerms;
+  }
+}
+
 void modes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"dnum", "graph"});
   for (const int dnum : {3, 4})
@@ -314,6 +357,12 @@ BENCHMARK(BM_key_switch_apply_gpu)->Apply(modes);
 BENCHMARK(BM_out_of_place_gpu)
     ->ArgNames({"op", "out_of_place"})
     ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_plain_sum16_gpu)
+    ->ArgNames({"term_by_term", "graph"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMicrosecond);

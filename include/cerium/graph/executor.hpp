@@ -87,7 +87,8 @@ class Executor {
       : plan_(plan),
         ops_(evaluator, plan.chain, bootstrapper),
         options_(options),
-        sums_(options.placement == nullptr ? find_plain_sums(plan.program, plan.nodes) : PlainSums{}) {
+        sums_(options.placement == nullptr ? find_plain_sums(plan.program, plan.nodes) : PlainSums{}),
+        fused_last_use_(fused_last_uses(plan, sums_)) {
     require<MismatchError>(evaluator.context() != nullptr && plan.program.context() != nullptr &&
                                evaluator.context()->parameters() == plan.program.context()->parameters(),
                            "executor: the evaluator's context is not the program's");
@@ -166,6 +167,8 @@ class Executor {
             placed ? placed->ranks : 0);
     const std::vector<std::vector<int>> readers = placed ? reading_ranks(*placed) : std::vector<std::vector<int>>{};
     const PlainSums& sums = run_options.fuse_plain_sums ? sums_ : no_sums_;
+    // When each value is read last: a sum's members read theirs at its root.
+    const std::vector<NodeId>& last_use = run_options.fuse_plain_sums ? fused_last_use_ : plan_.memory.last_use;
     std::unique_ptr<PlaintextStream> stream = placed ? nullptr : plaintext_stream(sums);
     for (NodeId id = 0; id < program.size(); ++id) {
       const Node& node = program.node(id);
@@ -180,7 +183,7 @@ class Executor {
         if (node.op == Op::input) ++next_input;
         if (node.op == Op::output) outputs.emplace_back();
       } else if (node.op == Op::output) {
-        outputs.push_back(take_or_copy(values, node.inputs[0], id));
+        outputs.push_back(take_or_copy(values, node.inputs[0], id, last_use));
       } else {
         ckks::Ciphertext value = node.op == Op::input    ? receive(std::move(inputs[next_input++]), id)
                                  : hoisted[id].has_value() ? std::move(*hoisted[id])
@@ -204,10 +207,10 @@ class Executor {
       if (placed != nullptr && node.op != Op::output) move_to_readers(*placed, readers[id], id, values);
       if (sum < 0) {
         for (const NodeId input : node.inputs) {
-          if (plan_.memory.last_use[input] == id) values[input].reset();
+          if (last_use[input] == id) values[input].reset();
         }
       } else if (sums.sums[static_cast<std::size_t>(sum)].root == id) {
-        release_sum_inputs(sums, sum, values);
+        release_sum_inputs(sums, sum, last_use, values);
       }
       if (progress) {
         if (profile) ops_.wait();
@@ -298,8 +301,8 @@ class Executor {
   }
 
   ckks::Ciphertext take_or_copy(std::vector<std::optional<ckks::Ciphertext>>& values, NodeId source,
-                                NodeId reader) const {
-    if (plan_.memory.last_use[source] == reader) return std::move(*values[source]);
+                                NodeId reader, const std::vector<NodeId>& last_use) const {
+    if (last_use[source] == reader) return std::move(*values[source]);
     return values[source]->clone();
   }
 
@@ -427,13 +430,27 @@ class Executor {
   }
 
   // After a sum's root: the inputs the sum's members read last (the members' own values were never made).
-  void release_sum_inputs(const PlainSums& sums, int index, std::vector<std::optional<ckks::Ciphertext>>& values) const {
-    for (const NodeId member : sums.sums[static_cast<std::size_t>(index)].members) {
+  void release_sum_inputs(const PlainSums& sums, int index, const std::vector<NodeId>& last_use,
+                          std::vector<std::optional<ckks::Ciphertext>>& values) const {
+    const PlainSum& sum = sums.sums[static_cast<std::size_t>(index)];
+    for (const NodeId member : sum.members) {
       for (const NodeId input : plan_.program.node(member).inputs) {
-        const NodeId last = plan_.memory.last_use[input];
-        if (last < sums.sum_of.size() && sums.sum_of[last] == index) values[input].reset();
+        if (last_use[input] == sum.root) values[input].reset();
       }
     }
+  }
+
+  // The memory plan's last uses with every member of a sum reading at the sum's root (where it is computed): a
+  // value a member reads must outlive the nodes between the member and the root, even those that read it last
+  // in program order.
+  static std::vector<NodeId> fused_last_uses(const Plan& plan, const PlainSums& sums) {
+    std::vector<NodeId> last = plan.memory.last_use;
+    for (const PlainSum& sum : sums.sums) {
+      for (const NodeId member : sum.members) {
+        for (const NodeId input : plan.program.node(member).inputs) last[input] = std::max(last[input], sum.root);
+      }
+    }
+    return last;
   }
 
   // A plaintext node's operand: from the cache (encoded into it on first use while it has room), else streamed or
@@ -491,6 +508,7 @@ class Executor {
   mutable std::size_t cached_bytes_ = 0;
   mutable bool cache_full_ = false;  // a plaintext found no room: runs stream those not cached
   PlainSums sums_;
+  std::vector<NodeId> fused_last_use_;
   PlainSums no_sums_;  // runs node by node
 };
 

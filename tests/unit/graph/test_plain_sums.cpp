@@ -169,3 +169,33 @@ TEST_CASE("multiply_plain_rescale_sum gives the term-by-term words", "[ckks][pla
   CHECK(mixed.level() == level - 2);
   CHECK_THROWS_AS(f.evaluator.multiply_plain_rescale_sum(std::span(a).first(2), std::span(p).first(1)), InvalidArgument);
 }
+
+TEST_CASE("plain sums: a value a product reads outlives later readers until the sum's root", "[graph][plain_sums]") {
+  // r is read by the product p1, then last (in program order) by z, which runs before the sum's root: the fused
+  // run computes p1 at the root, so r must stay alive past z (the memory plan's last use is z's).
+  auto rng = cerium_test::make_rng();
+  Fixture f(toy(12, 4, 2, 2), KeyRequest{.relinearization = false, .rotations = {1}});
+  graph::Tracer t(f.context);
+  const auto x = t.input("x", kSlots);
+  const auto r = t.rotate(x, 1);
+  const auto p1 = t.multiply(r, random_plain(rng));
+  const auto z = t.add(r, 0.25);
+  const auto p2 = t.multiply(x, random_plain(rng));
+  const auto root = t.add(p1, p2);
+  t.output(z, "z");
+  t.output(root, "sum");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  const graph::PlainSums found = graph::find_plain_sums(plan.program, plan.nodes);
+  REQUIRE(found.sums.size() == 1);
+  CHECK(plan.memory.last_use[r.id()] == z.id());
+  const Ciphertext input = f.encryptor.encrypt(f.encoder.encode(random_complex(rng, kSlots), plan.input_encoding(0)));
+  const graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, nullptr, {.cache_plaintexts = true});
+  const auto run = [&](bool fuse) {
+    std::vector<Ciphertext> inputs;
+    inputs.push_back(input.clone());
+    return executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse});
+  };
+  const auto fused = run(true), plain = run(false);
+  CHECK(same_words(fused[0], plain[0]));
+  CHECK(same_words(fused[1], plain[1]));
+}
