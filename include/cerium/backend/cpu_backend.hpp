@@ -2,9 +2,8 @@
 // The CPU backend: the reference implementation of PolyBackend, on host limbs, delegating to the ring layer
 // (RnsPoly arithmetic, Rescaler, Automorphism) and to the rlwe key-switching entry points.
 //
-// Single-threaded for now: at the sizes the CPU is used for (tests, reference results) the cost is dominated by
-// NTTs and basis conversions inside the ring layer, which is where threads would go first. Stateless, so
-// copying it is free and one instance serves any number of threads.
+// Its loops over limbs run on the ring layer's OpenMP teams (core/parallel.hpp), with the same words for any
+// thread count. Stateless, so copying it is free and one instance serves any number of threads.
 
 #include <algorithm>
 #include <array>

@@ -82,7 +82,7 @@ namespace presets {
 CkksConfig leveled_n14();  // N = 2^14,  4 levels, dnum 3
 CkksConfig leveled_n15();  // N = 2^15, 11 levels, dnum 4
 CkksConfig leveled_n16();  // N = 2^16, 24 levels, dnum 5
-// Bootstrappable (see ckks/bootstrap/bootstrapper.hpp): N = 2^16, 25 levels, dnum 6, log2(QP) about 1741 (within
+// Bootstrappable (see boot/bootstrapper.hpp): N = 2^16, 25 levels, dnum 6, log2(QP) about 1741 (within
 // 1747, 128-bit classical). The default BootstrapConfig spends 16 levels and returns at level 9; bootstrapping
 // again needs level 1, so 8 levels of scale 2^56 are the application's.
 CkksConfig bootstrappable_n16();

@@ -1,8 +1,8 @@
 #pragma once
 // Rotation hoisting: the rotations of one value share one ModUp (ckks::BasicEvaluator::rotate_hoisted), the
 // expensive half of their key switches. This pass groups them; the executor computes a group's rotations together
-// at its first member and hands each member its result. Hoisted and separate rotations decrypt alike but are not
-// the same words (key_switch.hpp), so a plan that hoists differs in its last bits from graph::Eager's run.
+// at its first member and hands each member its result. Each hoisted result is rotate's own words
+// (ckks::BasicEvaluator::rotate_hoisted applies the automorphism to the shared ModUp digits, as rotate does).
 
 #include <cstdint>
 #include <vector>
