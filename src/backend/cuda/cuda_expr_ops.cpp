@@ -23,6 +23,32 @@ const u32* device_words(const CudaBackend& backend, const ring::RnsPoly& x, cons
   return x.shards()[0].data();
 }
 
+// A rescaled sum's operands checked (factors like `any` over the rescaler's basis, the output over its kept
+// primes, NTT form) and the factors' device words.
+struct RescaledOperands {
+  std::vector<const u32*> left, right, scaled;
+  u32* out = nullptr;
+};
+RescaledOperands rescaled_operands(const CudaBackend& backend, const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                   const ring::RnsPoly& any, std::span<const ring::RnsPoly* const> a,
+                                   std::span<const ring::RnsPoly* const> b, std::span<const ring::RnsPoly* const> c,
+                                   const char* operation) {
+  require<MismatchError>(any.basis() == rescaler.basis() && x.basis() == rescaler.kept() &&
+                             x.form() == ring::PolyForm::ntt && any.form() == ring::PolyForm::ntt,
+                         "{}: the factors must be over the rescaler's {} and the output over {}, in NTT form",
+                         operation, ring::describe(rescaler.basis()), ring::describe(rescaler.kept()));
+  const auto pointers = [&](std::span<const ring::RnsPoly* const> factors) {
+    std::vector<const u32*> out;
+    for (const ring::RnsPoly* f : factors) {
+      require(f != nullptr, "{}: a null factor", operation);
+      ring::require_compatible(any, *f, operation);
+      out.push_back(device_words(backend, *f, operation));
+    }
+    return out;
+  };
+  return {pointers(a), pointers(b), pointers(c), const_cast<u32*>(device_words(backend, x, operation))};
+}
+
 }  // namespace
 
 void CudaBackend::linear_combination(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
@@ -62,22 +88,10 @@ void CudaBackend::linear_combination_rescaled(const ring::Rescaler& rescaler, ri
   State& s = *state_;
   require(a.size() == b.size() && (!a.empty() || !c.empty()), "{}: {} left and {} right factors, {} scaled",
           operation, a.size(), b.size(), c.size());
-  const ring::RnsPoly& any = *(a.empty() ? c[0] : a[0]);
-  require<MismatchError>(any.basis() == rescaler.basis() && x.basis() == rescaler.kept() &&
-                             x.form() == ring::PolyForm::ntt && any.form() == ring::PolyForm::ntt,
-                         "{}: the factors must be over the rescaler's {} and the output over {}, in NTT form",
-                         operation, ring::describe(rescaler.basis()), ring::describe(rescaler.kept()));
-  const auto pointers = [&](std::span<const ring::RnsPoly* const> factors) {
-    std::vector<const u32*> out;
-    for (const ring::RnsPoly* f : factors) {
-      require(f != nullptr, "{}: a null factor", operation);
-      ring::require_compatible(any, *f, operation);
-      out.push_back(device_words(*this, *f, operation));
-    }
-    return out;
-  };
-  const auto left = pointers(a), right = pointers(b), scaled = pointers(c);
-  auto* out = const_cast<u32*>(device_words(*this, x, operation));
+  const ring::RnsPoly* first = a.empty() ? c[0] : a[0];
+  require(first != nullptr, "{}: a null factor", operation);
+  const ring::RnsPoly& any = *first;
+  const auto [left, right, scaled, out] = rescaled_operands(*this, rescaler, x, any, a, b, c, operation);
   const std::size_t kept = rescaler.kept().size(), dropped = rescaler.dropped();
   DeviceWords scratch(s.device, (dropped + kept) * s.n, BufferInit::uninitialized);
   u32* coefficients = scratch.data();
@@ -106,21 +120,7 @@ void CudaBackend::sum_of_rescaled_products(const ring::Rescaler& rescaler, ring:
   require(a.size() == b.size() && !a.empty(), "{}: {} left and {} right factors", operation, a.size(), b.size());
   require(a[0] != nullptr, "{}: a null factor", operation);
   const ring::RnsPoly& any = *a[0];
-  require<MismatchError>(any.basis() == rescaler.basis() && x.basis() == rescaler.kept() &&
-                             x.form() == ring::PolyForm::ntt && any.form() == ring::PolyForm::ntt,
-                         "{}: the factors must be over the rescaler's {} and the output over {}, in NTT form",
-                         operation, ring::describe(rescaler.basis()), ring::describe(rescaler.kept()));
-  const auto pointers = [&](std::span<const ring::RnsPoly* const> factors) {
-    std::vector<const u32*> out;
-    for (const ring::RnsPoly* f : factors) {
-      require(f != nullptr, "{}: a null factor", operation);
-      ring::require_compatible(any, *f, operation);
-      out.push_back(device_words(*this, *f, operation));
-    }
-    return out;
-  };
-  const auto left = pointers(a), right = pointers(b);
-  auto* out = const_cast<u32*>(device_words(*this, x, operation));
+  const auto [left, right, scaled, out] = rescaled_operands(*this, rescaler, x, any, a, b, {}, operation);
   const std::size_t terms = a.size(), kept = rescaler.kept().size(), dropped = rescaler.dropped();
   DeviceWords scratch(s.device, (terms * dropped + kept) * s.n, BufferInit::uninitialized);
   u32* coefficients = scratch.data();
