@@ -13,9 +13,13 @@ BootstrapLevels bootstrap_levels(const Parameters& parameters, const BootstrapCo
                           "bootstrapping: eval_mod_degree = {} must be within 3..1023", config.eval_mod_degree);
   require<ParameterError>(config.double_angle_steps >= 0 && config.double_angle_steps <= 10,
                           "bootstrapping: double_angle_steps = {} must be within 0..10", config.double_angle_steps);
-  require<ParameterError>(config.coeff_to_slot_levels >= 1 && config.slot_to_coeff_levels >= 1,
-                          "bootstrapping: coeff_to_slot_levels = {} and slot_to_coeff_levels = {} must be at least 1",
-                          config.coeff_to_slot_levels, config.slot_to_coeff_levels);
+  // Bounded above too, so that the level arithmetic below cannot overflow (INT_MAX wrapped to a positive output).
+  require<ParameterError>(config.coeff_to_slot_levels >= 1 && config.slot_to_coeff_levels >= 1 &&
+                              config.coeff_to_slot_levels <= parameters.max_level() &&
+                              config.slot_to_coeff_levels <= parameters.max_level(),
+                          "bootstrapping: coeff_to_slot_levels = {} and slot_to_coeff_levels = {} must be between 1 "
+                          "and the parameters' {} levels",
+                          config.coeff_to_slot_levels, config.slot_to_coeff_levels, parameters.max_level());
   BootstrapLevels levels;
   levels.top = parameters.max_level();
   const int degree_bits = std::bit_width(static_cast<unsigned>(config.eval_mod_degree));  // ceil(log2(d + 1))

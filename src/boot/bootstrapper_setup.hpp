@@ -65,6 +65,13 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
   const double output_scale = config_.output_scale == 0 ? params.default_scale() : config_.output_scale;
   require<ParameterError>(std::isfinite(output_scale) && output_scale > 1,
                           "bootstrapping: output_scale = {} must be a finite scale above 1", config_.output_scale);
+  // The output level must carry it (the chain above it, and the transforms' plaintext scales, grow from it).
+  const double log_q_output = context_->q_basis(levels_.output)->log2_product();
+  require<ParameterError>(std::log2(output_scale) + evaluator_.options().scale_headroom_bits < log_q_output,
+                          "bootstrapping: output_scale = {} (2^{:.1f}) does not fit at the output level {}, whose "
+                          "modulus is 2^{:.1f} ({} bits of headroom are kept above the scale)",
+                          config_.output_scale, std::log2(output_scale), levels_.output, log_q_output,
+                          evaluator_.options().scale_headroom_bits);
   chain_ = circuits::ScaleChain::ascending(evaluator_, levels_.after_eval_mod, output_scale,
                                            levels_.after_coeff_to_slot);
   eval_mod_series_ = circuits::PolynomialEvaluator(

@@ -116,7 +116,10 @@ Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half) const {
   require<LevelError>(half.level() == levels_.after_coeff_to_slot,
                       "eval_mod: the ciphertext is at level {}; EvalMod starts at level {} (after CoeffToSlot)",
                       half.level(), levels_.after_coeff_to_slot);
-  // The series checks that CoeffToSlot landed on the chain.
+  require<LevelError>(ckks::scales_match(half.scale(), chain_.at(levels_.after_coeff_to_slot)),
+                      "eval_mod: the ciphertext's scale {} is not EvalMod's {} at level {} (where CoeffToSlot lands)",
+                      ckks::format_scale(half.scale()), ckks::format_scale(chain_.at(levels_.after_coeff_to_slot)),
+                      levels_.after_coeff_to_slot);
   Ciphertext y = eval_mod_series_.evaluate(evaluator_, half, chain_);
   for (int step = 0; step < config_.double_angle_steps; ++step) {  // cos 2t = 2 cos^2 t - 1
     y = chain_.multiply(evaluator_, y, y);

@@ -1,5 +1,7 @@
 #include "cerium/ckks/ciphertext.hpp"
 
+#include <bit>
+
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
@@ -14,6 +16,8 @@ void require_valid_scale(const ContextPtr& context, double scale, int level, con
 
 void require_level_poly(const ContextPtr& context, ring::RnsPoly& poly, int level, const char* what) {
   require<MismatchError>(context != nullptr, "{}: no context given", what);
+  require<LevelError>(level >= 0 && level <= context->max_level(),
+                      "{}: level {} does not exist: levels run from 0 to {}", what, level, context->max_level());
   const auto& expected = context->q_basis(level);
   require<MismatchError>(!poly.empty() && poly.basis() == *expected,
                          "{}: a polynomial over {} cannot be at level {}, whose basis is {}", what,
@@ -22,12 +26,20 @@ void require_level_poly(const ContextPtr& context, ring::RnsPoly& poly, int leve
   poly.to_ntt();
 }
 
+// The slot count every operation reduces rotations and FFTs by: 0 would divide by zero.
+void require_valid_slots(const ContextPtr& context, std::size_t slots, const char* what) {
+  const std::size_t max_slots = context->ring_degree() / 2;
+  require(std::has_single_bit(slots) && slots <= max_slots,
+          "{}: {} slots; the slot count must be a power of two between 1 and N/2 = {}", what, slots, max_slots);
+}
+
 }  // namespace
 
 Plaintext::Plaintext(ContextPtr context, ring::RnsPoly poly, int level, double scale, std::size_t slots)
     : context_(std::move(context)), poly_(std::move(poly)), level_(level), scale_(scale), slots_(slots) {
   require_level_poly(context_, poly_, level_, "plaintext");
   require_valid_scale(context_, scale_, level_, "plaintext");
+  require_valid_slots(context_, slots_, "plaintext");
 }
 
 Ciphertext::Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int level, double scale,
@@ -36,6 +48,12 @@ Ciphertext::Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int
   require(parts_.size() == 2 || parts_.size() == 3, "a ciphertext has 2 or 3 parts, not {}", parts_.size());
   for (auto& part : parts_) require_level_poly(context_, part, level_, "ciphertext");
   require_valid_scale(context_, scale_, level_, "ciphertext");
+  require_valid_slots(context_, slots_, "ciphertext");
+}
+
+void Ciphertext::throw_part_index(std::size_t i) const {
+  throw InvalidArgument(fmt::format("Ciphertext::part({}): the ciphertext has {} parts{}", i, parts_.size(),
+                                    empty() ? " (it is empty: default-constructed or moved from)" : ""));
 }
 
 Ciphertext Ciphertext::clone() const {

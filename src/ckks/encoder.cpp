@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 
+#include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/math/ntt.hpp"
 #include "cerium/math/special_fft.hpp"
@@ -19,6 +20,10 @@ void require_in_range(double largest, const ring::RnsBasis& basis, double scale,
           "{}: scale overflow: a coefficient reaches {:.4g} = 2^{:.2f} at scale 2^{:.2f}, beyond Q/2 at level {} "
           "(log2(Q) = {:.2f}); lower the scale or the values, or encode at a higher level",
           operation, largest, std::log2(largest), std::log2(scale), level, basis.log2_product());
+  // A positive, finite scale the level cannot carry (below 1, or not below Q_level), named here rather than by the
+  // Plaintext constructor, which would not name the call.
+  const std::string problem = scale_problem(scale, basis.log2_product());
+  require<LevelError>(problem.empty(), "{}: EncodeOptions::scale at level {}: {}", operation, level, problem);
 }
 
 }  // namespace

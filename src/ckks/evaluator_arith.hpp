@@ -16,11 +16,30 @@ namespace cerium::ckks {
 
 namespace evaluator_detail {
 
-// The residues of round(value) modulo every prime of basis (exact for any magnitude).
-inline std::vector<std::uint32_t> rounded_residues(double value, const ring::RnsBasis& basis) {
+// The residues of round(value) modulo every prime of basis (exact for any magnitude). A value that is not finite or
+// reaches Q/2 (a constant times a scale: "scale overflow") is round_to_residues' InvalidArgument, naming `operation`.
+inline std::vector<std::uint32_t> rounded_residues(double value, const ring::RnsBasis& basis, const char* operation) {
   std::vector<std::uint32_t> residues(basis.size());
-  round_to_residues(value, basis, residues);
+  try {
+    round_to_residues(value, basis, residues);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("{}: {}", operation, e.what()));
+  }
   return residues;
+}
+
+// multiply_rescale's checks on top of the product's: its scale must stay at least 1 after the rescale at the lower
+// operand's level. Checked before either operand is touched, so that the in-place form leaves a as it was.
+template <class Evaluator>
+void require_product_rescalable(const Evaluator& ev, const Ciphertext& a, const Ciphertext& b) {
+  const int level = std::min(a.level(), b.level());
+  const double primes = ev.level_prime_product(level);
+  const double after = a.scale() * b.scale() / primes;
+  require<LevelError>(after >= 1,
+                      "multiply_rescale: the product's scale {} divided by level {}'s primes (2^{:.1f}) would be {}, "
+                      "below 1: the message would be lost; multiply operands of larger scales, or multiply without "
+                      "rescaling",
+                      format_scale(a.scale() * b.scale()), level, std::log2(primes), after);
 }
 
 }  // namespace evaluator_detail
@@ -67,16 +86,17 @@ Ciphertext BasicEvaluator<B>::rescale(const Ciphertext& a) const {
 }
 
 template <backend::PolyBackend B>
-double BasicEvaluator<B>::scale_factor(double scale, double target_scale, int level) const {
+double BasicEvaluator<B>::scale_factor(double scale, double target_scale, int level, const char* operation) const {
   const double p = level_products_[static_cast<std::size_t>(level)];
   // k = round(target P / scale): after the rescale by P the scale is scale k / P, within scale / (2P) of target.
   const double k = std::round(target_scale * p / scale);
   const double landing = scale * k / p;
   require<LevelError>(k >= 1 && scales_match(landing, target_scale),
-                      "adjust_scale: scale {} at level {} cannot be brought onto {}: the nearest integer factor "
+                      "{}: scale {} at level {} cannot be brought onto {}: the nearest integer factor "
                       "k = {} over the level's primes (2^{:.1f}) lands on {}; rescale the ciphertext first so that "
                       "its scale is at most about the target",
-                      format_scale(scale), level, format_scale(target_scale), k, std::log2(p), format_scale(landing));
+                      operation, format_scale(scale), level, format_scale(target_scale), k, std::log2(p),
+                      format_scale(landing));
   return k;
 }
 
@@ -87,9 +107,14 @@ void BasicEvaluator<B>::adjust_scale_inplace(Ciphertext& a, double target_scale)
           target_scale);
   check_level_left(a, "adjust_scale");
   const int level = a.level();
-  const double k = scale_factor(a.scale(), target_scale, level);
+  const double k = scale_factor(a.scale(), target_scale, level, "adjust_scale");
   check_scale_fits(a.scale() * k, level, "adjust_scale");
-  const auto residues = evaluator_detail::rounded_residues(k, *context_->q_basis(level));
+  // The rescale below would refuse a scale under 1 after a had been multiplied: refused here, a untouched.
+  const double landing = a.scale() * k / level_products_[static_cast<std::size_t>(level)];
+  require<LevelError>(landing >= 1,
+                      "adjust_scale: the target scale {} lands on {}, below 1: the message would be lost",
+                      target_scale, landing);
+  const auto residues = evaluator_detail::rounded_residues(k, *context_->q_basis(level), "adjust_scale");
   for (auto& part : a.parts()) backend_.multiply_scalar(part, residues);
   a.set_scale(a.scale() * k);
   rescale_inplace(a);
@@ -113,7 +138,7 @@ void BasicEvaluator<B>::bring_to(Ciphertext& a, int level, double scale, const c
                       "other's scale with adjust_scale (it spends one level), or arrange the computation so that "
                       "they meet at different levels, where the evaluator aligns them for free",
                       operation, level, format_scale(a.scale()), format_scale(scale));
-  scale_factor(a.scale(), scale, level + 1);  // throws before a is touched when the scales cannot meet
+  scale_factor(a.scale(), scale, level + 1, operation);  // throws before a is touched when the scales cannot meet
   level_down_inplace(a, level + 1);
   adjust_scale_inplace(a, scale);
 }
@@ -214,11 +239,12 @@ void BasicEvaluator<B>::sub_inplace(Ciphertext& a, const Plaintext& b) const {
 }
 
 template <backend::PolyBackend B>
-ring::RnsPoly BasicEvaluator<B>::constant_poly(std::complex<double> value, double scale, int level) const {
+ring::RnsPoly BasicEvaluator<B>::constant_poly(std::complex<double> value, double scale, int level,
+                                               const char* operation) const {
   // A constant slot vector z is the polynomial Re z + Im z X^(N/2): X^(N/2) is i at every slot's root.
   const auto& basis = context_->q_basis(level);
-  const auto re = evaluator_detail::rounded_residues(value.real() * scale, *basis);
-  const auto im = evaluator_detail::rounded_residues(value.imag() * scale, *basis);
+  const auto re = evaluator_detail::rounded_residues(value.real() * scale, *basis, operation);
+  const auto im = evaluator_detail::rounded_residues(value.imag() * scale, *basis, operation);
   // Written on the host (2 words per limb) and placed where the backend computes.
   ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient});
   const std::size_t half = context_->ring_degree() / 2;
@@ -233,34 +259,34 @@ ring::RnsPoly BasicEvaluator<B>::constant_poly(std::complex<double> value, doubl
 }
 
 template <backend::PolyBackend B>
-void BasicEvaluator<B>::add_constant(Ciphertext& a, std::complex<double> constant) const {
-  check_operand(a, "add a constant");
-  require(std::isfinite(constant.real()) && std::isfinite(constant.imag()), "add: the constant ({}, {}) is not finite",
-          constant.real(), constant.imag());
+void BasicEvaluator<B>::add_constant(Ciphertext& a, std::complex<double> constant, const char* operation) const {
+  check_operand(a, operation);
+  require(std::isfinite(constant.real()) && std::isfinite(constant.imag()), "{}: the constant ({}, {}) is not finite",
+          operation, constant.real(), constant.imag());
   if (constant.imag() == 0) {  // a real constant is the same residue in every NTT slot of c0
     const auto residues =
-        evaluator_detail::rounded_residues(constant.real() * a.scale(), *context_->q_basis(a.level()));
+        evaluator_detail::rounded_residues(constant.real() * a.scale(), *context_->q_basis(a.level()), operation);
     backend_.add_scalar(a.part(0), residues);
   } else {
-    backend_.add(a.part(0), constant_poly(constant, a.scale(), a.level()));
+    backend_.add(a.part(0), constant_poly(constant, a.scale(), a.level(), operation));
   }
 }
 
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::add_inplace(Ciphertext& a, double constant) const {
-  add_constant(a, {constant, 0.0});
+  add_constant(a, {constant, 0.0}, "add a constant");
 }
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::add_inplace(Ciphertext& a, std::complex<double> constant) const {
-  add_constant(a, constant);
+  add_constant(a, constant, "add a constant");
 }
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::sub_inplace(Ciphertext& a, double constant) const {
-  add_constant(a, {-constant, 0.0});
+  add_constant(a, {-constant, 0.0}, "sub a constant");
 }
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::sub_inplace(Ciphertext& a, std::complex<double> constant) const {
-  add_constant(a, -constant);
+  add_constant(a, -constant, "sub a constant");
 }
 
 template <backend::PolyBackend B>
@@ -327,8 +353,10 @@ void BasicEvaluator<B>::multiply_inplace(Ciphertext& a, const Ciphertext& b) con
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::multiply_rescale_inplace(Ciphertext& a, const Ciphertext& b) const {
   require_relinearization_key("multiply_rescale");
+  check_binary(a, b, "multiply_rescale");
   check_level_left(a, "multiply_rescale");
   check_level_left(b, "multiply_rescale");
+  evaluator_detail::require_product_rescalable(*this, a, b);
   tensor(a, b);
   relinearize_rescale_inplace(a);
 }
@@ -398,10 +426,11 @@ void BasicEvaluator<B>::multiply_inplace(Ciphertext& a, std::complex<double> con
   check_scale_fits(scale, a.level(), "multiply by a constant");
   if (constant.imag() == 0) {
     const auto residues =
-        evaluator_detail::rounded_residues(constant.real() * encoding_scale, *context_->q_basis(a.level()));
+        evaluator_detail::rounded_residues(constant.real() * encoding_scale, *context_->q_basis(a.level()),
+                                           "multiply by a constant");
     for (auto& part : a.parts()) backend_.multiply_scalar(part, residues);
   } else {
-    const ring::RnsPoly poly = constant_poly(constant, encoding_scale, a.level());
+    const ring::RnsPoly poly = constant_poly(constant, encoding_scale, a.level(), "multiply by a constant");
     for (auto& part : a.parts()) backend_.multiply(part, poly);
   }
   a.set_scale(scale);

@@ -50,6 +50,9 @@ double BasicEvaluator<B>::level_prime_product(int level) const {
 template <backend::PolyBackend B>
 void BasicEvaluator<B>::check_operand(const Ciphertext& a, const char* operation) const {
   require_same_context(context_, a.context(), operation);
+  // Ciphertext::parts() is mutable: a ciphertext whose parts were taken away is refused before any is read.
+  require(a.size() == 2 || a.size() == 3, "{}: the ciphertext has {} parts; a ciphertext has 2 (or 3 before "
+          "relinearization)", operation, a.size());
 }
 
 template <backend::PolyBackend B>
@@ -145,9 +148,14 @@ Plaintext BasicEvaluator<B>::upload(const PeriodicPlaintext& a) const {
   require_same_context(context_, a.context, "upload");
   // A backend that computes elsewhere expands the compressed words there; the host expands them itself.
   if constexpr (requires { backend_.place_blocks(a.context->q_basis(a.level), std::span(a.words), a.gap); }) {
-    require<MismatchError>(a.words.size() == a.context->q_basis(a.level)->size() * a.words_per_limb(),
-                           "upload: a periodic plaintext of {} words for {} limbs at level {}", a.words.size(),
-                           a.context->q_basis(a.level)->size(), a.level);
+    require<LevelError>(a.level >= 0 && a.level <= context_->max_level(),
+                        "upload: a periodic plaintext at level {}; levels run from 0 to {}", a.level,
+                        context_->max_level());
+    const std::size_t n = context_->ring_degree();
+    require<MismatchError>(a.gap >= 1 && n % a.gap == 0 &&
+                               a.words.size() == a.context->q_basis(a.level)->size() * a.words_per_limb(),
+                           "upload: a periodic plaintext of {} words in blocks of {} for {} limbs at level {}",
+                           a.words.size(), a.gap, a.context->q_basis(a.level)->size(), a.level);
     ring::RnsPoly poly = backend_.place_blocks(a.context->q_basis(a.level), std::span(a.words), a.gap);
     return Plaintext(context_, std::move(poly), a.level, a.scale, a.slots);
   } else {

@@ -116,6 +116,17 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
   for (std::size_t t = 0; t < a.size(); ++t) {
     require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
     check_binary(*a[t], *p[t], operation);
+    // Each product is rescaled at the lower of its operands' levels, and keeps a scale of at least 1.
+    const int term_level = std::min(a[t]->level(), p[t]->level());
+    require<LevelError>(term_level >= 1,
+                        "{}: term {} is at level {} (its plaintext at {}): no level left to rescale its product; "
+                        "bootstrap or use more levels",
+                        operation, t, a[t]->level(), p[t]->level());
+    const double after = a[t]->scale() * p[t]->scale() / level_products_[static_cast<std::size_t>(term_level)];
+    require<LevelError>(after >= 1,
+                        "{}: term {}'s product scale {} divided by level {}'s primes would be {}, below 1: encode the "
+                        "plaintexts at a larger scale",
+                        operation, t, format_scale(a[t]->scale() * p[t]->scale()), term_level, after);
     uniform = uniform && a[t]->size() == 2 && a[t]->level() == a[0]->level() && p[t]->level() == a[0]->level() &&
               a[t]->slots() == a[0]->slots() && a[t]->scale() * p[t]->scale() == a[0]->scale() * p[0]->scale();
   }
@@ -174,7 +185,8 @@ Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, double constant) con
   const double encoding_scale = level_products_[static_cast<std::size_t>(a.level())];
   const double scale = a.scale() * encoding_scale;
   check_scale_fits(scale, a.level(), "multiply by a constant");
-  const auto residues = evaluator_detail::rounded_residues(constant * encoding_scale, *context_->q_basis(a.level()));
+  const auto residues = evaluator_detail::rounded_residues(constant * encoding_scale, *context_->q_basis(a.level()),
+                                                          "multiply by a constant");
   std::vector<ring::RnsPoly> parts;
   for (const auto& part : a.parts()) parts.push_back(backend_.scalar_product(part, residues));
   return like(a, std::move(parts), scale);
@@ -212,8 +224,10 @@ Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, const Ciphertext& b)
 template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::multiply_rescale(const Ciphertext& a, const Ciphertext& b) const {
   require_relinearization_key("multiply_rescale");
+  check_binary(a, b, "multiply_rescale");
   check_level_left(a, "multiply_rescale");
   check_level_left(b, "multiply_rescale");
+  evaluator_detail::require_product_rescalable(*this, a, b);
   Ciphertext out = tensor_product(a, b);
   relinearize_rescale_inplace(out);
   return out;

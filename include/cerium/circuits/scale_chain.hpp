@@ -73,7 +73,11 @@ class ScaleChain {
       return;
     }
     ev.level_down_inplace(a, level + 1);
-    ev.adjust_scale_inplace(a, target);  // within scales_match of the target: snapped at its next use
+    ev.adjust_scale_inplace(a, target);
+    // Within scales_match of the target (off by at most 1/2 in absolute terms): snapped now, as the branches above
+    // do, because the next use may be a product, which would scale the difference beyond scales_match (a
+    // polynomial's constant terms at scale Delta_l P_l failed to add for Delta_l near 2^28).
+    a.set_scale(target);
   }
 
   // a b on the chain at the lower of their levels, relinearized and rescaled in one key switch

@@ -35,8 +35,15 @@ class Ciphertext {
 
   const ContextPtr& context() const { return context_; }
   std::size_t size() const { return parts_.size(); }
-  const ring::RnsPoly& part(std::size_t i) const { return parts_.at(i); }
-  ring::RnsPoly& part(std::size_t i) { return parts_.at(i); }
+  // InvalidArgument for i >= size().
+  const ring::RnsPoly& part(std::size_t i) const {
+    if (i >= parts_.size()) throw_part_index(i);
+    return parts_[i];
+  }
+  ring::RnsPoly& part(std::size_t i) {
+    if (i >= parts_.size()) throw_part_index(i);
+    return parts_[i];
+  }
   std::vector<ring::RnsPoly>& parts() { return parts_; }
   const std::vector<ring::RnsPoly>& parts() const { return parts_; }
   int level() const { return level_; }
@@ -53,6 +60,8 @@ class Ciphertext {
   void set_c1_seed(std::optional<PolySeed> seed) { c1_seed_ = seed; }
 
  private:
+  [[noreturn]] void throw_part_index(std::size_t i) const;
+
   ContextPtr context_;
   std::vector<ring::RnsPoly> parts_;
   int level_ = 0;

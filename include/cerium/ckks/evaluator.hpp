@@ -188,8 +188,9 @@ class BasicEvaluator {
   // A rescale's bookkeeping once a's parts are divided: the level's basis object, level - 1, scale / P_level.
   void finish_rescale(Ciphertext& a, int level) const;
 
-  // The integer k that moves `scale` at `level` onto target_scale after a rescale; LevelError when none does.
-  double scale_factor(double scale, double target_scale, int level) const;
+  // The integer k that moves `scale` at `level` onto target_scale after a rescale; LevelError naming `operation`
+  // when none does.
+  double scale_factor(double scale, double target_scale, int level, const char* operation) const;
   // Brings a to `level` with `scale` (level_down, or one level above then adjust_scale); see the header comment.
   void bring_to(Ciphertext& a, int level, double scale, const char* operation) const;
   // Aligns a (in place) and b (in place, or into `copy`, which then replaces it) for a binary operation; with
@@ -201,9 +202,9 @@ class BasicEvaluator {
   const ring::RnsPoly& align(Ciphertext& a, const Plaintext& b, ring::RnsPoly& copy, const char* operation) const;
   void add_or_sub(Ciphertext& a, const Ciphertext& b, bool subtract) const;
   void add_or_sub_plain(Ciphertext& a, const Plaintext& b, bool subtract) const;
-  void add_constant(Ciphertext& a, std::complex<double> constant) const;
+  void add_constant(Ciphertext& a, std::complex<double> constant, const char* operation) const;
   // A constant value * scale as an NTT-form polynomial over a level: Re at X^0, Im at X^(N/2).
-  ring::RnsPoly constant_poly(std::complex<double> value, double scale, int level) const;
+  ring::RnsPoly constant_poly(std::complex<double> value, double scale, int level, const char* operation) const;
   void tensor(Ciphertext& a, const Ciphertext& b) const;
   double tensor_scale(const Ciphertext& a, const Ciphertext& b) const;  // the checks of a product; its scale
   Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b) const;  // out of place

@@ -22,8 +22,12 @@ class Plaintext {
 
   const ContextPtr& context() const { return context_; }
   const ring::RnsPoly& poly() const { return poly_; }
-  // The polynomial itself, leaving this plaintext empty of it (for placement without a copy).
-  ring::RnsPoly take_poly() && { return std::move(poly_); }
+  // The polynomial itself, leaving this plaintext empty (for placement without a copy): like a moved-from one, it
+  // has no context, so that every call given it throws MismatchError rather than reading a missing polynomial.
+  ring::RnsPoly take_poly() && {
+    context_ = nullptr;
+    return std::move(poly_);
+  }
   ring::RnsPoly& poly() { return poly_; }
   int level() const { return level_; }
   double scale() const { return scale_; }

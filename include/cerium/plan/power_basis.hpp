@@ -120,6 +120,14 @@ class PowerBasis {
   // only): the terms' products in one fused pass per part.
   ckks::Ciphertext evaluate(std::span<const double> c, bool fuse = false) {
     require(c.size() >= 2, "polynomial: {} coefficients; give at least c_0 and c_1", c.size());
+    // The depth against the argument's level before any work (expr/polynomial.hpp: the powers, then one level for
+    // the coefficients), rather than an evaluator error deep inside the schedule.
+    const std::size_t degree = c.size() - 1;
+    const int depth = expr::power_basis::depth(degree) + 1;
+    require<LevelError>(depth <= chain_.top(),
+                        "polynomial of degree {}: needs {} levels ({} for the powers, 1 for the coefficients) and "
+                        "its argument is at level {}; bootstrap the argument first, or lower the degree",
+                        degree, depth, depth - 1, chain_.top());
     ops_.c = c;
     ckks::Ciphertext out = schedule_.evaluate(ops_, c.size() - 1, fuse);
     ops_.c = {};
