@@ -133,13 +133,9 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
   if constexpr (backend::RescaledProductSum<B>) {
     const int level = a[0]->level();
     const double scale = a[0]->scale() * p[0]->scale();
-    if (uniform && level >= 1) {
+    if (uniform) {  // level >= 1 and a scale of at least 1 after the rescale: checked per term above
       check_scale_fits(scale, level, operation);
       const double after = scale / level_products_[static_cast<std::size_t>(level)];
-      require<LevelError>(after >= 1,
-                          "{}: the products' scale {} divided by level {}'s primes would be {}, below 1: encode the "
-                          "plaintexts at a larger scale",
-                          operation, format_scale(scale), level, after);
       const ring::Rescaler& rescaler = context_->rescaler(level);
       std::vector<const ring::RnsPoly*> plains;
       for (const Plaintext* q : p) plains.push_back(&q->poly());
