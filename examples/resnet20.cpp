@@ -18,6 +18,9 @@
 //                                               plaintext twin, the time of each (1)
 //   --time-limit S                              start no image past S seconds of runs (none)
 //   --no-profile                                skip the per-layer breakdown (a second, profiled run)
+//   --cache-gib G                               at most G GiB of plaintexts kept encoded on the device, the rest
+//                                               kept unscaled there and encoded at each use (a model whose
+//                                               weights outgrow the GPU; default: what the device has room for)
 //   --node-by-node                              run the sums of plaintext products node by node (the same words,
 //                                               slower), for comparison; by default one extra run of the first
 //                                               image does so and checks its words
@@ -92,17 +95,34 @@ struct RunSettings {
   bool profile = true;          // a per-layer breakdown of one run after the first
   bool fuse = true;             // sums of plaintext products in one call (graph::RunOptions::fuse_plain_sums)
   double time_limit_s = 0;      // stop starting new images past it (0: none)
+  double cache_gib = -1;        // the plaintext cache's bound (negative: sized to the device)
 };
 
+// The bytes of every plaintext operand kept unscaled (graph::ExecutorOptions::keep_rest_unscaled): 2 doubles a
+// slot of its period.
+std::size_t unscaled_bytes(const graph::Plan& plan) {
+  std::size_t bytes = 0;
+  for (graph::NodeId id = 0; id < plan.program.size(); ++id) {
+    const graph::Node& node = plan.program.node(id);
+    if (node.op == graph::Op::multiply_plain || node.op == graph::Op::add_plain) {
+      bytes += 2 * node.plain.period() * sizeof(double);
+    }
+  }
+  return bytes;
+}
+
 // The plaintext cache sized to the device: everything when it fits beside the keys with room for the run (the
-// live ciphertexts and the bootstrapper's work), else what does (0: no bound).
+// live ciphertexts and the bootstrapper's work), else what does beside the rest kept unscaled (0: no bound).
 template <backend::PolyBackend B>
 std::size_t plaintext_cache_bytes(const graph::Plan& plan) {
 #if CERIUM_HAS_CUDA
   if constexpr (std::is_same_v<B, backend::CudaBackend>) {
     const std::size_t room = (std::size_t{16} << 30) + plan.memory.peak_bytes;
     const std::size_t free = cuda::memory_available();
-    if (plan.plaintext_encoded_bytes + room > free) return free > room ? free - room : 1;
+    if (plan.plaintext_encoded_bytes + room > free) {
+      const std::size_t reserved = room + unscaled_bytes(plan);
+      return free > reserved ? free - reserved : 1;
+    }
   }
 #endif
   return 0;
@@ -119,13 +139,16 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   const ckks::Encoder encoder(context);
   const ckks::Encryptor encryptor(keygen.public_key());
   const ckks::Decryptor decryptor(keygen.secret_key());
-  const std::size_t cache_bytes = plaintext_cache_bytes<B>(plan);
+  const std::size_t cache_bytes =
+      settings.cache_gib >= 0 ? std::max<std::size_t>(1, static_cast<std::size_t>(settings.cache_gib * 1073741824.0))
+                              : plaintext_cache_bytes<B>(plan);
   const graph::Executor<B> executor(plan, evaluator, &bootstrapper,
                                     {.cache_plaintexts = true, .plaintext_cache_bytes = cache_bytes});
   if (cache_bytes != 0) {
     fmt::print("plaintext cache: {:.1f} of {:.1f} GiB on the device (what it has free after the keys, less room for "
-               "the run); the rest encoded by host threads at each run\n",
-               cache_bytes / 1073741824.0, plan.plaintext_encoded_bytes / 1073741824.0);
+               "the run); the rest kept unscaled on the device (at most {:.1f} GiB) and encoded there at each use\n",
+               cache_bytes / 1073741824.0, plan.plaintext_encoded_bytes / 1073741824.0,
+               unscaled_bytes(plan) / 1073741824.0);
   }
   const graph::RunOptions run_options{.fuse_plain_sums = settings.fuse};
   const auto encrypt = [&](const Sample& s) {
@@ -141,7 +164,8 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   // progress bar.
   auto start = std::chrono::steady_clock::now();
   const std::size_t encoded = executor.encode_plaintexts();
-  fmt::print("{} plaintexts encoded and uploaded in {:.1f} s\n", encoded, seconds_since(start));
+  fmt::print("{} plaintexts encoded and uploaded in {:.1f} s ({} of them kept unscaled: {:.2f} GiB)\n", encoded,
+             seconds_since(start), executor.unscaled_plaintexts(), executor.unscaled_plaintext_bytes() / 1073741824.0);
   start = std::chrono::steady_clock::now();
   const auto first_input = encrypt(samples.front());
   const auto inputs_copy = [&] {
@@ -337,12 +361,14 @@ int main(int argc, char** argv) {
       settings.time_limit_s = std::atof(argv[++i]);
     } else if (arg == "--no-profile") {
       settings.profile = false;
+    } else if (arg == "--cache-gib" && i + 1 < argc) {
+      settings.cache_gib = std::atof(argv[++i]);
     } else if (arg == "--node-by-node") {
       settings.fuse = false;
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
-                 "[--images N] [--time-limit S] [--no-profile] [--node-by-node] [--accuracy N]\n",
+                 "[--images N] [--time-limit S] [--no-profile] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }

@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -336,6 +337,40 @@ void BM_plain_sum16_gpu(benchmark::State& state) {
   }
 }
 
+// A weight's plaintext made where it is used, at a level of `limbs` limbs: encoded on the device from its unscaled
+// coefficients kept there (ckks::UnscaledPlaintext: a scaling and rounding pass and an NTT) against the copy of
+// a host-encoded plaintext (the streamed path's transfer alone, pageable host memory). The floor: the
+// coefficients read once and the limbs written once.
+void BM_encode_unscaled_gpu(benchmark::State& state) {
+  Setup& s = setup(3);
+  const int level = static_cast<int>(state.range(0));
+  const bool on_device = state.range(1) == 0;
+  const Encoder encoder(s.context);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<std::complex<double>> values(s.context->ring_degree() / 2);
+  for (auto& v : values) v = {dist(rng), 0.0};
+  const UnscaledPlaintext unscaled = s.evaluator->upload(encoder.unscaled(values));
+  const EncodeOptions options{.level = level};
+  const Plaintext host = encoder.encode(values, options);
+  for (auto _ : state) {
+    const double seconds = time_call(
+        [&] {
+          if (on_device) {
+            benchmark::DoNotOptimize(s.evaluator->encode(unscaled, options));
+          } else {
+            benchmark::DoNotOptimize(s.evaluator->upload(host));
+          }
+        },
+        Mode::eager);
+    const double limbs = static_cast<double>(s.context->parameters().limbs_at(level));
+    report(state, s, seconds, limbs + 2.0);
+    state.counters["limbs"] = limbs;
+    state.counters["unscaled_MB"] = static_cast<double>(unscaled.bytes()) / 1e6;
+    state.counters["encoded_MB"] = limbs * s.limb_bytes / 1e6;
+  }
+}
+
 void modes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"dnum", "graph"});
   for (const int dnum : {3, 4})
@@ -363,6 +398,12 @@ BENCHMARK(BM_out_of_place_gpu)
 BENCHMARK(BM_plain_sum16_gpu)
     ->ArgNames({"term_by_term", "graph"})
     ->ArgsProduct({{0, 1}, {0, 1}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_encode_unscaled_gpu)
+    ->ArgNames({"level", "copy_encoded"})
+    ->ArgsProduct({{4, 19}, {0, 1}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMicrosecond);

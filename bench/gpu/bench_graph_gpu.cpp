@@ -101,14 +101,15 @@ void report(benchmark::State& state, const GpuGraphSetup& s, const graph::Plan& 
   state.SetLabel(cerium_bench::device_label());
 }
 
-// Argument: 0 eager, 1 executor without hoisting, 2 executor with hoisting.
+// Argument: 0 eager, 1 executor without hoisting, 2 executor with hoisting, 3 that with its plaintexts cached on the
+// device (ExecutorOptions::cache_plaintexts: how a program run many times runs; eager encodes at each use).
 void BM_graph_block_gpu(benchmark::State& state) {
   GpuGraphSetup& s = setup();
   const int mode = static_cast<int>(state.range(0));
   graph::PlanOptions options;
-  options.hoist_rotations = mode == 2;
+  options.hoist_rotations = mode >= 2;
   const graph::Plan plan = graph::plan(s.program, options);
-  const graph::Executor<backend::CudaBackend> executor(plan, s.evaluator);
+  const graph::Executor<backend::CudaBackend> executor(plan, s.evaluator, nullptr, {.cache_plaintexts = mode == 3});
   graph::Eager<backend::CudaBackend> eager(s.evaluator);
   for (auto _ : state) {
     const double seconds = device_seconds([&] {
@@ -126,5 +127,5 @@ void BM_graph_block_gpu(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_graph_block_gpu)->ArgName("mode")->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Iterations(1)->Unit(
+BENCHMARK(BM_graph_block_gpu)->ArgName("mode")->DenseRange(0, 3)->UseManualTime()->Iterations(1)->Unit(
     benchmark::kMillisecond);

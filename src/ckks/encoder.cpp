@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "cerium/ckks/scale.hpp"
 #include "cerium/core/check.hpp"
@@ -76,52 +77,105 @@ ring::RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> val
   return rounded_poly(values, resolved, context_->qp_basis(resolved.level), "encode_extended");
 }
 
-std::vector<detail::RoundedInteger> Encoder::rounded_coefficients(std::span<const std::complex<double>> values,
-                                                                  const Resolved& resolved,
-                                                                  const char* operation) const {
-  const auto [level, scale, slots] = resolved;
+Encoder::Transformed Encoder::transform(std::span<const std::complex<double>> values, std::size_t size,
+                                        const char* operation) const {
   for (std::size_t i = 0; i < values.size(); ++i) {
     require(std::isfinite(values[i].real()) && std::isfinite(values[i].imag()),
             "{}: value {} at index {} is not finite", operation,
             fmt::format("({}, {})", values[i].real(), values[i].imag()), i);
   }
-  const math::SpecialFftTables& tables = context_->fft(slots);
-  std::vector<std::complex<double>> u(slots);  // zero-padded
+  const math::SpecialFftTables& tables = context_->fft(size);
+  std::vector<std::complex<double>> u(size);  // zero-padded
   std::copy(values.begin(), values.end(), u.begin());
   math::special_ifft(u, tables);
-
-  double largest = 0;
-  for (auto& v : u) {
-    v *= scale;
-    largest = std::max({largest, std::fabs(v.real()), std::fabs(v.imag())});
+  Transformed out;
+  out.coefficients.resize(2 * size);
+  for (std::size_t k = 0; k < size; ++k) {
+    out.coefficients[k] = u[k].real();
+    out.coefficients[size + k] = u[k].imag();
+    out.largest = std::max({out.largest, std::fabs(u[k].real()), std::fabs(u[k].imag())});
   }
-  // The range is Q_level's whatever the basis: over Q_level u P the integers must be encode's.
-  require_in_range(largest, *context_->q_basis(level), scale, level, operation);  // catches an overflow to inf
-  std::vector<detail::RoundedInteger> rounded(2 * slots);
-  for (std::size_t k = 0; k < slots; ++k) {
-    rounded[k] = detail::round_exact(u[k].real());
-    rounded[slots + k] = detail::round_exact(u[k].imag());
-  }
-  return rounded;
+  return out;
 }
 
-ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
-                                    const ring::RnsBasisPtr& basis, const char* operation) const {
-  const std::vector<detail::RoundedInteger> rounded = rounded_coefficients(values, resolved, operation);
-  // Coefficient k gap holds Re u_k, N/2 + k gap = (slots + k) gap holds Im u_k; all others are zero.
-  const std::size_t slots = resolved.slots, gap = context_->ring_degree() / (2 * slots);
+std::vector<detail::RoundedInteger> Encoder::rounded(std::span<const double> coefficients, double largest,
+                                                     int level, double scale, const char* operation) const {
+  // Rounding is monotone, so the largest product is the product of the largest: the check of every scaled
+  // coefficient in one multiply (and an overflow to infinity is caught).
+  require_in_range(largest * scale, *context_->q_basis(level), scale, level, operation);
+  std::vector<detail::RoundedInteger> out(coefficients.size());
+  for (std::size_t k = 0; k < coefficients.size(); ++k) out[k] = detail::round_exact(coefficients[k] * scale);
+  return out;
+}
+
+std::vector<detail::RoundedInteger> Encoder::rounded_coefficients(std::span<const std::complex<double>> values,
+                                                                  const Resolved& resolved,
+                                                                  const char* operation) const {
+  const Transformed u = transform(values, resolved.slots, operation);
+  // The range is Q_level's whatever the basis: over Q_level u P the integers must be encode's.
+  return rounded(u.coefficients, u.largest, resolved.level, resolved.scale, operation);
+}
+
+ring::RnsPoly Encoder::poly_of(std::span<const detail::RoundedInteger> rounded, std::size_t gap,
+                               const ring::RnsBasisPtr& basis) {
   // Each limb depends only on its own prime, so Q_level's limbs are the same words over any larger basis.
   ring::RnsPoly poly(basis, ring::PolyForm::coefficient);
   for (std::size_t i = 0; i < basis->size(); ++i) {
     const math::Modulus& q = basis->modulus(i);
     const std::span<std::uint32_t> limb = poly.limb(i);
-    for (std::size_t k = 0; k < 2 * slots; ++k) limb[k * gap] = detail::residue(rounded[k], q);
+    for (std::size_t k = 0; k < rounded.size(); ++k) limb[k * gap] = detail::residue(rounded[k], q);
     // Nonzero coefficients only every `gap`: the sparse transform gives to_ntt's words for N / gap times fewer
     // butterflies (a periodic slot vector encoded at its period, encode_periodic).
     math::ntt_forward_sparse(limb, basis->ntt(i), gap);
   }
   poly.set_form(ring::PolyForm::ntt);
   return poly;
+}
+
+UnscaledPlaintext Encoder::unscaled(std::span<const std::complex<double>> period, std::size_t slots) const {
+  const std::size_t max_slots = context_->parameters().max_slots();
+  if (slots == 0) slots = max_slots;
+  require(std::has_single_bit(slots) && slots <= max_slots,
+          "unscaled: {} slots; pass a power of two up to N/2 = {} (0 means N/2)", slots, max_slots);
+  require(std::has_single_bit(period.size()) && period.size() <= slots,
+          "unscaled: a period of {} values for {} slots (a power of two up to the slots is needed)", period.size(),
+          slots);
+  Transformed u = transform(period, period.size(), "unscaled");
+  DeviceWords words(Device::cpu(), 2 * u.coefficients.size(), BufferInit::uninitialized);
+  std::memcpy(words.data(), u.coefficients.data(), u.coefficients.size() * sizeof(double));
+  return UnscaledPlaintext(context_, slots, period.size(), u.largest, std::move(words));
+}
+
+EncodeOptions Encoder::resolve(const UnscaledPlaintext& unscaled, const EncodeOptions& options) const {
+  require<MismatchError>(!unscaled.empty(), "encode: the unscaled plaintext is empty (default-constructed or moved "
+                                            "from)");
+  require_same_context(context_, unscaled.context(), "encode");
+  EncodeOptions with_slots = options;
+  if (with_slots.slots == 0) with_slots.slots = unscaled.slots();
+  const Resolved resolved = resolve(with_slots, 0, "encode");
+  require(unscaled.period() <= resolved.slots,
+          "encode: an unscaled plaintext of period {} cannot fill {} slots (EncodeOptions::slots, at least the "
+          "period)",
+          unscaled.period(), resolved.slots);
+  // Rounding is monotone: the largest scaled coefficient is the largest one scaled.
+  require_in_range(unscaled.largest() * resolved.scale, *context_->q_basis(resolved.level), resolved.scale,
+                   resolved.level, "encode");
+  return {.level = resolved.level, .scale = resolved.scale, .slots = resolved.slots};
+}
+
+Plaintext Encoder::encode(const UnscaledPlaintext& unscaled, const EncodeOptions& options) const {
+  const EncodeOptions resolved = resolve(unscaled, options);
+  const std::vector<detail::RoundedInteger> integers =
+      rounded(unscaled.host_coefficients(), unscaled.largest(), resolved.level, resolved.scale, "encode");
+  return Plaintext(context_, poly_of(integers, unscaled.gap(), context_->q_basis(resolved.level)), resolved.level,
+                   resolved.scale, resolved.slots);
+}
+
+ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
+                                    const ring::RnsBasisPtr& basis, const char* operation) const {
+  // Coefficient k gap holds Re u_k, N/2 + k gap = (slots + k) gap holds Im u_k; all others are zero.
+  const std::size_t gap = context_->ring_degree() / (2 * resolved.slots);
+  return poly_of(rounded_coefficients(values, resolved, operation), gap, basis);
 }
 
 PeriodicPlaintext Encoder::encode_periodic_compressed(std::span<const std::complex<double>> period,

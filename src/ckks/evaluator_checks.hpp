@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/core/check.hpp"
 
@@ -161,6 +162,31 @@ Plaintext BasicEvaluator<B>::upload(const PeriodicPlaintext& a) const {
   } else {
     return upload(a.expand());
   }
+}
+
+template <backend::PolyBackend B>
+UnscaledPlaintext BasicEvaluator<B>::upload(const UnscaledPlaintext& a) const {
+  require(!a.empty(), "upload: the unscaled plaintext is empty");
+  require_same_context(context_, a.context(), "upload");
+  if constexpr (backend::CoefficientEncoding<B>) {
+    if (a.device() != backend_.device()) return a.copy_to(backend_.device());
+  }
+  return a.copy_to(a.device());
+}
+
+template <backend::PolyBackend B>
+Plaintext BasicEvaluator<B>::encode(const UnscaledPlaintext& a, const EncodeOptions& options) const {
+  const Encoder encoder(context_);
+  const EncodeOptions resolved = encoder.resolve(a, options);  // every check, before the device works
+  if constexpr (backend::CoefficientEncoding<B>) {
+    if (a.device() == backend_.device()) {
+      ring::RnsPoly poly = backend_.encode_scaled(context_->q_basis(resolved.level), a.words(), a.count(), a.gap(),
+                                                  resolved.scale);
+      return Plaintext(context_, std::move(poly), resolved.level, resolved.scale, resolved.slots);
+    }
+  }
+  if (a.device().host_accessible()) return upload(encoder.encode(a, resolved));
+  return upload(encoder.encode(a.copy_to(Device::cpu()), resolved));
 }
 
 template <backend::PolyBackend B>

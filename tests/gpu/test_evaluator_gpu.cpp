@@ -176,6 +176,44 @@ TEST_CASE("A compressed periodic plaintext expands on the device to the host's w
   }
 }
 
+TEST_CASE("An unscaled plaintext encodes on the device to the host encoder's words at every level",
+          "[gpu][evaluator][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  for (const int log_n : {12, 16}) {
+    GpuFixture f(toy(log_n, 4, 2, 2), KeyRequest{});
+    const std::size_t full = f.cpu.max_slots();
+    const int top = f.cpu.context->max_level();
+    for (const std::size_t period : {std::size_t{1}, std::size_t{64}, full}) {
+      // Values far from 1 too, so that large scales give integers of 2^64 and more (the mantissa-and-shift path).
+      for (const double magnitude : {1.0, 1e6}) {
+        auto values = random_complex(f.rng, period);
+        for (auto& v : values) v *= magnitude;
+        const UnscaledPlaintext host = f.cpu.encoder.unscaled(values, full);
+        const UnscaledPlaintext on_device = f.gpu.upload(host);
+        REQUIRE_FALSE(on_device.device().host_accessible());
+        for (int level = 0; level <= top; ++level) {
+          for (const double log_scale : {30.0, 20.0 + 20.0 * level}) {
+            INFO("log N " << log_n << ", period " << period << ", magnitude " << magnitude << ", level " << level
+                          << ", scale 2^" << log_scale);
+            const EncodeOptions options{.level = level, .scale = std::ldexp(1.0, static_cast<int>(log_scale))};
+            const Plaintext want = f.cpu.encoder.encode_periodic(values, {.level = level, .scale = options.scale,
+                                                                          .slots = full});
+            const Plaintext got = f.gpu.encode(on_device, options);
+            CHECK(got.level() == level);
+            CHECK(got.scale() == options.scale);
+            CHECK(got.slots() == full);
+            CHECK(f.gpu.download(got).poly() == want.poly());
+          }
+        }
+      }
+    }
+    // The checks come before the device works: scale overflow and a level that does not exist.
+    const UnscaledPlaintext on_device = f.gpu.upload(f.cpu.encoder.unscaled(random_complex(f.rng, 8), full));
+    CHECK_THROWS_AS(f.gpu.encode(on_device, {.level = 0, .scale = std::ldexp(1.0, 200)}), InvalidArgument);
+    CHECK_THROWS_AS(f.gpu.encode(on_device, {.level = top + 1}), LevelError);
+  }
+}
+
 TEST_CASE("CUDA backend primitives equal the CPU backend's", "[gpu][backend][quick]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
   const auto context = Context::create(toy(13, 4, 2, 3));

@@ -25,6 +25,8 @@
 #include <span>
 #include <utility>
 
+#include "cerium/core/device.hpp"
+#include "cerium/core/device_memory.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
@@ -148,6 +150,18 @@ template <class B>
 concept RescaledProductSum = requires(const B& b, const ring::Rescaler& rescaler, ring::RnsPoly& x,
                                       std::span<const ring::RnsPoly* const> factors) {
   b.sum_of_rescaled_products(rescaler, x, factors, factors);
+};
+
+// Optional: encoding's second half on the backend's device. `coefficients` holds `count` doubles (2 words each,
+// on device()); the result over basis in NTT form has round(scale d_k) reduced modulo each prime at coefficient
+// k gap and zero elsewhere: the host encoder's words from the same doubles (ckks::UnscaledPlaintext). A backend
+// that computes away from the host (the CUDA backend) provides it, so that weights kept unscaled in its memory are
+// encoded there at each use; the evaluator checks the range before calling.
+template <class B>
+concept CoefficientEncoding = requires(const B& b, const ring::RnsBasisPtr& basis, const DeviceWords& coefficients,
+                                       std::size_t count, double scale) {
+  { b.device() } -> std::same_as<Device>;
+  { b.encode_scaled(basis, coefficients, count, count, scale) } -> std::same_as<ring::RnsPoly>;
 };
 
 }  // namespace cerium::backend

@@ -134,6 +134,11 @@ class CudaBackend {
   // InvalidArgument for a gap that is not a power of two dividing N or words of another count.
   ring::RnsPoly place_blocks(const ring::RnsBasisPtr& basis, std::span<const std::uint32_t> words,
                              std::size_t gap) const;
+  // backend::CoefficientEncoding: `count` doubles on this device (2 words each) scaled, rounded and reduced per
+  // prime at coefficients k gap, then transformed: the host encoder's words. InvalidArgument for a gap that is not
+  // a power of two with count gap = N, or coefficients elsewhere or of another size.
+  ring::RnsPoly encode_scaled(const ring::RnsBasisPtr& basis, const DeviceWords& coefficients, std::size_t count,
+                              std::size_t gap, double scale) const;
   // rlwe::expand_uniform(basis, seed, stream) computed on the device, in NTT form: the same words.
   ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) const;
 
@@ -154,5 +159,6 @@ class CudaBackend {
 
 static_assert(PolyBackend<CudaBackend>, "CudaBackend must provide every operation of the PolyBackend concept");
 static_assert(FusedKeySwitch<CudaBackend>);
+static_assert(CoefficientEncoding<CudaBackend>);
 
 }  // namespace cerium::backend

@@ -20,6 +20,7 @@
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/periodic_plaintext.hpp"
 #include "cerium/ckks/plaintext.hpp"
+#include "cerium/ckks/unscaled_plaintext.hpp"
 #include "cerium/ring/rns_basis.hpp"
 #include "cerium/ring/rns_poly.hpp"
 
@@ -62,6 +63,19 @@ class Encoder {
   PeriodicPlaintext encode_periodic_compressed(std::span<const std::complex<double>> period,
                                                const EncodeOptions& options = {}) const;
 
+  // Encoding's first half (ckks/unscaled_plaintext.hpp): the special IFFT of the slot vector that repeats
+  // `period` over `slots` slots (0: N/2), in host memory; encode(unscaled, options) finishes it at any level and
+  // scale with encode_periodic(period, options)'s words. An evaluator uploads it and encodes it where it computes.
+  // encode's checks on the values and the counts.
+  UnscaledPlaintext unscaled(std::span<const std::complex<double>> period, std::size_t slots = 0) const;
+  // options.slots 0: the unscaled plaintext's. InvalidArgument for coefficients in device memory, a slot count below
+  // the period, or scale overflow; LevelError for a level that does not exist; MismatchError for an empty one or
+  // another context's.
+  Plaintext encode(const UnscaledPlaintext& unscaled, const EncodeOptions& options = {}) const;
+  // That encode's checks alone (the coefficients are not read), and its options resolved: no -1 level, 0 scale or
+  // 0 slots left. What an evaluator that encodes on its device checks first.
+  EncodeOptions resolve(const UnscaledPlaintext& unscaled, const EncodeOptions& options = {}) const;
+
   // encode's integers over Q_level u P (context()->qp_basis(level)), in NTT form: the Q_level limbs are encode's
   // words exactly and the P limbs the same integers modulo P's primes, so that the polynomial can multiply a key
   // switch's sums before their ModDown (double hoisting, circuits/linear_transform.hpp). encode's checks (the
@@ -91,10 +105,21 @@ class Encoder {
     std::size_t slots;
   };
   Resolved resolve(const EncodeOptions& options, std::size_t value_count, const char* operation) const;
-  // The special IFFT of values (zero-padded to the slots) times the scale, rounded: Re u_k at k, Im u_k at slots +
-  // k (the coefficients at multiples of N / 2 slots). Checks the values and the range.
+  struct Transformed {
+    std::vector<double> coefficients;  // Re u_k at k, Im u_k at size + k
+    double largest = 0;                // their largest magnitude
+  };
+  // The special IFFT of values zero-padded to `size` slots (checks the values are finite).
+  Transformed transform(std::span<const std::complex<double>> values, std::size_t size, const char* operation) const;
+  // Each coefficient times the scale, rounded; scale overflow checked against Q_level.
+  std::vector<detail::RoundedInteger> rounded(std::span<const double> coefficients, double largest, int level,
+                                              double scale, const char* operation) const;
+  // transform then rounded: the coefficients at multiples of N / 2 slots, Re parts first.
   std::vector<detail::RoundedInteger> rounded_coefficients(std::span<const std::complex<double>> values,
                                                            const Resolved& resolved, const char* operation) const;
+  // Integer k at coefficient k gap (zero elsewhere) over basis, NTT form.
+  static ring::RnsPoly poly_of(std::span<const detail::RoundedInteger> rounded, std::size_t gap,
+                               const ring::RnsBasisPtr& basis);
   // The scaled, rounded special IFFT of values over basis (Q_level, or Q_level u P), NTT form.
   ring::RnsPoly rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
                              const ring::RnsBasisPtr& basis, const char* operation) const;

@@ -34,10 +34,12 @@
 #include "cerium/backend/cpu_backend.hpp"
 #include "cerium/ckks/ciphertext.hpp"
 #include "cerium/ckks/context.hpp"
+#include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/keys.hpp"
 #include "cerium/ckks/periodic_plaintext.hpp"
 #include "cerium/ckks/plaintext.hpp"
 #include "cerium/ckks/scale.hpp"
+#include "cerium/ckks/unscaled_plaintext.hpp"
 #include "cerium/rlwe/key_switch.hpp"
 
 namespace cerium::ckks {
@@ -168,6 +170,13 @@ class BasicEvaluator {
   // A compressed periodic plaintext, expanded where the evaluator computes (on the GPU from its compressed words:
   // N / gap times less to copy); PeriodicPlaintext::expand's words.
   Plaintext upload(const PeriodicPlaintext& a) const;
+  // An unscaled plaintext's coefficients where the evaluator computes (a copy on the CPU backend), and the
+  // plaintext of options (Encoder::encode's defaults: level -1 the top, slots 0 the unscaled plaintext's) encoded
+  // from them there: with a backend that encodes on its device (backend::CoefficientEncoding, the CUDA backend)
+  // a scaling, rounding and NTT kernel pass in place of a host encoding and a copy. Encoder::encode(unscaled,
+  // options)'s words and checks (Encoder::resolve).
+  UnscaledPlaintext upload(const UnscaledPlaintext& a) const;
+  Plaintext encode(const UnscaledPlaintext& a, const EncodeOptions& options = {}) const;
   Ciphertext download(const Ciphertext& a) const;
   Plaintext download(const Plaintext& a) const;
 

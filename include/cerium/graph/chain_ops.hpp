@@ -126,6 +126,15 @@ class ChainOps {
         p.expanded(p.period()), ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
   }
 
+  // Encoding's first half on the host (thread-safe): the special IFFT of p's period, for `slots` slots. Upload it
+  // with evaluator() and finish it with encode(unscaled, level, slots) at each use: encode(p, level, slots)'s words.
+  ckks::UnscaledPlaintext unscaled_on_host(const PlainVector& p, std::size_t slots) const {
+    return encoder_.unscaled(p.expanded(p.period()), slots);
+  }
+  ckks::Plaintext encode(const ckks::UnscaledPlaintext& unscaled, int level, std::size_t slots) const {
+    return ev_.encode(unscaled, ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
+  }
+
  private:
   const ckks::BasicEvaluator<B>& ev_;
   circuits::ScaleChain chain_;

@@ -63,6 +63,13 @@ struct ExecutorOptions {
   // each use, streamed ahead by host threads as without the cache: a model whose plaintexts outgrow the device
   // keeps what fits (size it from what the device has free after the keys, less room for the run).
   std::size_t plaintext_cache_bytes = 0;
+  // With the cache: plaintexts past plaintext_cache_bytes kept unscaled where the evaluator computes
+  // (ckks::UnscaledPlaintext: 2p doubles for a period of p slots, N doubles at most, whatever the level) and
+  // encoded there at each use, instead of encoded on host threads and copied at each use: on a GPU, a rounding
+  // kernel and an NTT per use in place of a host FFT and NTT and a copy over PCIe. Same words either way.
+  bool keep_rest_unscaled = true;
+  // The most bytes the unscaled plaintexts may hold (0: no bound); those past it are streamed.
+  std::size_t unscaled_bytes = 0;
   // Without the cache: host threads that encode the plaintexts ahead of the run (graph/plaintext_stream.hpp);
   // 0: one per core, 1: each encoded on the run's thread when its node comes.
   unsigned encode_threads = 0;
@@ -111,34 +118,61 @@ class Executor {
   // it encoded (those already cached are skipped). Without the cache it does nothing: runs encode at each use.
   std::size_t encode_plaintexts(unsigned threads = 0) const {
     if (!options_.cache_plaintexts) return 0;
-    std::vector<NodeId> to_encode;
+    std::vector<NodeId> to_encode, to_transform;
     {
       std::lock_guard lock(cache_mutex_);
-      std::size_t bytes = cached_bytes_;
+      std::size_t bytes = cached_bytes_, unscaled_bytes = unscaled_bytes_;
       for (const NodeId id : plain_nodes(sums_)) {
-        if (cache_.contains(id)) continue;
-        if (!room_for(bytes, id)) {
-          cache_full_ = true;
-          break;
+        if (cache_.contains(id) || unscaled_.contains(id)) continue;
+        if (!cache_full_ && room_for(bytes, id)) {
+          bytes += planned_bytes(id);
+          to_encode.push_back(id);
+          continue;
         }
-        bytes += planned_bytes(id);
-        to_encode.push_back(id);
+        cache_full_ = true;
+        if (!options_.keep_rest_unscaled || !unscaled_room(unscaled_bytes, id)) continue;  // streamed at each use
+        unscaled_bytes += unscaled_bytes_of(id);
+        to_transform.push_back(id);
       }
     }
-    if (to_encode.empty()) return 0;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     // The stream's workers encode a window ahead (host memory holds the window, not every plaintext); uploads stay
     // on this thread and overlap the encoding.
-    PlaintextStream stream(to_encode, [this](NodeId id) { return encode_at_planned_level(id); }, threads,
-                           8 * static_cast<std::size_t>(threads));
-    for (const NodeId id : to_encode) {
-      ckks::Plaintext uploaded = ops_.evaluator().upload(stream.take(id));  // rethrows a failed encoding
-      std::lock_guard lock(cache_mutex_);
-      cached_bytes_ += bytes_of(uploaded);
-      cache_.emplace(id, std::move(uploaded));
-      ++encodings_;
+    if (!to_encode.empty()) {
+      PlaintextStream stream(to_encode, [this](NodeId id) { return encode_at_planned_level(id); }, threads,
+                             8 * static_cast<std::size_t>(threads));
+      for (const NodeId id : to_encode) {
+        ckks::Plaintext uploaded = ops_.evaluator().upload(stream.take(id));  // rethrows a failed encoding
+        std::lock_guard lock(cache_mutex_);
+        cached_bytes_ += bytes_of(uploaded);
+        cache_.emplace(id, std::move(uploaded));
+        ++encodings_;
+      }
     }
-    return to_encode.size();
+    if (!to_transform.empty()) {
+      UnscaledStream stream(to_transform, [this](NodeId id) { return unscaled_on_host(id); }, threads,
+                            8 * static_cast<std::size_t>(threads));
+      for (const NodeId id : to_transform) {
+        ckks::UnscaledPlaintext uploaded = ops_.evaluator().upload(stream.take(id));
+        std::lock_guard lock(cache_mutex_);
+        unscaled_bytes_ += uploaded.bytes();
+        unscaled_.emplace(id, std::move(uploaded));
+      }
+    }
+    return to_encode.size() + to_transform.size();
+  }
+  // The bytes of plaintexts held encoded and held unscaled (ExecutorOptions::keep_rest_unscaled) so far.
+  std::size_t plaintext_cache_bytes() const {
+    std::lock_guard lock(cache_mutex_);
+    return cached_bytes_;
+  }
+  std::size_t unscaled_plaintext_bytes() const {
+    std::lock_guard lock(cache_mutex_);
+    return unscaled_bytes_;
+  }
+  std::size_t unscaled_plaintexts() const {
+    std::lock_guard lock(cache_mutex_);
+    return unscaled_.size();
   }
   // How many plaintexts the cache has encoded so far (ahead or on first use): one per plaintext node when the
   // plan's levels are the run's.
@@ -345,6 +379,15 @@ class Executor {
       std::lock_guard lock(cache_mutex_);
       if (!cache_full_) return nullptr;
       std::erase_if(order, [&](NodeId id) { return cache_.contains(id); });
+      if (options_.keep_rest_unscaled) {  // those the unscaled plaintexts take (in run order, as runs do)
+        std::size_t bytes = unscaled_bytes_;
+        std::erase_if(order, [&](NodeId id) {
+          if (unscaled_.contains(id)) return true;
+          if (!unscaled_room(bytes, id)) return false;
+          bytes += unscaled_bytes_of(id);
+          return true;
+        });
+      }
     }
     if (order.empty()) return nullptr;
     return std::make_unique<PlaintextStream>(
@@ -374,6 +417,12 @@ class Executor {
     const Node& node = plan_.program.node(id);
     const NodeId source = node.inputs[0];
     return ops_.encode_on_host(node.plain, plan_.nodes[source].held_level, plan_.program.node(source).slots);
+  }
+
+  // A plaintext node's operand, encoding's first half, on the host (thread-safe).
+  ckks::UnscaledPlaintext unscaled_on_host(NodeId id) const {
+    const Node& node = plan_.program.node(id);
+    return ops_.unscaled_on_host(node.plain, plan_.program.node(node.inputs[0]).slots);
   }
 
   // A plaintext operand where the evaluator computes: cached, streamed (uploaded here) or encoded now.
@@ -459,14 +508,38 @@ class Executor {
                                            std::optional<ckks::Plaintext>& owned) const {
     if (options_.cache_plaintexts) {
       std::unique_lock lock(cache_mutex_);
-      const bool keep = cache_.contains(id) || room_for(cached_bytes_, id);
+      const bool keep = cache_.contains(id) || (!cache_full_ && room_for(cached_bytes_, id));
       if (!keep) cache_full_ = true;
       lock.unlock();
       if (keep) return cached(id, a);
+      if (const ckks::UnscaledPlaintext* unscaled = kept_unscaled(id)) {
+        owned = ops_.encode(*unscaled, a.level(), a.slots());
+        return *owned;
+      }
     }
     owned = plaintext_for(id, a, stream);
     return *owned;
   }
+
+  // Node id's plaintext kept unscaled where the evaluator computes (made on first use while there is room), or null:
+  // streamed. Entries are never erased, so the pointer outlives the lock.
+  const ckks::UnscaledPlaintext* kept_unscaled(NodeId id) const {
+    if (!options_.keep_rest_unscaled) return nullptr;
+    {
+      std::lock_guard lock(cache_mutex_);
+      if (auto it = unscaled_.find(id); it != unscaled_.end()) return &it->second;
+      if (!unscaled_room(unscaled_bytes_, id)) return nullptr;
+    }
+    ckks::UnscaledPlaintext uploaded = ops_.evaluator().upload(unscaled_on_host(id));
+    std::lock_guard lock(cache_mutex_);
+    auto [it, inserted] = unscaled_.emplace(id, std::move(uploaded));
+    if (inserted) unscaled_bytes_ += it->second.bytes();
+    return &it->second;
+  }
+  bool unscaled_room(std::size_t bytes, NodeId id) const {
+    return options_.unscaled_bytes == 0 || bytes + unscaled_bytes_of(id) <= options_.unscaled_bytes;
+  }
+  std::size_t unscaled_bytes_of(NodeId id) const { return 2 * plan_.program.node(id).plain.period() * sizeof(double); }
 
   // Whether a cache holding `bytes` may take node id's plaintext too.
   bool room_for(std::size_t bytes, NodeId id) const {
@@ -506,7 +579,9 @@ class Executor {
   mutable std::map<NodeId, ckks::Plaintext> cache_;
   mutable std::size_t encodings_ = 0;
   mutable std::size_t cached_bytes_ = 0;
-  mutable bool cache_full_ = false;  // a plaintext found no room: runs stream those not cached
+  mutable bool cache_full_ = false;  // a plaintext found no room: the rest are kept unscaled or streamed
+  mutable std::map<NodeId, ckks::UnscaledPlaintext> unscaled_;  // ExecutorOptions::keep_rest_unscaled
+  mutable std::size_t unscaled_bytes_ = 0;
   PlainSums sums_;
   std::vector<NodeId> fused_last_use_;
   PlainSums no_sums_;  // runs node by node

@@ -3,7 +3,8 @@
 // fully encoded are larger than the device): worker threads encode the program's plaintext operands in program
 // order, at most `window` ahead of the one the run is using, and the run takes each when it reaches its node.
 // Encoding is the host's work (an FFT and one NTT per limb); spread over the cores it keeps up with the device
-// instead of leaving it idle while one core encodes.
+// instead of leaving it idle while one core encodes. The value type is what the host makes per node: a compressed
+// encoding (PlaintextStream) or encoding's first half alone (UnscaledStream, finished on the device).
 
 #include <condition_variable>
 #include <cstddef>
@@ -15,17 +16,19 @@
 #include <vector>
 
 #include "cerium/ckks/periodic_plaintext.hpp"
+#include "cerium/ckks/unscaled_plaintext.hpp"
 #include "cerium/core/parallel.hpp"
 #include "cerium/graph/node.hpp"
 
 namespace cerium::graph {
 
-class PlaintextStream {
+template <class T>
+class EncodedAhead {
  public:
-  using Encode = std::function<ckks::PeriodicPlaintext(NodeId)>;
+  using Encode = std::function<T(NodeId)>;
 
   // `order`: the plaintext nodes in the order the run reaches them; `encode` must be thread-safe.
-  PlaintextStream(std::vector<NodeId> order, Encode encode, unsigned threads, std::size_t window)
+  EncodedAhead(std::vector<NodeId> order, Encode encode, unsigned threads, std::size_t window)
       : order_(std::move(order)), encode_(std::move(encode)), ready_(order_.size()), window_(window) {
     position_.assign(order_.empty() ? 0 : order_.back() + 1, order_.size());
     for (std::size_t k = 0; k < order_.size(); ++k) position_[order_[k]] = k;
@@ -36,9 +39,9 @@ class PlaintextStream {
       });
     }
   }
-  PlaintextStream(const PlaintextStream&) = delete;
-  PlaintextStream& operator=(const PlaintextStream&) = delete;
-  ~PlaintextStream() {
+  EncodedAhead(const EncodedAhead&) = delete;
+  EncodedAhead& operator=(const EncodedAhead&) = delete;
+  ~EncodedAhead() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -51,12 +54,12 @@ class PlaintextStream {
 
   // The node's host plaintext, waiting for it if need be; each node's is taken once, in order. A failed encoding
   // is rethrown here.
-  ckks::PeriodicPlaintext take(NodeId id) {
+  T take(NodeId id) {
     const std::size_t k = position_.at(id);
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return ready_[k].value.has_value() || ready_[k].failure; });
     if (ready_[k].failure) std::rethrow_exception(ready_[k].failure);
-    ckks::PeriodicPlaintext p = std::move(*ready_[k].value);
+    T p = std::move(*ready_[k].value);
     ready_[k].value.reset();
     taken_ = k + 1;
     lock.unlock();
@@ -66,7 +69,7 @@ class PlaintextStream {
 
  private:
   struct Slot {
-    std::optional<ckks::PeriodicPlaintext> value;
+    std::optional<T> value;
     std::exception_ptr failure;
   };
 
@@ -105,5 +108,8 @@ class PlaintextStream {
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };
+
+using PlaintextStream = EncodedAhead<ckks::PeriodicPlaintext>;
+using UnscaledStream = EncodedAhead<ckks::UnscaledPlaintext>;
 
 }  // namespace cerium::graph

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,32 @@ ring::RnsPoly CudaBackend::place_blocks(const ring::RnsBasisPtr& basis, std::spa
   launch.limbs = basis->size();
   launch.stream_handle = state_->stream.native_handle();
   cuda::detail::launch_block_expansion(launch);
+  return out;
+}
+
+ring::RnsPoly CudaBackend::encode_scaled(const ring::RnsBasisPtr& basis, const DeviceWords& coefficients,
+                                         std::size_t count, std::size_t gap, double scale) const {
+  const std::size_t n = state_->n;
+  require(basis != nullptr && std::has_single_bit(gap) && gap <= n && count * gap == n,
+          "encode_scaled: {} coefficients at every {}th of {} (count x gap must be the ring degree)", count, gap, n);
+  require<MismatchError>(basis->ring_degree() == n, "encode_scaled: a basis of degree {} on a CUDA backend of degree {}",
+                         basis->ring_degree(), n);
+  require<MismatchError>(coefficients.device() == state_->device && coefficients.size() == 2 * count,
+                         "encode_scaled: {} words on {} for {} doubles on this backend's {}", coefficients.size(),
+                         to_string(coefficients.device()), count, to_string(state_->device));
+  require(std::isfinite(scale) && scale > 0, "encode_scaled: scale {} must be positive and finite", scale);
+  ring::RnsPoly out = allocate(basis, {.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
+  cuda::detail::ScaledEncodingLaunch launch;
+  launch.out = words(*this, out, "encode_scaled");
+  launch.coefficients = reinterpret_cast<const double*>(coefficients.data());
+  launch.moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
+  launch.scale = scale;
+  launch.log_degree = std::countr_zero(n);
+  launch.log_gap = std::countr_zero(gap);
+  launch.limbs = basis->size();
+  launch.stream_handle = state_->stream.native_handle();
+  cuda::detail::launch_scaled_encoding(launch);
+  to_ntt(out);
   return out;
 }
 

@@ -170,6 +170,48 @@ TEST_CASE("a periodic vector encodes at its period and decodes to the repeated v
   CHECK_THROWS_AS(encoder.encode_periodic(random_complex(rng, 128), {.slots = 64}), InvalidArgument);
 }
 
+TEST_CASE("an unscaled plaintext encodes to encode_periodic's words at any level and scale", "[ckks][encoder]") {
+  auto rng = cerium_test::make_rng(21);
+  INFO("seed " << cerium_test::test_seed());
+  const auto context = toy_context(10, 4);
+  const Encoder encoder(context);
+  const std::size_t full = context->parameters().max_slots();
+  for (const std::size_t period : {std::size_t{1}, std::size_t{16}, full}) {
+    for (const double magnitude : {1.0, 1e6}) {
+      const auto z = random_complex(rng, period, magnitude);
+      const UnscaledPlaintext unscaled = encoder.unscaled(z, full);
+      REQUIRE(unscaled.period() == period);
+      REQUIRE(unscaled.count() * unscaled.gap() == context->ring_degree());
+      REQUIRE(unscaled.bytes() == 2 * period * sizeof(double));
+      for (int level = 0; level <= context->max_level(); ++level) {
+        // The top scale gives integers beyond 2^64 for the larger values (round_exact's shifted form).
+        for (const int log_scale : {25, 20 + 20 * level}) {
+          INFO("period " << period << ", magnitude " << magnitude << ", level " << level << ", scale 2^"
+                         << log_scale);
+          const EncodeOptions options{.level = level, .scale = std::ldexp(1.0, log_scale), .slots = full};
+          const Plaintext want = encoder.encode_periodic(z, options);
+          const Plaintext got = encoder.encode(unscaled, {.level = level, .scale = options.scale});
+          CHECK(got.slots() == full);
+          CHECK(got.scale() == options.scale);
+          CHECK(got.poly() == want.poly());
+        }
+      }
+    }
+  }
+  // encode's checks: scale overflow names the level, a slot count below the period, levels, contexts.
+  const UnscaledPlaintext unscaled = encoder.unscaled(random_complex(rng, 16), 64);
+  CHECK(encoder.encode(unscaled).slots() == 64);
+  CHECK_THROWS_AS(encoder.encode(unscaled, {.level = 0, .scale = std::ldexp(1.0, 120)}), InvalidArgument);
+  CHECK_THROWS_AS(encoder.encode(unscaled, {.slots = 8}), InvalidArgument);
+  CHECK_THROWS_AS(encoder.encode(unscaled, {.level = 9}), LevelError);
+  CHECK_THROWS_AS(Encoder(toy_context(10, 2)).encode(unscaled), MismatchError);
+  CHECK_THROWS_AS(encoder.encode(UnscaledPlaintext{}), MismatchError);
+  CHECK_THROWS_AS(encoder.unscaled(random_complex(rng, 12), 64), InvalidArgument);  // not a power of two
+  CHECK_THROWS_AS(encoder.unscaled(random_complex(rng, 128), 64), InvalidArgument);
+  const std::vector<Complex> not_finite = {{1, 0}, {std::nan(""), 0}};
+  CHECK_THROWS_AS(encoder.unscaled(not_finite, 64), InvalidArgument);
+}
+
 TEST_CASE("short vectors are zero-padded and scales other than the default work", "[ckks][encoder]") {
   auto rng = cerium_test::make_rng(2);
   INFO("seed " << cerium_test::test_seed());

@@ -117,12 +117,15 @@ TEST_CASE("plain sums: fused runs give the node-by-node words", "[graph][plain_s
   REQUIRE(graph::find_plain_sums(plan.program, plan.nodes).sums.size() >= 2);
   f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
   const Ciphertext input = f.encryptor.encrypt(f.encoder.encode(random_complex(rng, kSlots), plan.input_encoding(0)));
-  const auto run = [&](graph::ExecutorOptions options, bool fuse, std::size_t* cached = nullptr) {
+  const auto run = [&](graph::ExecutorOptions options, bool fuse, std::size_t* cached = nullptr,
+                        std::size_t* unscaled = nullptr) {
     std::vector<Ciphertext> inputs;
     inputs.push_back(input.clone());
     const graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, nullptr, options);
     if (cached != nullptr) *cached = executor.encode_plaintexts(2);
-    return std::move(executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse})[0]);
+    Ciphertext out = std::move(executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse})[0]);
+    if (unscaled != nullptr) *unscaled = executor.unscaled_plaintexts();
+    return out;
   };
   const Ciphertext want = run({.cache_plaintexts = true}, false);
   CHECK(same_words(run({.cache_plaintexts = true}, true), want));
@@ -131,10 +134,24 @@ TEST_CASE("plain sums: fused runs give the node-by-node words", "[graph][plain_s
   // A cache with room for a few plaintexts: the rest streamed at each run, fused or not.
   const std::size_t room = 3 * f.context->parameters().limbs_at(f.context->max_level()) * f.context->ring_degree() * 4;
   std::size_t cached = 0;
-  CHECK(same_words(run({.cache_plaintexts = true, .plaintext_cache_bytes = room, .encode_threads = 2}, true, &cached), want));
+  const graph::ExecutorOptions streamed{
+      .cache_plaintexts = true, .plaintext_cache_bytes = room, .keep_rest_unscaled = false, .encode_threads = 2};
+  CHECK(same_words(run(streamed, true, &cached), want));
   CHECK(cached >= 1);
   CHECK(cached <= 3);
-  CHECK(same_words(run({.cache_plaintexts = true, .plaintext_cache_bytes = room, .encode_threads = 2}, false, &cached), want));
+  CHECK(same_words(run(streamed, false), want));
+  // The rest kept unscaled and encoded at each use (made ahead, or on first use), all or as many as fit.
+  std::size_t unscaled = 0;
+  const graph::ExecutorOptions kept{.cache_plaintexts = true, .plaintext_cache_bytes = room, .encode_threads = 2};
+  CHECK(same_words(run(kept, true, &cached, &unscaled), want));
+  CHECK(cached > unscaled);  // encode_plaintexts counts both
+  CHECK(unscaled >= 1);
+  CHECK(same_words(run(kept, false, nullptr, &unscaled), want));
+  CHECK(unscaled >= 1);
+  graph::ExecutorOptions some = kept;
+  some.unscaled_bytes = 2 * kSlots * sizeof(double);  // room for one full-period plaintext: the rest streamed
+  CHECK(same_words(run(some, true, &cached, &unscaled), want));
+  CHECK(unscaled <= 1);
 }
 
 TEST_CASE("multiply_plain_rescale_sum gives the term-by-term words", "[ckks][plain_sums]") {

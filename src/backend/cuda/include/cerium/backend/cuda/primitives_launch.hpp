@@ -250,6 +250,21 @@ struct BlockExpansionLaunch {
 };
 void launch_block_expansion(const BlockExpansionLaunch& launch);
 
+// --- encoding from unscaled coefficients (ckks::UnscaledPlaintext) ---------------------------------------------
+// out (limbs x N words, coefficient form) gets, at word k gap of limb i, round(scale coefficients[k]) mod
+// moduli[i] (rounded half away from zero, exact for any magnitude), and 0 at every other word.
+struct ScaledEncodingLaunch {
+  std::uint32_t* out = nullptr;
+  const double* coefficients = nullptr;   // N / gap doubles, on the device
+  const math::Modulus* moduli = nullptr;  // limbs entries, on the device
+  double scale = 1;
+  int log_degree = 0;
+  int log_gap = 0;
+  std::size_t limbs = 0;
+  void* stream_handle = nullptr;  // cudaStream_t
+};
+void launch_scaled_encoding(const ScaledEncodingLaunch& launch);
+
 // --- key-switch inner product ---------------------------------------------------------------------------------
 // Digits and key digits are passed by address (in the launch parameters), so that they may live in separate
 // allocations: the ModUp digits and the key's polynomials are each their own RnsPoly.

@@ -1,0 +1,71 @@
+// Encoding's second half on the device: unscaled coefficients (a slot vector's special inverse FFT, kept in
+// device memory) times the scale, rounded and reduced modulo each prime, at every gap-th coefficient. Why the GPU
+// needs its own loop: the host encoder does this per plaintext in host memory, so a weight kept unscaled on the
+// device (4 words a coefficient instead of 1 a limb) would otherwise cross PCIe encoded at every use.
+//
+// The words equal the host encoder's (src/ckks/exact_integer.cpp): the product is one correctly rounded multiply,
+// round() is half away from zero as std::round, and the residue of the exact integer is the same number whatever
+// the arithmetic that reaches it; integers of 2^64 and more are their 53-bit mantissa times a power of two.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cerium/backend/cuda/check.hpp"
+#include "cerium/backend/cuda/primitives_launch.hpp"
+
+namespace cerium::cuda::detail {
+namespace scaled_encoding_kernels {
+
+constexpr int kThreads = 256;
+
+// round(x) mod q for a finite x, exactly.
+__device__ std::uint32_t rounded_residue(double x, std::uint32_t q) {
+  const double rounded = round(x);
+  const double magnitude = fabs(rounded);
+  std::uint64_t r = 0;
+  if (magnitude < 18446744073709551616.0) {
+    r = static_cast<std::uint64_t>(magnitude) % q;
+  } else {
+    int exponent = 0;
+    const double mantissa = frexp(magnitude, &exponent);  // in [1/2, 1)
+    r = static_cast<std::uint64_t>(ldexp(mantissa, 53)) % q;
+    std::uint64_t power = 2 % q;  // 2^(exponent - 53) mod q by squaring (exponent <= 1024)
+    for (int e = exponent - 53; e > 0; e >>= 1) {
+      if (e & 1) r = r * power % q;
+      power = power * power % q;
+    }
+  }
+  return rounded < 0 && r != 0 ? static_cast<std::uint32_t>(q - r) : static_cast<std::uint32_t>(r);
+}
+
+__global__ void __launch_bounds__(kThreads) encode_kernel(ScaledEncodingLaunch args) {
+  const std::size_t n_mask = (std::size_t{1} << args.log_degree) - 1;
+  const std::size_t gap_mask = (std::size_t{1} << args.log_gap) - 1;
+  const std::size_t total = args.limbs << args.log_degree;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const std::size_t j = i & n_mask;
+    std::uint32_t word = 0;
+    if ((j & gap_mask) == 0) {
+      const std::uint32_t q = args.moduli[i >> args.log_degree].value;
+      word = rounded_residue(__dmul_rn(args.coefficients[j >> args.log_gap], args.scale), q);
+    }
+    args.out[i] = word;
+  }
+}
+
+}  // namespace scaled_encoding_kernels
+
+void launch_scaled_encoding(const ScaledEncodingLaunch& args) {
+  using namespace scaled_encoding_kernels;
+  if (args.limbs == 0) return;
+  if (args.log_gap > args.log_degree) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // the backend checks first
+  const std::size_t total = args.limbs << args.log_degree;
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((total + kThreads - 1) / kThreads, 65535 * 8));
+  encode_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(args.stream_handle)>>>(args);
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace cerium::cuda::detail
