@@ -9,6 +9,8 @@
 
 namespace cerium::boot {
 
+// The choices behind a bootstrapper: its slots, each stage's levels, EvalMod's series and range, the message
+// bound, the encapsulation, the output scale and what is cached.
 struct BootstrapConfig {
   // Slots of the ciphertexts to bootstrap: 0 means N/2 (full slots); otherwise a power of two below N/2
   // (sparse packing: a SubSum of log2(N / (2 slots)) rotations comes first).

@@ -19,20 +19,23 @@
 
 namespace cerium::boot {
 
+// The keys of one bootstrapper (BasicBootstrapper::generate_keys); the encapsulation keys are absent without
+// sparse encapsulation.
 struct BootstrapKeys {
-  std::shared_ptr<const ckks::RelinearizationKey> relinearization;
-  std::shared_ptr<const ckks::GaloisKeys> galois;
-  std::optional<ckks::SwitchingKey> to_sparse;    // s -> s', level 0 limbs and P only
-  std::optional<ckks::SwitchingKey> from_sparse;  // s' -> s
+  std::shared_ptr<const ckks::RelinearizationKey> relinearization;  // for EvalMod's ciphertext products
+  std::shared_ptr<const ckks::GaloisKeys> galois;                   // its rotation steps and the conjugation
+  std::optional<ckks::SwitchingKey> to_sparse;                      // s -> s', level 0 limbs and P only
+  std::optional<ckks::SwitchingKey> from_sparse;                    // s' -> s
   // Bytes of every key polynomial stored (seeded halves count zero).
   std::size_t memory_bytes() const;
 };
 
+// What generate_bootstrap_keys makes; BasicBootstrapper::generate_keys fills it in from its config.
 struct BootstrapKeyRequest {
-  std::span<const std::int64_t> rotation_steps;
-  bool sparse_encapsulation = true;
-  int ephemeral_hamming_weight = 32;
-  ckks::KeyStorage storage = ckks::KeyStorage::expanded;
+  std::span<const std::int64_t> rotation_steps;           // the Galois keys' steps (the conjugation's key comes too)
+  bool sparse_encapsulation = true;                       // make to_sparse and from_sparse
+  int ephemeral_hamming_weight = 32;                      // h of the ephemeral secret s'
+  ckks::KeyStorage storage = ckks::KeyStorage::expanded;  // seeded: the uniform halves as their seed
   // Seed of the ephemeral secret and of the encapsulation keys' randomness; fresh from the OS when absent.
   std::optional<math::Seed> seed;
 };

@@ -63,20 +63,24 @@ using ckks::Plaintext;
 
 // Levels each stage uses, derived from a config (ParameterError when the parameters have too few).
 struct BootstrapLevels {
-  int top = 0;              // ModRaise lands here
-  int after_coeff_to_slot = 0;
-  int after_eval_mod = 0;
-  int output = 0;           // the bootstrapped ciphertext's level
-  int eval_mod = 0;         // levels EvalMod spends
+  int top = 0;                  // ModRaise lands here
+  int after_coeff_to_slot = 0;  // EvalMod's input
+  int after_eval_mod = 0;       // SlotToCoeff's input
+  int output = 0;               // the bootstrapped ciphertext's level
+  int eval_mod = 0;             // levels EvalMod spends
 };
+// The stages' levels of `config` on these parameters; ParameterError when they have too few.
 BootstrapLevels bootstrap_levels(const ckks::Parameters& parameters, const BootstrapConfig& config);
 
+// The bootstrapper of the header comment over backend B: built once per context and config (the transforms
+// planned), then given its keys (set_keys) and run on any number of ciphertexts.
 template <backend::PolyBackend B = backend::CpuBackend>
 class BasicBootstrapper {
  public:
   // Plans the transforms and (with cache_plaintexts) encodes their diagonals; no keys yet.
   BasicBootstrapper(ContextPtr context, BootstrapConfig config = {}, B backend = B{});
 
+  // The context, the config, the slot count (config.slots, 0 resolved to N/2) and the stages' levels.
   const ContextPtr& context() const { return context_; }
   const BootstrapConfig& config() const { return config_; }
   std::size_t slots() const { return slots_; }
@@ -88,6 +92,7 @@ class BasicBootstrapper {
                               ckks::KeyStorage storage = ckks::KeyStorage::expanded) const;
   // MissingKeyError later, in bootstrap(), names what is absent.
   void set_keys(std::shared_ptr<const BootstrapKeys> keys);
+  // The evaluator the stages run on, over the bootstrapper's backend.
   const ckks::BasicEvaluator<B>& evaluator() const { return evaluator_; }
 
   // The input needs level >= 1, slots() slots and |message| <= 1 (a little more is fine, up to the sine's range).
@@ -130,6 +135,7 @@ class BasicBootstrapper {
   Plaintext minus_i_, plus_i_;  // at levels_.after_coeff_to_slot and levels_.after_eval_mod
 };
 
+// The bootstrapper on the CPU backend.
 using Bootstrapper = BasicBootstrapper<backend::CpuBackend>;
 
 extern template class BasicBootstrapper<backend::CpuBackend>;

@@ -19,6 +19,7 @@
 
 namespace cerium::boot {
 
+// One input shape's GPU bootstrap, captured as a CUDA graph and replayed (the header comment).
 class CudaBootstrapGraph {
  public:
   // Runs one eager bootstrap of `example` first (it builds the plans, which capture cannot), then captures.

@@ -13,6 +13,7 @@
 
 namespace cerium::boot {
 
+// The bootstrapper on the CUDA backend: device ciphertexts in and out.
 using CudaBootstrapper = BasicBootstrapper<backend::CudaBackend>;
 
 extern template class BasicBootstrapper<backend::CudaBackend>;

@@ -28,6 +28,7 @@ std::optional<double> irwin_hall_tail_log2(int n, double x);
 // log2 P(|Z| > x) for Z normal with S_n's variance n / 12.
 double gaussian_tail_log2(int n, double x);
 
+// The failure odds of a bootstrap under the header comment's model, as base-2 logarithms (0: certain failure).
 struct FailureProbability {
   int hamming_weight = 0;            // h of the secret ModRaise runs under
   bool dense_secret = false;         // uniform ternary without encapsulation: h is its expected weight 2N/3
@@ -37,9 +38,11 @@ struct FailureProbability {
   double per_coefficient_log2 = 0;   // log2 P(|I| > K)
   double per_bootstrap_log2 = 0;     // log2 min(1, coefficients * P(|I| > K))
   double gaussian_per_coefficient_log2 = 0;  // the same from the Gaussian approximation, for comparison
-  double gaussian_per_bootstrap_log2 = 0;
+  double gaussian_per_bootstrap_log2 = 0;    // likewise per bootstrap
 };
 
+// The odds for a secret of Hamming weight h = hamming_weight, K = k_range and `coefficients` read by EvalMod;
+// InvalidArgument for a value below 1.
 FailureProbability failure_probability(int hamming_weight, int k_range, std::size_t coefficients);
 // h from the config (ephemeral_hamming_weight under sparse encapsulation) or the parameters' secret.
 FailureProbability failure_probability(const ckks::Parameters& parameters, const BootstrapConfig& config);

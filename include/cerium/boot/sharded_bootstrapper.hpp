@@ -10,6 +10,7 @@
 
 namespace cerium::boot {
 
+// The bootstrapper on dist::ShardedBackend, one per rank.
 using ShardedBootstrapper = BasicBootstrapper<dist::ShardedBackend>;
 
 extern template class BasicBootstrapper<dist::ShardedBackend>;

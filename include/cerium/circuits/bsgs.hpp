@@ -15,6 +15,7 @@
 
 namespace cerium::circuits {
 
+// How plan_bsgs picks the stride.
 struct BsgsOptions {
   // A power of two, or 0 to search for the cheapest. A stride of at least the slot count puts every offset in
   // the giant 0: all rotations are hoisted babies and no diagonal is pre-rotated (plaintext diagonals given by
@@ -23,9 +24,10 @@ struct BsgsOptions {
   double giant_cost = 1.5;  // a giant rotation's cost in baby rotations (a baby shares its ModUp)
 };
 
+// The baby-step giant-step form of one set of diagonal offsets (see the file comment): which rotations it runs.
 struct BsgsPlan {
-  std::size_t slots = 0;
-  std::int64_t stride = 1;
+  std::size_t slots = 0;                                     // n, a power of two; offsets are taken mod n
+  std::int64_t stride = 1;                                   // the giant step: a power of two
   std::vector<std::int64_t> babies;                          // sorted, distinct, 0 included when used
   std::map<std::int64_t, std::vector<std::int64_t>> giants;  // giant -> its babies, in offset order
   // Key switches: nonzero babies (sharing one ModUp) and nonzero giants (one each). A step that is both a baby and

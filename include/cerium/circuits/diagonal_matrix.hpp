@@ -16,10 +16,12 @@
 
 namespace cerium::circuits {
 
+// A slot value (CKKS slots hold complex numbers).
 using Complex = std::complex<double>;
 
+// A slot-linear map on `slots` slots, as its nonzero diagonals (see the file comment).
 struct DiagonalMatrix {
-  std::size_t slots = 0;
+  std::size_t slots = 0;  // n, a power of two
   // Offset in [0, slots) -> its values: slots of them, or a period p dividing slots.
   std::map<std::int64_t, std::vector<Complex>> diagonals;
 
@@ -27,6 +29,7 @@ struct DiagonalMatrix {
   // everywhere are left out. InvalidArgument unless rows is square with a power-of-two side.
   static DiagonalMatrix from_dense(const std::vector<std::vector<Complex>>& rows);
   static DiagonalMatrix from_dense(const std::vector<std::vector<double>>& rows);
+  // The identity on `slots` slots: one diagonal of ones at offset 0.
   static DiagonalMatrix identity(std::size_t slots);
 
   // Adds values (slots of them, or a period dividing slots) onto the diagonal at `offset` (any integer, taken

@@ -4,6 +4,7 @@
 
 namespace cerium::circuits {
 
+// How the rotations of a linear transform share their key switches' ModUps and ModDowns.
 enum class Hoisting {
   automatic,  // doubled for diagonals from values or a function, single for plaintexts given by the user
   single,     // one ModUp for the babies, a ModDown per rotation

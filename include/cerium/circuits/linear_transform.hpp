@@ -52,14 +52,15 @@
 
 namespace cerium::circuits {
 
+// How a LinearTransform is encoded and applied.
 struct LinearTransformConfig {
   int level = -1;               // where the transform is applied (-1: the top level); inputs above drop to it
   double plaintext_scale = 0;   // of the diagonals; 0: P_level, so that the rescale gives back the input's scale
   std::size_t slots = 0;        // of the inputs; 0: the matrix's (values) or N/2
   bool rescale = true;          // rescale the sum (level - 1); false leaves it at level with scale * plaintext_scale
-  bool cache_plaintexts = true;
+  bool cache_plaintexts = true;  // encode each diagonal once, at construction; else at every apply
   Hoisting hoisting = Hoisting::automatic;  // resolved at construction: config().hoisting is single or doubled
-  BsgsOptions bsgs{};
+  BsgsOptions bsgs{};                       // how the baby-step stride is chosen
 };
 
 // Encodes diag'_(g,b) = R^-g diag_(g+b) with the given options (level, scale, slots). Called once per (g, b) when
@@ -67,6 +68,7 @@ struct LinearTransformConfig {
 using DiagonalEncoder =
     std::function<ckks::Plaintext(std::int64_t giant, std::int64_t baby, const ckks::EncodeOptions& options)>;
 
+// A homomorphic slot-linear map on backend B (see the file comment).
 template <backend::PolyBackend B = backend::CpuBackend>
 class LinearTransform {
  public:
@@ -142,12 +144,13 @@ class LinearTransform {
     config_.cache_plaintexts = true;
   }
 
-  const LinearTransformConfig& config() const { return config_; }
-  Hoisting hoisting() const { return config_.hoisting; }  // single or doubled
-  const BsgsPlan& plan() const { return plan_; }
-  int level() const { return config_.level; }
+  const LinearTransformConfig& config() const { return config_; }  // the config as resolved at construction
+  Hoisting hoisting() const { return config_.hoisting; }           // single or doubled
+  const BsgsPlan& plan() const { return plan_; }                   // the rotations, and which diagonals each giant sums
+  int level() const { return config_.level; }                      // inputs above it drop to it
+  // level() - 1 when the sum is rescaled, else level().
   int output_level() const { return config_.rescale ? config_.level - 1 : config_.level; }
-  std::size_t slots() const { return config_.slots; }
+  std::size_t slots() const { return config_.slots; }  // n, of the input and the result
   // The values, for a transform made from a DiagonalMatrix (null otherwise).
   const std::shared_ptr<const DiagonalMatrix>& matrix() const { return matrix_; }
   // The rotation steps apply needs Galois keys for (the same for both hoistings).

@@ -27,8 +27,9 @@
 
 namespace cerium::circuits {
 
+// When minimax_sign's exchange stops.
 struct RemezOptions {
-  int max_iterations = 100;
+  int max_iterations = 100;  // exchanges before NumericalError
   double tolerance = 1e-10;  // relative gap between the largest error and the levelled error
 };
 
@@ -38,7 +39,7 @@ struct MinimaxSign {
   double error = 0;       // max |p(x) - 1| over [lower, upper], measured with the stored (double) coefficients
   // The (degree + 3) / 2 points where p - 1 = -+error in alternating signs (fewer when error is below 1e-14).
   std::vector<double> alternation;
-  int iterations = 0;
+  int iterations = 0;  // exchanges it took
 };
 
 // The polynomial is on [-1, 1] when upper = 1, else on [-upper, upper] (the design runs in x / upper, where the
@@ -52,13 +53,14 @@ MinimaxSign minimax_sign(int degree, double lower, double upper = 1, const Remez
 // leave of [eps, 1] (its image of [-1, -lower] follows by oddness).
 struct SignStage {
   Polynomial polynomial;  // odd, Chebyshev basis on [-1, 1]; maps [-1, 1] into [-1, 1] except the last stage
-  double lower = 0;
+  double lower = 0;       // its positive inputs lie in [lower, 1]
   double error = 0;       // its error as a sign approximation on [lower, 1], before the division by its maximum
 };
 
+// A composite sign approximation p_k(... p_1(x)) (see the file comment), from composite_sign.
 struct CompositeSign {
-  std::vector<SignStage> stages;
-  double eps = 0;
+  std::vector<SignStage> stages;  // p_1 .. p_k, in evaluation order
+  double eps = 0;                 // the design's smallest |x|: [eps, 1] maps within error of 1
   // max |p_k(... p_1(x)) - sign(x)| for eps <= |x| <= 1: the last stage's error on the image it receives.
   double error = 0;
   // max |p_k(... p_1(x))| for |x| <= 1; for |x| < eps the output has the sign of x (and is at most peak, below 2).

@@ -8,21 +8,27 @@
 
 namespace cerium::circuits {
 
+// How a Polynomial's coefficients are read: as Chebyshev T_k(t) or powers x^k.
 enum class PolynomialBasis { chebyshev, power };
+// A polynomial's symmetry: none, even (even powers only) or odd (odd powers only).
 enum class Parity { none, even, odd };
 
+// A real polynomial in the Chebyshev or power basis (see the file comment).
 struct Polynomial {
+  // How the coefficients are read.
   PolynomialBasis basis = PolynomialBasis::chebyshev;
   std::vector<double> coefficients;  // c_0 .. c_degree: p = sum c_k T_k(t) (Chebyshev) or sum c_k x^k (power)
   // Chebyshev: the interval [lower, upper] the inputs lie in; t = (2 x - lower - upper) / (upper - lower) maps it
   // onto [-1, 1] (one level, unless it is [-1, 1] already). Ignored by the power basis.
-  double lower = -1, upper = 1;
+  double lower = -1, upper = 1;  // lower < upper, both finite
 
   // The interpolant of f at the degree + 1 Chebyshev nodes of [lower, upper] (long double sums).
   static Polynomial chebyshev_interpolant(const std::function<long double(long double)>& f, int degree,
                                           double lower = -1, double upper = 1);
+  // The power-basis polynomial sum c_k x^k of these coefficients.
   static Polynomial power(std::vector<double> coefficients);
 
+  // The index of the last coefficient (zero ones included); 0 for no coefficients.
   std::size_t degree() const { return coefficients.empty() ? 0 : coefficients.size() - 1; }
   // Even or odd when every other coefficient is exactly zero: the evaluation then skips the powers of the other
   // parity.

@@ -37,15 +37,16 @@
 
 namespace cerium::circuits {
 
+// How the evaluation splits the powers.
 struct PolynomialEvaluatorConfig {
   std::size_t baby = 0;  // baby steps k, a power of two; 0: 2^ceil(bit_width(degree) / 2)
 };
 
 // What an evaluation does, from simulate().
 struct PolynomialShape {
-  int input_level = 0;
-  int output_level = 0;
-  double output_scale = 0;
+  int input_level = 0;             // where x is
+  int output_level = 0;            // where p(x) is: input_level - depth
+  double output_scale = 0;         // p(x)'s scale
   int depth = 0;                   // input_level - output_level
   int ciphertext_products = 0;     // relinearized and rescaled, one key switch each
   int constant_products = 0;       // per-limb scalar products
@@ -258,9 +259,11 @@ struct Simulate {
 
 }  // namespace polynomial_detail
 
+// A polynomial ready to evaluate on ciphertexts (see the file comment), with simulate() for levels and scales.
 class PolynomialEvaluator {
  public:
   PolynomialEvaluator() = default;  // empty: evaluate throws until one is assigned
+  // Checks the polynomial: at least c_0 and c_1, finite coefficients, and a finite Chebyshev interval.
   explicit PolynomialEvaluator(Polynomial polynomial, PolynomialEvaluatorConfig config = {})
       : p_(std::move(polynomial)), config_(config) {
     require(p_.coefficients.size() >= 2, "polynomial: {} coefficients; give at least c_0 and c_1",
@@ -272,7 +275,7 @@ class PolynomialEvaluator {
             "polynomial: the interval [{}, {}] must be finite with lower < upper", p_.lower, p_.upper);
   }
 
-  const Polynomial& polynomial() const { return p_; }
+  const Polynomial& polynomial() const { return p_; }  // as given
 
   // p(x): the Chebyshev interval mapped onto [-1, 1] first (a level) where it is not [-1, 1], then the series on
   // the chain descending from the (mapped) input's level and scale. The result is on that chain.

@@ -37,14 +37,15 @@
 
 namespace cerium::circuits {
 
+// A ciphertext whose key switches await their ModDown: q + ModDown(u), over Q_l (see the file comment).
 struct RaisedCiphertext {
   std::array<ring::RnsPoly, 2> q;  // over Q_l; q[1] may be empty (no Q part in c1)
   std::array<ring::RnsPoly, 2> u;  // over Q_l u P; both empty when nothing awaits a ModDown
-  int level = 0;
-  double scale = 1;
-  std::size_t slots = 0;
+  int level = 0;                   // l
+  double scale = 1;                // the scale of q + ModDown(u)
+  std::size_t slots = 0;           // n
 
-  bool raised() const { return !u[0].empty(); }
+  bool raised() const { return !u[0].empty(); }  // some parts await a ModDown
   // No parts yet, at this level, scale and slot count.
   static RaisedCiphertext at(int level, double scale, std::size_t slots) {
     RaisedCiphertext out;

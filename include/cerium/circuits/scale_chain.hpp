@@ -24,6 +24,7 @@
 
 namespace cerium::circuits {
 
+// A scale per level, from `bottom` to `top`, tied as the file comment says; ciphertexts are brought onto it.
 class ScaleChain {
  public:
   ScaleChain() = default;
@@ -45,9 +46,9 @@ class ScaleChain {
   // below it. A program graph anchors its chain at the bootstrapper's output, or at level 0 without one.
   static ScaleChain through(const std::vector<double>& level_products, int level, double scale, int top);
 
-  int top() const { return top_; }
-  int bottom() const { return bottom_; }
-  bool contains(int level) const { return level >= bottom_ && level <= top_; }
+  int top() const { return top_; }                                              // the highest level on the chain
+  int bottom() const { return bottom_; }                                        // the lowest level on the chain
+  bool contains(int level) const { return level >= bottom_ && level <= top_; }  // level in [bottom(), top()]
   // Delta_level; LevelError outside [bottom, top].
   double at(int level) const;
 
@@ -103,6 +104,7 @@ class ScaleChain {
   void add(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     ev.add_inplace(a, aligned(ev, a, b));
   }
+  // a -= b on the chain at the lower of their levels.
   template <backend::PolyBackend B>
   void sub(const ckks::BasicEvaluator<B>& ev, ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     ev.sub_inplace(a, aligned(ev, a, b));

@@ -19,11 +19,13 @@
 
 namespace cerium {
 
+// How a new buffer's elements start out.
 enum class BufferInit : std::uint8_t {
   zero,           // every element (and the padding) is zero
   uninitialized,  // contents are unspecified; for buffers that are written before they are read
 };
 
+// A host buffer of size() elements of T, 256-byte aligned and padded to whole lines (see the file comment).
 template <class T>
 class AlignedBuffer {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
@@ -38,8 +40,10 @@ class AlignedBuffer {
     if (init == BufferInit::zero && data_ != nullptr) std::memset(data_, 0, padded_bytes(size_));
   }
 
+  // Moves take the storage and leave the source empty.
   AlignedBuffer(AlignedBuffer&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  // The same, freeing this buffer's storage first.
   AlignedBuffer& operator=(AlignedBuffer&& other) noexcept {
     if (this != &other) {
       release();
@@ -53,16 +57,18 @@ class AlignedBuffer {
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   ~AlignedBuffer() { release(); }
 
+  // A deep copy: the only way to duplicate a buffer.
   AlignedBuffer clone() const {
     AlignedBuffer copy(size_, BufferInit::uninitialized);
     if (size_ != 0) std::memcpy(copy.data_, data_, padded_bytes(size_));
     return copy;
   }
 
-  std::size_t size() const { return size_; }
-  std::size_t size_bytes() const { return size_ * sizeof(T); }
-  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }                    // in elements
+  std::size_t size_bytes() const { return size_ * sizeof(T); }  // size() * sizeof(T), the padding not counted
+  bool empty() const { return size_ == 0; }                     // size() == 0
 
+  // The size() elements (data() is null when empty); indices are not checked.
   T* data() { return data_; }
   const T* data() const { return data_; }
   std::span<T> span() { return {data_, size_}; }
@@ -74,6 +80,7 @@ class AlignedBuffer {
   T& operator[](std::size_t i) { return data_[i]; }
   const T& operator[](std::size_t i) const { return data_[i]; }
 
+  // Zeroes every element and the padding.
   void fill_zero() {
     if (data_ != nullptr) std::memset(data_, 0, padded_bytes(size_));
   }

@@ -1,6 +1,8 @@
 #pragma once
 // Compiler and target macros shared by host and device code.
 
+// Function qualifiers for nvcc: CERIUM_HD for code callable from host and device, CERIUM_DEVICE for device-only
+// code. Empty for a host compiler.
 #if defined(__CUDACC__)
 #define CERIUM_HD __host__ __device__
 #define CERIUM_DEVICE __device__
@@ -16,6 +18,7 @@
 #define CERIUM_DEVICE_PASS 0
 #endif
 
+// Inlines a small hot function even where the optimizer would not (plain `inline` on other compilers).
 #if defined(__GNUC__) || defined(__clang__)
 #define CERIUM_FORCE_INLINE inline __attribute__((always_inline))
 #else

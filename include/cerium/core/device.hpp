@@ -15,8 +15,10 @@
 
 namespace cerium {
 
+// The kind of memory a Device names: the host, a CUDA GPU, or another rank of a device mesh.
 enum class DeviceKind : std::uint8_t { cpu, cuda, remote };
 
+// "cpu", "cuda", "remote".
 constexpr std::string_view to_string(DeviceKind kind) {
   switch (kind) {
     case DeviceKind::cpu: return "cpu";
@@ -26,21 +28,25 @@ constexpr std::string_view to_string(DeviceKind kind) {
   return "unknown";
 }
 
+// A device (see the file comment): its kind and its index.
 struct Device {
-  DeviceKind kind = DeviceKind::cpu;
-  int index = 0;
+  DeviceKind kind = DeviceKind::cpu;  // cpu, cuda or remote
+  int index = 0;                      // k of cpu:k, the CUDA device ordinal, or the rank that holds a remote shard
 
+  // The host, as device `index` of the CPU backend; the CUDA GPU of that ordinal.
   static constexpr Device cpu(int index = 0) { return Device{DeviceKind::cpu, index}; }
   static constexpr Device cuda(int index = 0) { return Device{DeviceKind::cuda, index}; }
   // Memory of another rank of a device mesh: where a sharded polynomial's limbs live when this rank holds none.
   static constexpr Device remote(int rank) { return Device{DeviceKind::remote, rank}; }
 
+  // Tests of the kind.
   constexpr bool is_cpu() const { return kind == DeviceKind::cpu; }
   constexpr bool is_cuda() const { return kind == DeviceKind::cuda; }
   constexpr bool is_remote() const { return kind == DeviceKind::remote; }
   // Host code may read and write the memory of this device directly.
   constexpr bool host_accessible() const { return kind == DeviceKind::cpu; }
 
+  // Same kind and same index.
   friend constexpr bool operator==(const Device&, const Device&) = default;
   // An order (kind, then index) so devices can key sorted containers.
   friend constexpr auto operator<=>(const Device&, const Device&) = default;
@@ -53,8 +59,10 @@ inline std::string to_string(const Device& device) {
 
 }  // namespace cerium
 
+// Hashes a Device (kind and index) so that it can key unordered containers.
 template <>
 struct std::hash<cerium::Device> {
+  // Mixes the kind into the high bits and the index into the low ones.
   std::size_t operator()(const cerium::Device& d) const noexcept {
     return std::hash<long long>{}((static_cast<long long>(d.kind) << 32) ^ static_cast<long long>(d.index));
   }

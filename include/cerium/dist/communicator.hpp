@@ -24,35 +24,41 @@
 
 namespace cerium::dist {
 
+// The collectives, as Traffic counts them; collective_kinds is their number.
 enum class Collective : std::uint8_t { all_gather, broadcast, all_reduce, send, receive, barrier };
 inline constexpr std::size_t collective_kinds = 6;
 
+// "all-gather", "broadcast", "all-reduce", "send", "receive", "barrier".
 std::string to_string(Collective collective);
 
 // Bytes a rank moved, by collective, counted logically (what the algorithm must move whatever the transport's
 // ring or tree): an all-gather sends one's words to each other rank and receives theirs; a broadcast's root sends
 // to each other rank; an all-reduce exchanges every word with each other rank.
 struct Traffic {
-  std::array<std::uint64_t, collective_kinds> bytes_sent{};
-  std::array<std::uint64_t, collective_kinds> bytes_received{};
-  std::array<std::uint64_t, collective_kinds> calls{};
+  std::array<std::uint64_t, collective_kinds> bytes_sent{};      // per collective
+  std::array<std::uint64_t, collective_kinds> bytes_received{};  // per collective
+  std::array<std::uint64_t, collective_kinds> calls{};           // per collective
 
+  // Totals over every collective.
   std::uint64_t sent() const;
   std::uint64_t received() const;
+  // One collective's bytes sent and received, and its calls.
   std::uint64_t sent(Collective c) const { return bytes_sent[static_cast<std::size_t>(c)]; }
   std::uint64_t received(Collective c) const { return bytes_received[static_cast<std::size_t>(c)]; }
   std::uint64_t count(Collective c) const { return calls[static_cast<std::size_t>(c)]; }
+  // Every count equal.
   friend bool operator==(const Traffic&, const Traffic&) = default;
 };
 
+// One rank's end of a device mesh: the collectives of the file comment, each transport a subclass.
 class Communicator {
  public:
   virtual ~Communicator() = default;
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const { return rank_; }  // this rank, in [0, size())
+  int size() const { return size_; }  // R, the ranks of the mesh
   // "in-process", "mpi", "nccl": for messages and benchmark labels.
   virtual std::string transport() const = 0;
   // The words given to the collectives are device memory (NCCL) rather than host memory.
@@ -70,14 +76,19 @@ class Communicator {
   // Point to point: a send is matched by the peer's receive of the same size.
   void send(std::span<const std::uint32_t> words, int peer);
   void receive(std::span<std::uint32_t> words, int peer);
+  // Returns once every rank has entered it.
   void barrier();
 
+  // The bytes this rank moved since construction or the last reset_traffic().
   const Traffic& traffic() const { return traffic_; }
   void reset_traffic() { traffic_ = {}; }
 
  protected:
+  // Rank `rank` of `size` ranks; InvalidArgument unless 0 <= rank < size.
   Communicator(int rank, int size);
 
+  // What a transport implements: the collectives above, called after the public calls' checks; the public calls
+  // count the traffic.
   virtual void do_all_gather(std::span<const std::uint32_t> mine, std::span<std::uint32_t> all,
                              std::span<const std::size_t> counts) = 0;
   virtual void do_broadcast(std::span<std::byte> bytes, int root) = 0;

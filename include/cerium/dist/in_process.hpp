@@ -17,19 +17,22 @@
 
 namespace cerium::dist {
 
+// How long an InProcessGroup waits.
 struct InProcessOptions {
   // How long a rank waits for the others at a collective before the group fails.
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
 };
 
+// `size` ranks as threads of this process (see the file comment).
 class InProcessGroup {
  public:
+  // 1 to 1024 ranks (InvalidArgument otherwise), each with its communicator.
   explicit InProcessGroup(int size, InProcessOptions options = {});
   ~InProcessGroup();
   InProcessGroup(const InProcessGroup&) = delete;
   InProcessGroup& operator=(const InProcessGroup&) = delete;
 
-  int size() const;
+  int size() const;  // R, the number of ranks
   // Rank r's communicator (one per rank, owned by the group; drive it from one thread).
   Communicator& communicator(int rank);
   // Fails the group: every rank waiting in (or later entering) a collective throws CommunicationError(reason).

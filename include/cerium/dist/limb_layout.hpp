@@ -24,8 +24,10 @@
 
 namespace cerium::dist {
 
+// How primes are spread over the ranks (see the file comment).
 enum class LayoutPolicy : std::uint8_t { contiguous, balanced };
 
+// Which rank holds each prime of a context (see the file comment), as one rank sees it.
 class LimbLayout {
  public:
   // The layout of a context's primes over `ranks` ranks; rank r computes on local_device (the shards other
@@ -33,12 +35,12 @@ class LimbLayout {
   LimbLayout(const rlwe::Context& context, int ranks, int rank, Device local_device = Device::cpu(),
              LayoutPolicy policy = LayoutPolicy::contiguous);
 
-  int ranks() const { return ranks_; }
-  int rank() const { return rank_; }
-  Device local_device() const { return local_device_; }
+  int ranks() const { return ranks_; }                   // R
+  int rank() const { return rank_; }                     // the rank whose view this is
+  Device local_device() const { return local_device_; }  // where this rank computes
   // The rank holding a prime; InvalidArgument naming the prime when the context has no such prime.
   int owner(std::uint32_t prime) const;
-  bool is_local(std::uint32_t prime) const { return owner(prime) == rank_; }
+  bool is_local(std::uint32_t prime) const { return owner(prime) == rank_; }  // owner(prime) == rank()
 
   // This rank's view of a polynomial over basis: runs of consecutive limbs by owner, the local runs on
   // local_device() and the others remote.

@@ -19,6 +19,7 @@ namespace cerium::dist {
 // MPI was initialized by someone else). One per process, created before any MPI communicator.
 class MpiSession {
  public:
+  // Initializes MPI with main's arguments, unless it is initialized already.
   MpiSession(int* argc, char*** argv);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;

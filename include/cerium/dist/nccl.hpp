@@ -26,7 +26,7 @@ namespace cerium::dist {
 
 // ncclUniqueId's bytes (NCCL_UNIQUE_ID_BYTES = 128).
 struct NcclUniqueId {
-  std::array<std::byte, 128> bytes{};
+  std::array<std::byte, 128> bytes{};  // opaque, as NCCL made them
 };
 
 // A fresh id (rank 0 makes it).
@@ -37,9 +37,11 @@ NcclUniqueId nccl_unique_id_over(Communicator& comm);
 NcclUniqueId nccl_unique_id_via_file(const std::filesystem::path& path, int rank,
                                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+// This rank's GPU and stream, and how long a collective may take.
 struct NcclOptions {
   int device = 0;              // the CUDA device of this rank
   void* stream = nullptr;      // cudaStream_t to queue on; null: a stream of the communicator's own
+  // A collective that takes longer aborts the communicator and throws CommunicationError.
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
 };
 

@@ -32,6 +32,7 @@
 
 namespace cerium::dist {
 
+// How a ShardedBackend checks and lays out what it is given.
 struct ShardedOptions {
   // Check, when a host polynomial or key is placed, that every rank placed the same one (a fingerprint of a
   // sample of its words, one small collective per placement): two ranks encrypting with their own randomness
@@ -41,6 +42,7 @@ struct ShardedOptions {
   LayoutPolicy layout = LayoutPolicy::contiguous;
 };
 
+// backend::PolyBackend over the limbs this rank holds (see the file comment); copies share one state.
 class ShardedBackend {
  public:
   // The eDSL's planner folds rescale(sum) into the sum as on the CPU backend.
@@ -50,16 +52,20 @@ class ShardedBackend {
   // that all have the same modulus ladder (CommunicationError on every rank otherwise).
   ShardedBackend(Communicator& comm, rlwe::ContextPtr context, ShardedOptions options = {});
 
-  Communicator& communicator() const;
-  const LimbLayout& layout() const;
-  const rlwe::ContextPtr& context() const;
+  Communicator& communicator() const;       // the transport; it outlives the backend
+  const LimbLayout& layout() const;         // which rank holds which limb
+  const rlwe::ContextPtr& context() const;  // the context whose primes layout() spreads
 
+  // Storage (as in backend::PolyBackend): a polynomial in this rank's view of the layout, and a deep copy.
   ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const;
   ring::RnsPoly clone(const ring::RnsPoly& y) const;
+  // Placement: place() and resident() keep this rank's limbs of a host polynomial or key (the same on every rank,
+  // checked when verify_placed); download() gathers every limb to every rank, a collective.
   ring::RnsPoly place(ring::RnsPoly&& x) const;
   ring::RnsPoly download(const ring::RnsPoly& y) const;
   std::shared_ptr<const rlwe::SwitchingKey> resident(std::shared_ptr<const rlwe::SwitchingKey> key) const;
 
+  // Elementwise arithmetic (as in backend::PolyBackend): each rank on its own limbs, no collective.
   void add(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void negate(ring::RnsPoly& x) const;
@@ -70,10 +76,12 @@ class ShardedBackend {
   void linear_combination(ring::RnsPoly& out, std::span<const ring::RnsPoly* const> a,
                           std::span<const ring::RnsPoly* const> b, std::span<const ring::RnsPoly* const> c,
                           std::span<const std::uint32_t> scalars, bool accumulate) const;
+  // The rescaled sum: linear_combination, then rescale (the dropped limbs go to every rank).
   void linear_combination_rescaled(const ring::Rescaler& rescaler, ring::RnsPoly& out,
                                    std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b,
                                    std::span<const ring::RnsPoly* const> c,
                                    std::span<const std::uint32_t> scalars) const;
+  // The tensor products, out-of-place forms, prefix and scalar operations (as in backend::PolyBackend): limb-local.
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const;
   ring::RnsPoly sum(const ring::RnsPoly& y, const ring::RnsPoly& z) const;
@@ -88,15 +96,21 @@ class ShardedBackend {
   void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
   void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const;
 
+  // Domain changes, limb by limb.
   void to_ntt(ring::RnsPoly& x) const;
   void to_coeff(ring::RnsPoly& x) const;
 
+  // Levels: rescale sends the dropped limbs (1 or 2) to every rank; drop_to is local.
   void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const;
   void rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const;
   void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const;
+  // ModRaise: level 0's limbs go to every rank, and each raises them to its own limbs of basis.
   ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;
+  // X -> X^k: a permutation within each limb, limb-local.
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;
 
+  // Hybrid key switching (as in backend::PolyBackend): ModUp sends the input's limbs to every rank, the inner product
+  // is limb-local, ModDown sends P's limbs to every rank (dist/traffic_model.hpp predicts the bytes).
   rlwe::DecomposedPoly mod_up(const rlwe::Context& context, const ring::RnsPoly& y, int level) const;
   std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
                                                 const rlwe::SwitchingKey& key,

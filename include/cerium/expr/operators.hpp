@@ -51,27 +51,34 @@ constexpr void require_cipher_operand() {
 
 // --- Arithmetic (found by argument-dependent lookup on the node types) ---
 
+// lhs + rhs, slot by slot; a 3-part operand stays 3-part (one relinearization for the whole sum).
 template <Node L, Node R>
 auto operator+(L lhs, R rhs) {
   detail::require_cipher_operand<L, R>();
   if constexpr (L::cipher || R::cipher) return Add<L, R>{std::move(lhs), std::move(rhs)};
 }
+// lhs - rhs, slot by slot, as operator+.
 template <Node L, Node R>
 auto operator-(L lhs, R rhs) {
   detail::require_cipher_operand<L, R>();
   if constexpr (L::cipher || R::cipher) return Sub<L, R>{std::move(lhs), std::move(rhs)};
 }
+// lhs * rhs, slot by slot: of two ciphertexts a 3-part tensor product that its consumer relinearizes; by a
+// plaintext or constant, parts kept. The scale grows by the other operand's (not by an integer()): rescale it.
 template <Node L, Node R>
 auto operator*(L lhs, R rhs) {
   detail::require_cipher_operand<L, R>();
   if constexpr (L::cipher || R::cipher) return Multiply<L, R>{std::move(lhs), std::move(rhs)};
 }
+// -e, slot by slot (a ciphertext expression only).
 template <Node E>
 auto operator-(E e) {
   static_assert(E::cipher, "cerium::expr: negating a plain operand; negate it in the clear");
   if constexpr (E::cipher) return Negate<E>{std::move(e)};
 }
 
+// A double or complex operand is a constant in every slot (ConstLeaf): a product by it costs a level, where
+// integer() does not.
 template <Node E>
 auto operator+(E e, double c) { return std::move(e) + ConstLeaf{c}; }
 template <Node E>
@@ -97,25 +104,33 @@ auto operator*(std::complex<double> c, E e) { return ConstLeaf{c} * std::move(e)
 
 // --- Named operations on ciphertext expressions ---
 
+// The compile-time error for a named operation on a plaintext or constant (#undef at the end of this header).
 #define CERIUM_EXPR_REQUIRE_CIPHER(what)                                                                        \
   static_assert(E::cipher, "cerium::expr::" what ": the operand is a plaintext or constant; only ciphertext " \
                            "expressions can be " what "d (do it in the clear before encoding)")
 
+// Slots rotated left by `steps` (right for negative steps); one key switch (the rotation's Galois key). Rotations
+// of one leaf share its ModUp (hoisting).
 template <Node E>
 auto rotate(E e, std::int64_t steps) {
   CERIUM_EXPR_REQUIRE_CIPHER("rotate");
   if constexpr (E::cipher) return Rotate<E>{{}, std::move(e), steps};
 }
+// The complex conjugate of every slot; one key switch (the conjugation's Galois key).
 template <Node E>
 auto conjugate(E e) {
   CERIUM_EXPR_REQUIRE_CIPHER("conjugate");
   if constexpr (E::cipher) return Conjugate<E>{{}, std::move(e)};
 }
+// Divides by the level's last prime P (scale / P): one level down, the level a product costs. A 3-part operand is
+// relinearized in the same key switch.
 template <Node E>
 auto rescale(E e) {
   CERIUM_EXPR_REQUIRE_CIPHER("rescale");
   if constexpr (E::cipher) return Rescale<E>{{}, std::move(e)};
 }
+// A 3-part operand back to 2 parts (one key switch); a 2-part one is left as it is. Rarely needed: every
+// consumer that needs 2 parts relinearizes itself.
 template <Node E>
 auto relinearize(E e) {
   CERIUM_EXPR_REQUIRE_CIPHER("relinearize");

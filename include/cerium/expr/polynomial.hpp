@@ -21,6 +21,8 @@
 
 namespace cerium::expr {
 
+// p(child) = sum_k coefficients[k] child^k of degree Degree, built by expr::polynomial; the header comment states
+// its depth, products and scales.
 template <Node E, std::size_t Degree>
 struct Polynomial {
   static_assert(E::cipher, "cerium::expr::polynomial: the argument is a plaintext or constant; evaluate it in the "
@@ -28,6 +30,7 @@ struct Polynomial {
   static_assert(Degree >= 1, "cerium::expr::polynomial: the degree must be at least 1");
   // Levels the powers consume: x^k sits ceil(log2 k) products deep.
   static constexpr int power_depth = power_basis::depth(Degree);
+  // The node's traits (expr/node.hpp defines them): power_depth + 1 levels below the child, Degree - 1 products.
   static constexpr Op op = Op::polynomial;
   static constexpr bool cipher = true;
   static constexpr int parts = 2;
@@ -36,6 +39,7 @@ struct Polynomial {
   static constexpr int key_switches =
       E::key_switches + detail::pending_relin<E> + power_basis::key_switches(Degree, true);
   static constexpr bool elementwise = false, static_counts = E::static_counts;
+  // The argument x, evaluated once.
   E child;
   std::array<double, Degree + 1> coefficients{};  // c_0 .. c_Degree
 };

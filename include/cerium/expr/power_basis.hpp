@@ -45,8 +45,9 @@ constexpr bool tensor_term(std::size_t k, std::size_t degree, bool lazy) {
 template <class Ops>
 class Schedule {
  public:
-  using Value = typename Ops::Value;
+  using Value = typename Ops::Value;  // a ciphertext, (level, parts) or parts: what Ops computes on
 
+  // Starts from x^1, a copy of x, whose level is the top of the chain the powers descend.
   constexpr Schedule(Ops& ops, const Value& x, bool lazy) : lazy_(lazy), top_(ops.level(x)) {
     powers_.resize(2);
     powers_[1] = ops.clone(x);
@@ -105,14 +106,17 @@ class Schedule {
 // The schedule on part counts alone: a product on the chain is one key switch, and so is the final relinearization
 // where a tensor term left the sum at 3 parts.
 struct KeySwitchCount {
+  // A value: its parts alone.
   struct Value {
-    int parts = 2;
+    int parts = 2;  // 2, or 3 for a tensor not yet relinearized
   };
+  // A sum's terms: the most parts among them.
   struct Terms {
-    int parts = 0;
+    int parts = 0;  // the most parts among the terms so far
   };
-  int key_switches = 0;
+  int key_switches = 0;  // counted so far
 
+  // The Ops members (the top of this file): only products and the final relinearization count.
   static constexpr int level(const Value&) { return 0; }
   static constexpr Value clone(const Value& v) { return v; }
   static constexpr void bring_to(Value&, int) {}

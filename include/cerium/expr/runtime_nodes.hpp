@@ -15,11 +15,13 @@ namespace cerium::expr {
 template <Node E>
 struct SumOf {
   static_assert(E::cipher, "cerium::expr::sum: the terms are plaintexts or constants; sum them in the clear");
+  // The node's traits (expr/node.hpp defines them): one term's counts, so static_counts is false.
   static constexpr Op op = Op::sum;
   static constexpr bool cipher = true;
   static constexpr int parts = E::parts;
   static constexpr int depth = E::depth, key_switches = E::key_switches, ct_products = E::ct_products;
   static constexpr bool elementwise = E::elementwise, static_counts = false;
+  // The terms, at least one (expr::sum checks).
   std::vector<E> terms;
 };
 
@@ -27,8 +29,10 @@ struct SumOf {
 // every rotation.
 template <Node E>
 struct SumRotationsOf : Unary2<E, Op::sum_rotations, 1, false> {
-  static constexpr bool static_counts = false;
+  static constexpr bool static_counts = false;  // the counts are one rotation's
+  // The operand, evaluated once.
   E child;
+  // The rotations summed (left by steps[k], right for negative), at least one (expr::sum_rotations checks).
   std::vector<std::int64_t> steps;
 };
 

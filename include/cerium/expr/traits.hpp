@@ -6,6 +6,7 @@
 
 namespace cerium::expr {
 
+// Levels eval(E) consumes: the multiplications on its longest path.
 template <Node E>
 inline constexpr int depth_v = E::depth;
 
@@ -14,12 +15,15 @@ inline constexpr int depth_v = E::depth;
 template <Node E>
 inline constexpr int key_switches_v = E::key_switches + detail::pending_relin<E>;
 
+// Ciphertext-ciphertext products of eval(E).
 template <Node E>
 inline constexpr int ct_products_v = E::ct_products;
 
+// Whether eval(E) is one slot-wise pass over the limbs: no key switch, no rescale, no ciphertext product.
 template <Node E>
 inline constexpr bool elementwise_v = E::elementwise;
 
+// Whether E involves a ciphertext (false only for plaintext and constant leaves).
 template <Node E>
 inline constexpr bool is_cipher_v = E::cipher;
 
@@ -27,6 +31,7 @@ inline constexpr bool is_cipher_v = E::cipher;
 template <Node E>
 inline constexpr bool static_counts_v = E::static_counts;
 
+// Whether E is an expression node (any type: false where Node<E> does not hold).
 template <class E>
 inline constexpr bool is_node_v = Node<E>;
 

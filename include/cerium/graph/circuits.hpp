@@ -120,6 +120,7 @@ class SeriesOverOps {
 
 }  // namespace circuit_detail
 
+// p(x) on any ops object: Paterson-Stockmeyer, zero coefficients skipped (see the file comment).
 template <class Ops>
 typename Ops::Value evaluate(Ops& ops, const typename Ops::Value& x, const circuits::Polynomial& p) {
   require(!p.coefficients.empty(), "polynomial: no coefficients");
@@ -160,6 +161,7 @@ typename Ops::Value bsgs(Ops& ops, const typename Ops::Value& x, const circuits:
 
 }  // namespace circuit_detail
 
+// M x for a circuits::DiagonalMatrix, by baby-step giant-step: one level (see the file comment).
 template <class Ops>
 typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circuits::DiagonalMatrix& matrix,
                              const circuits::BsgsOptions& options = {}) {
@@ -179,6 +181,7 @@ concept DiagonalSource = requires(const M& m, std::int64_t offset) {
   { m.diagonal(offset) } -> std::convertible_to<std::vector<circuits::Complex>>;
 };
 
+// M x for a DiagonalSource, whose diagonals are made when the product's plaintexts are encoded.
 template <class Ops, DiagonalSource M>
 typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, std::shared_ptr<const M> matrix,
                              const circuits::BsgsOptions& options = {}) {

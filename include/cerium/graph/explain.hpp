@@ -9,9 +9,11 @@
 
 namespace cerium::graph {
 
+// The plan as a table, one row per node, followed by its summary (see the file comment).
 std::string explain(const Plan& plan);
 // explain()'s closing lines alone: nodes, key switches, bootstraps, rotation keys, memory.
 std::string summary(const Plan& plan);
+// The plan's graph in Graphviz DOT, bootstrapped nodes highlighted.
 std::string to_dot(const Plan& plan);
 
 }  // namespace cerium::graph

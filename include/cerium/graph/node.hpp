@@ -15,10 +15,12 @@
 
 namespace cerium::graph {
 
+// A node's index in its program, in trace order.
 using NodeId = std::uint32_t;
 // A ciphertext's slots as plaintext values (a program's sample inputs, a simulation's node values).
 using SlotValues = std::vector<std::complex<double>>;
 
+// What a node computes; the planner adds rescales, level drops and bootstraps around it.
 enum class Op : std::uint8_t {
   input,              // a ciphertext the program receives
   add,                // two ciphertexts
@@ -35,6 +37,7 @@ enum class Op : std::uint8_t {
   output,             // a result the program returns
 };
 
+// The operation's name: "multiply_plain" for Op::multiply_plain.
 const char* to_string(Op op);
 // Levels an operation spends: its rescale (1 for the products, 0 otherwise; a bootstrap is handled apart).
 int level_cost(Op op);
@@ -47,18 +50,19 @@ int key_switches(Op op);
 // model holds its weights once). Shared, immutable.
 class PlainVector {
  public:
-  using Values = std::vector<std::complex<double>>;
-  using Generator = std::function<Values()>;
+  using Values = std::vector<std::complex<double>>;  // slot values
+  using Generator = std::function<Values()>;         // makes the period's values on demand
 
   PlainVector() = default;
+  // Stored values: they are the period.
   explicit PlainVector(Values period_values);
   explicit PlainVector(const std::vector<double>& period_values);
   // `period` values from `generate` (called at each expansion; it must return `period` finite values).
   PlainVector(std::size_t period, Generator generate);
 
-  bool empty() const { return period_ == 0; }
-  std::size_t period() const { return period_; }
-  bool generated() const { return generator_ != nullptr; }
+  bool empty() const { return period_ == 0; }               // no values: default-constructed
+  std::size_t period() const { return period_; }            // values per period; divides the slot count
+  bool generated() const { return generator_ != nullptr; }  // values made on demand
   // Bytes held until encoding: the values, or nothing for a generated vector.
   std::size_t stored_bytes() const { return values_ ? values_->size() * sizeof(std::complex<double>) : 0; }
   // Identifies the storage shared by copies (the same vector traced twice is stored once).
@@ -72,8 +76,9 @@ class PlainVector {
   std::size_t period_ = 0;
 };
 
+// One traced operation with its operands (see the file comment); only the fields of its op are used.
 struct Node {
-  Op op = Op::input;
+  Op op = Op::input;                 // what it computes
   std::vector<NodeId> inputs;        // ciphertext operands, in order
   std::size_t slots = 0;             // of the ciphertext it produces (or receives, for output)
   std::int64_t steps = 0;            // rotate

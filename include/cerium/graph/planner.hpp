@@ -32,12 +32,13 @@ namespace cerium::graph {
 
 // What the planner needs to know of a bootstrapper.
 struct BootstrapSpec {
-  int output_level = 0;
-  double output_scale = 0;
-  int min_input_level = 1;
-  std::size_t slots = 0;
+  int output_level = 0;     // the level of its results
+  double output_scale = 0;  // their scale
+  int min_input_level = 1;  // the lowest level it accepts
+  std::size_t slots = 0;    // n, the slots it bootstraps
 };
 
+// A bootstrapper's levels, output scale and slots, as the planner needs them.
 template <backend::PolyBackend B>
 BootstrapSpec bootstrap_spec(const boot::BasicBootstrapper<B>& bootstrapper) {
   const double scale = bootstrapper.config().output_scale > 0
@@ -47,14 +48,15 @@ BootstrapSpec bootstrap_spec(const boot::BasicBootstrapper<B>& bootstrapper) {
           .slots = bootstrapper.slots()};
 }
 
+// What the planner may use and must respect: bootstrapping, levels, keys, memory and calibration.
 struct PlanOptions {
   std::optional<BootstrapSpec> bootstrap = std::nullopt;  // none: the program must fit in the parameters' levels
   int output_level = 0;                    // the level every output keeps at least
   // The rotation steps the user will generate keys for (none: any); a rotation outside them is an error.
   std::optional<std::vector<std::int64_t>> available_rotations = std::nullopt;
-  bool conjugation_available = true;
+  bool conjugation_available = true;  // false, with available_rotations set: a conjugation is a MissingKeyError
   ckks::KeyStorage key_storage = ckks::KeyStorage::expanded;  // for the key-byte figure
-  PlacementOptions placement = {};
+  PlacementOptions placement = {};  // how bootstraps are placed (passes/bootstrap_placement.hpp)
   // Rotations of one value share a ModUp. Off: every rotation key-switches alone, the words of graph::Eager.
   bool hoist_rotations = true;
   // Device memory the run may use (0: no limit): a plan that needs more (one operation alone, or the live
@@ -69,14 +71,15 @@ struct PlanOptions {
 };
 
 struct Plan;
-// The BootstrapConfig::message_bound a planned program needs: the largest value it bootstraps on its calibration
-// inputs (after bootstrap_shift) times 2^(10 - ratio), up to a power of two, where ratio is the bootstrapper's
-// message_ratio_bits (0: the
-// automatic one at the plan's bootstrap slots). The sine's cubic error falls with the bound and EvalMod's noise
-// grows with it; this factor balances them (4 at ratio 8, 16 at ratio 6: 15.5 and 12.9 bits on values up to 8 and
-// 14.6). 1 without calibration: the program must then keep its bootstrapped values within [-1, 1] itself.
+// The BootstrapConfig::message_bound a planned program needs: the largest value it bootstraps on its calibration inputs
+// (after bootstrap_shift) times 2^(10 - ratio), up to a power of two, where ratio is the bootstrapper's
+// message_ratio_bits (0: the automatic one at the plan's bootstrap slots). The sine's cubic error falls with the bound
+// and EvalMod's noise grows with it; this factor balances them (4 at ratio 8, 16 at ratio 6: 15.5 and 12.9 bits on
+// values up to 8 and 14.6). 1 without calibration: the program must then keep its bootstrapped values within [-1, 1]
+// itself.
 double required_message_bound(const Plan& plan, int message_ratio_bits = 0);
 
+// What the plan decides for one node.
 struct NodePlan {
   int level = 0;           // the level of the value the node computes (before its bootstrap)
   double scale = 0;        // the chain's scale there
@@ -92,20 +95,22 @@ struct NodePlan {
 // every bootstrap's (a bootstrapper made for the largest value).
 int bootstrap_shift(double magnitude);
 
+// A planned program (see the file comment): every node's level, scale and bootstraps, with the keys, fusion and
+// memory the run needs.
 struct Plan {
-  Program program;
-  PlanOptions options;
-  circuits::ScaleChain chain;
-  std::vector<NodePlan> nodes;
-  int placed_bootstraps = 0;  // chosen by the planner
-  int pinned_bootstraps = 0;  // written by the user
-  bool placement_optimal = false;
+  Program program;                 // the program as traced
+  PlanOptions options;             // the options it was planned with
+  circuits::ScaleChain chain;      // every ciphertext's scale chain
+  std::vector<NodePlan> nodes;     // one per node; index: NodeId
+  int placed_bootstraps = 0;       // chosen by the planner
+  int pinned_bootstraps = 0;       // written by the user
+  bool placement_optimal = false;  // the placement is proven to need the fewest bootstraps
   double bootstrap_magnitude = 0;  // the largest |value| bootstrapped on the calibration inputs (0: none given)
   // The same after each value's bootstrap_shift: what the bootstrapper sees (at most 0.8 when calibrated).
   double bootstrap_scaled_magnitude = 0;
-  RotationKeys keys;
-  Hoisting hoisting;
-  MemoryPlan memory;
+  RotationKeys keys;                        // the rotation keys a run needs
+  Hoisting hoisting;                        // rotations that share a ModUp
+  MemoryPlan memory;                        // last uses and peak bytes
   std::size_t plaintext_bytes = 0;          // the plaintext vectors as stored (values, each vector once)
   std::size_t plaintext_encoded_bytes = 0;  // the same, encoded at the levels they are used (what a full
                                             // encoding would hold on the device)
@@ -113,13 +118,14 @@ struct Plan {
   // (what the ciphertexts should decrypt to; the next stage's samples in graph::StagedPlanner).
   std::vector<std::vector<SlotValues>> calibration_outputs;
 
-  int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }
+  int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }  // placed and pinned
   // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.
   ckks::EncodeOptions input_encoding(std::size_t input) const;
   // The key switches a run performs (relinearizations and rotations; bootstraps apart).
   std::size_t key_switches() const;
 };
 
+// Runs the passes on a traced program (see the file comment).
 Plan plan(Program program, const PlanOptions& options = {});
 
 // The scale chain of a program's ciphertexts: through the bootstrapper's output (level, scale), or through level 0

@@ -12,18 +12,20 @@
 
 namespace cerium::graph {
 
+// A traced program (see the file comment); Tracer builds it through append().
 class Program {
  public:
   Program() = default;
+  // An empty program over context.
   explicit Program(ckks::ContextPtr context) : context_(std::move(context)) {}
 
-  const ckks::ContextPtr& context() const { return context_; }
-  std::size_t size() const { return nodes_.size(); }
-  const std::vector<Node>& nodes() const { return nodes_; }
+  const ckks::ContextPtr& context() const { return context_; }  // the CKKS context it is over
+  std::size_t size() const { return nodes_.size(); }            // the number of nodes
+  const std::vector<Node>& nodes() const { return nodes_; }     // in trace order; index: NodeId
   // InvalidArgument for an id that is not a node of this program.
   const Node& node(NodeId id) const;
-  std::span<const NodeId> inputs() const { return inputs_; }
-  std::span<const NodeId> outputs() const { return outputs_; }
+  std::span<const NodeId> inputs() const { return inputs_; }    // the input nodes, in trace order
+  std::span<const NodeId> outputs() const { return outputs_; }  // the output nodes, in trace order
   // For each node, the nodes that read it, in increasing order.
   std::vector<std::vector<NodeId>> consumers() const;
 

@@ -33,17 +33,19 @@ std::vector<SlotValues> simulate_outputs(const Program& program, const std::vect
 // approximations leave their ranges under that noise (a Newton iteration that diverges, a softmax that
 // overflows), this shows it on the host in seconds rather than after an encrypted run.
 struct BootstrapNoise {
-  double absolute = 0;
+  double absolute = 0;  // at most this much in each slot's real and imaginary parts
   // Scale each value's noise by the power of two at or above its largest |slot| (at least 1): what bootstrapping
   // value / 2^k with a bootstrapper made for |x| <= 1 and multiplying by 2^k gives (graph::Executor does that).
   bool scaled_by_magnitude = false;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = 1;  // of the noise's generator
 };
+// The plan's outputs on inputs with noise on every value it bootstraps (see BootstrapNoise).
 std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vector<SlotValues>& inputs,
                                                const BootstrapNoise& noise);
 
+// One value the plan bootstraps, and how large it is.
 struct BootstrapMagnitude {
-  NodeId node = 0;
+  NodeId node = 0;        // the node whose value it is
   std::string label;      // the node's name, if it has one
   double magnitude = 0;   // the largest |slot| it holds
 };

@@ -36,11 +36,13 @@
 
 namespace cerium::graph {
 
+// One input of a stage: its slots and the level it arrives at.
 struct StageInput {
-  std::size_t slots = 0;
-  int level = -1;  // -1: the top level
+  std::size_t slots = 0;  // 0: N/2
+  int level = -1;         // -1: the top level
 };
 
+// Plans a model one stage at a time (see the file comment).
 class StagedPlanner {
  public:
   // options: for every stage (its calibration is replaced by the stage's own samples); inputs: the first stage's;

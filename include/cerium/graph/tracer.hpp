@@ -31,9 +31,9 @@ class Tracer;
 class Value {
  public:
   Value() = default;
-  NodeId id() const { return id_; }
-  std::size_t slots() const { return slots_; }
-  Tracer* tracer() const { return tracer_; }
+  NodeId id() const { return id_; }             // the node it stands for
+  std::size_t slots() const { return slots_; }  // n, its slot count
+  Tracer* tracer() const { return tracer_; }    // the tracer that made it; null for a default-constructed value
 
  private:
   friend class Tracer;
@@ -43,33 +43,40 @@ class Value {
   std::size_t slots_ = 0;
 };
 
+// Records a Program from the operations called on it (see the file comment). Not copyable: values point to it.
 class Tracer {
  public:
-  using Value = graph::Value;
+  using Value = graph::Value;  // what the operations take and return
 
+  // A tracer for a program over context.
   explicit Tracer(ckks::ContextPtr context);
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;
 
-  const ckks::ContextPtr& context() const { return program_.context(); }
+  const ckks::ContextPtr& context() const { return program_.context(); }  // the program's context
 
   // A ciphertext input of `slots` slots (0: N/2) arriving at `level` (-1: the top level).
   Value input(std::string name, std::size_t slots = 0, int level = -1);
 
+  // Sums and differences of traced ciphertexts, and the negation.
   Value add(Value a, Value b);
   Value sub(Value a, Value b);
   Value negate(Value a);
+  // Products: two ciphertexts (relinearized and rescaled), a ciphertext and a plaintext vector, a real constant.
   Value multiply(Value a, Value b);
   Value multiply(Value a, const PlainVector& p);
   Value multiply(Value a, double constant);
+  // Sums with a plaintext vector or a constant (a subtracted constant is added negated).
   Value add(Value a, const PlainVector& p);
   Value add(Value a, std::complex<double> constant);
   Value add(Value a, double constant) { return add(a, std::complex<double>(constant, 0)); }
   Value sub(Value a, double constant) { return add(a, std::complex<double>(-constant, 0)); }
+  // Slots rotated left by `steps`, taken mod the slots (0 records nothing); complex conjugation of the slots.
   Value rotate(Value a, std::int64_t steps);
   Value conjugate(Value a);
   // A bootstrap pinned here (the planner keeps it and places others only where levels run out).
   Value bootstrap(Value a);
+  // Marks a as a result of the program, named `name`.
   void output(Value a, std::string name);
 
   // The node just traced gets a label for explain() and errors.

@@ -20,6 +20,7 @@ std::string read_file(const std::filesystem::path& path);     // SystemError whe
 void write_file(const std::filesystem::path& path, const std::string& bytes);  // SystemError on failure
 }  // namespace detail
 
+// One object saved into memory: header and payload.
 template <class T>
 std::vector<std::uint8_t> to_bytes(const T& object) {
   std::ostringstream out(std::ios::binary);
@@ -37,6 +38,7 @@ T from_bytes(std::span<const std::uint8_t> bytes, const ckks::ContextPtr& contex
   return object;
 }
 
+// One object saved into a file, replacing it; SystemError when it cannot be written.
 template <class T>
 void save_file(const std::filesystem::path& path, const T& object) {
   std::ostringstream out(std::ios::binary);

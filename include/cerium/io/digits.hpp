@@ -10,6 +10,7 @@
 
 namespace cerium::io {
 
+// Where python3-sklearn installs the digits: load_digits' default.
 inline const std::filesystem::path kDigitsFile =
     "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
 

@@ -29,10 +29,12 @@
 
 namespace cerium::io {
 
+// The header's fixed values: its magic, the format version this library writes, its size in bytes.
 inline constexpr std::array<char, 4> format_magic = {'C', 'E', 'R', 'I'};
 inline constexpr std::uint16_t format_version = 1;
 inline constexpr std::size_t header_size = 24;
 
+// What a payload holds (the header's object type; the values are the file's codes).
 enum class ObjectType : std::uint16_t {
   parameters = 1,
   plaintext = 2,
@@ -46,11 +48,12 @@ enum class ObjectType : std::uint16_t {
 // "ciphertext", "Galois keys", ...; "unknown" for a value outside the enum.
 std::string_view to_string(ObjectType type);
 
+// A header's fields after the magic (the table above).
 struct Header {
-  std::uint16_t version = format_version;
-  ObjectType type = ObjectType::parameters;
-  std::uint64_t fingerprint = 0;
-  std::uint64_t payload_length = 0;
+  std::uint16_t version = format_version;    // of the format
+  ObjectType type = ObjectType::parameters;  // what the payload holds
+  std::uint64_t fingerprint = 0;             // ckks::Parameters::fingerprint() of the object's parameters
+  std::uint64_t payload_length = 0;          // bytes after the header
 };
 
 }  // namespace cerium::io

@@ -15,21 +15,26 @@
 
 namespace cerium::io {
 
+// An IDX array of unsigned bytes.
 struct IdxArray {
-  std::vector<std::uint32_t> dims;
-  std::vector<std::uint8_t> data;  // row-major
+  std::vector<std::uint32_t> dims;  // outermost first
+  std::vector<std::uint8_t> data;   // row-major
 };
 
+// Reads an unsigned-byte IDX file, plain or gzip-compressed; SerializationError as the header comment says.
 IdxArray read_idx(const std::filesystem::path& path);
 // Writes unsigned-byte IDX (gzip-compressed when the name ends in .gz): for tests and exports.
 void write_idx(const std::filesystem::path& path, const IdxArray& array);
 
+// Grey images with their labels: what the dataset loaders return.
 struct LabeledImages {
+  // The number of images, each one's height and width in pixels, and the labels (count of them).
   std::size_t count = 0, height = 0, width = 0;
   std::vector<std::uint8_t> pixels;  // count x height x width
-  std::vector<std::uint8_t> labels;  // count
+  std::vector<std::uint8_t> labels;
 };
 
+// Where dataset-fashion-mnist installs the files: load_fashion_mnist's default.
 inline const std::filesystem::path kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 // split: "train" or "t10k". SerializationError when the two files disagree or a label is above 9;
 // InvalidArgument naming the package to install when the files are absent.

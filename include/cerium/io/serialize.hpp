@@ -24,6 +24,7 @@
 
 namespace cerium::io {
 
+// One object (header + payload) written to out; SystemError when the stream fails.
 void save(std::ostream& out, const ckks::Parameters& parameters);
 void save(std::ostream& out, const ckks::Plaintext& plaintext);
 void save(std::ostream& out, const ckks::Ciphertext& ciphertext);
@@ -35,6 +36,7 @@ void save(std::ostream& out, const ckks::GaloisKeys& keys);
 // Parameters need no context: loading re-derives the primes from the stored configuration and requires them and
 // the fingerprint to match what was stored.
 ckks::Parameters load_parameters(std::istream& in);
+// One object of each kind, read and validated against `context` (the header comment).
 ckks::Plaintext load_plaintext(std::istream& in, const ckks::ContextPtr& context);
 ckks::Ciphertext load_ciphertext(std::istream& in, const ckks::ContextPtr& context);
 ckks::SecretKey load_secret_key(std::istream& in, const ckks::ContextPtr& context);

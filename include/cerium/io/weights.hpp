@@ -21,23 +21,29 @@ namespace cerium::io {
 // How a tensor's values are stored in the file (the codes are the file's element types).
 enum class Precision : std::uint32_t { f64 = 1, f32 = 2 };
 
+// One tensor of a weight file: its dimensions, its values and how the file stores them.
 struct WeightTensor {
-  std::vector<std::uint64_t> dims;
-  std::vector<double> values;  // row-major; with f32 storage, each already rounded to the nearest float
-  Precision precision = Precision::f64;
+  std::vector<std::uint64_t> dims;       // outermost first
+  std::vector<double> values;            // row-major; with f32 storage, each already rounded to the nearest float
+  Precision precision = Precision::f64;  // in the file
 };
 
+// A weight file in memory: its tensors by name.
 class WeightFile {
  public:
   // With Precision::f32 the values are rounded to float here, so what is held equals what loads back;
   // InvalidArgument for a value that is not finite or (f32) beyond float's range.
   void add(const std::string& name, std::vector<std::uint64_t> dims, std::vector<double> values,
            Precision precision = Precision::f64);
+  // Whether a tensor of this name is held.
   bool contains(const std::string& name) const { return tensors_.count(name) != 0; }
   // The tensor's values, after checking it exists with exactly these dimensions.
   const std::vector<double>& values(const std::string& name, const std::vector<std::uint64_t>& dims) const;
+  // Every tensor, by name.
   const std::map<std::string, WeightTensor>& tensors() const { return tensors_; }
 
+  // The file written (version 2) or read (version 1 or 2, checked as the header comment says), by path or as
+  // bytes; source names the bytes in errors.
   void save(const std::filesystem::path& path) const;
   static WeightFile load(const std::filesystem::path& path);
   std::vector<unsigned char> to_bytes() const;  // always version 2

@@ -13,9 +13,10 @@ namespace cerium::math {
 
 // 256-bit key: the RFC's 32 key bytes read as eight little-endian words.
 struct ChaCha20Key {
-  std::uint32_t words[8] = {};
+  std::uint32_t words[8] = {};  // bytes 4i .. 4i + 3 as word i, little-endian
 
   CERIUM_HD static constexpr ChaCha20Key from_bytes(const std::uint8_t* bytes);  // 32 bytes
+  // Word-wise equality.
   friend constexpr bool operator==(const ChaCha20Key&, const ChaCha20Key&) = default;
 };
 
@@ -24,15 +25,16 @@ using Seed = ChaCha20Key;
 
 // 96-bit nonce: the RFC's 12 nonce bytes read as three little-endian words.
 struct ChaCha20Nonce {
-  std::uint32_t words[3] = {};
+  std::uint32_t words[3] = {};  // bytes 4i .. 4i + 3 as word i, little-endian
 
   CERIUM_HD static constexpr ChaCha20Nonce from_bytes(const std::uint8_t* bytes);  // 12 bytes
+  // Word-wise equality.
   friend constexpr bool operator==(const ChaCha20Nonce&, const ChaCha20Nonce&) = default;
 };
 
 // One 64-byte keystream block as 16 words; byte k of the keystream is byte (k mod 4) of word k / 4.
 struct ChaCha20Block {
-  std::uint32_t words[16] = {};
+  std::uint32_t words[16] = {};  // in keystream order
 };
 
 namespace chacha20_detail {
@@ -119,20 +121,24 @@ CERIUM_HD constexpr ChaCha20Nonce chacha20_stream_nonce(std::uint64_t stream) {
 // the stream (b a 64-bit index) is chacha20_block(key, b mod 2^32, {nonce[0] + b / 2^32, nonce[1], nonce[2]}).
 class ChaCha20Stream {
  public:
-  using result_type = std::uint32_t;
+  using result_type = std::uint32_t;  // one keystream word per draw
 
+  // Starts at block `counter` of (key, nonce); the first block is generated at the first draw.
   CERIUM_HD constexpr ChaCha20Stream(const ChaCha20Key& key, const ChaCha20Nonce& nonce, std::uint32_t counter = 0)
       : key_(key), nonce_(nonce), next_counter_(counter) {}
 
+  // The next keystream word.
   CERIUM_HD constexpr std::uint32_t next_u32() {
     if (position_ == 16) refill();
     return block_.words[position_++];
   }
+  // The next two keystream words, the first one low.
   CERIUM_HD constexpr std::uint64_t next_u64() {
     const std::uint64_t low = next_u32();
     return low | (std::uint64_t{next_u32()} << 32);
   }
 
+  // The UniformRandomBitGenerator interface: operator() is next_u32(), over every 32-bit value.
   CERIUM_HD constexpr result_type operator()() { return next_u32(); }
   CERIUM_HD static constexpr result_type min() { return 0; }
   CERIUM_HD static constexpr result_type max() { return ~std::uint32_t{0}; }

@@ -13,12 +13,14 @@
 
 namespace cerium::math {
 
+// Residues are u32; their products u64.
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 // 128-bit integers (a GCC/Clang extension, also in nvcc host and device code).
 __extension__ typedef unsigned __int128 u128;
 __extension__ typedef __int128 i128;
 
+// The high 32 bits of the 64-bit product a b.
 CERIUM_HD CERIUM_FORCE_INLINE u32 mulhi32(u32 a, u32 b) {
 #if CERIUM_DEVICE_PASS
   return __umulhi(a, b);
@@ -27,6 +29,7 @@ CERIUM_HD CERIUM_FORCE_INLINE u32 mulhi32(u32 a, u32 b) {
 #endif
 }
 
+// The high 64 bits of the 128-bit product a b.
 CERIUM_HD CERIUM_FORCE_INLINE u64 mulhi64(u64 a, u64 b) {
 #if CERIUM_DEVICE_PASS
   return __umul64hi(a, b);
@@ -46,6 +49,7 @@ CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 csub(u32 x, u32 q) {
 #endif
 }
 
+// (a + b) mod q and (a - b) mod q, for a and b in [0, q).
 CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 add_mod(u32 a, u32 b, u32 q) { return csub(a + b, q); }
 CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 sub_mod(u32 a, u32 b, u32 q) { return csub(a + q - b, q); }
 // -a mod q for a in [0, q): q - a, but 0 for a = 0 (mask instead of branch).
@@ -55,12 +59,13 @@ CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 neg_mod(u32 a, u32 q) {
 
 // A prime modulus q < 2^31 with its precomputed reduction constants.
 struct Modulus {
-  u32 value = 0;
+  u32 value = 0;          // q
   u64 barrett_ratio = 0;  // floor(2^64 / q)
   u32 mont_qinv = 0;      // -q^{-1} mod 2^32
   u32 two64_mod = 0;      // 2^64 mod q: folds a high word; also R^2 mod q for Montgomery (R = 2^32)
 
   Modulus() = default;
+  // q's constants; q must be an odd prime below 2^31 (not checked here).
   constexpr explicit Modulus(u32 q) : value(q) {
     barrett_ratio = ~u64{0} / q;  // floor((2^64 - 1) / q) == floor(2^64 / q) for q not a power of two
     u32 inv = q;                  // Newton iteration for q^{-1} mod 2^32 (q odd)
@@ -69,7 +74,7 @@ struct Modulus {
     const u64 two32 = (u64{1} << 32) % q;
     two64_mod = static_cast<u32>((two32 * two32) % q);
   }
-  CERIUM_HD constexpr operator u32() const { return value; }
+  CERIUM_HD constexpr operator u32() const { return value; }  // q
 };
 
 // x mod q for any 64-bit x.
@@ -78,19 +83,22 @@ CERIUM_HD CERIUM_FORCE_INLINE u32 barrett_reduce(u64 x, const Modulus& m) {
   return csub(static_cast<u32>(x - quotient * m.value), m.value);
 }
 
+// a b mod q for any a and b (Barrett).
 CERIUM_HD CERIUM_FORCE_INLINE u32 mul_mod(u32 a, u32 b, const Modulus& m) {
   return barrett_reduce(static_cast<u64>(a) * b, m);
 }
 
 // A fixed multiplicand w < q with its Shoup quotient floor(w 2^32 / q).
 struct ShoupConstant {
-  u32 value = 0;
-  u32 quotient = 0;
+  u32 value = 0;     // w, in [0, q)
+  u32 quotient = 0;  // floor(w 2^32 / q)
   ShoupConstant() = default;
+  // w with its quotient for the modulus q.
   constexpr ShoupConstant(u32 w, u32 q)
       : value(w), quotient(static_cast<u32>((static_cast<u64>(w) << 32) / q)) {}
 };
 
+// floor(w 2^32 / q): the Shoup quotient of a fixed multiplicand w < q.
 CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 shoup_quotient(u32 w, u32 q) {
   return static_cast<u32>((static_cast<u64>(w) << 32) / q);
 }
@@ -99,9 +107,11 @@ CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 shoup_quotient(u32 w, u32 q) {
 CERIUM_HD CERIUM_FORCE_INLINE u32 mul_shoup_lazy(u32 a, u32 w, u32 w_quotient, u32 q) {
   return a * w - mulhi32(a, w_quotient) * q;
 }
+// a w mod q in [0, q), for any a < 2^32, given w's Shoup quotient.
 CERIUM_HD CERIUM_FORCE_INLINE u32 mul_shoup(u32 a, u32 w, u32 w_quotient, u32 q) {
   return csub(mul_shoup_lazy(a, w, w_quotient, q), q);
 }
+// The same with w and its quotient as one ShoupConstant.
 CERIUM_HD CERIUM_FORCE_INLINE u32 mul_shoup(u32 a, const ShoupConstant& w, u32 q) {
   return mul_shoup(a, w.value, w.quotient, q);
 }
@@ -111,9 +121,11 @@ CERIUM_HD CERIUM_FORCE_INLINE u32 montgomery_reduce(u64 t, const Modulus& m) {
   const u32 k = static_cast<u32>(t) * m.mont_qinv;
   return csub(static_cast<u32>((t + static_cast<u64>(k) * m.value) >> 32), m.value);
 }
+// a R mod q (R = 2^32): a into Montgomery form.
 CERIUM_HD CERIUM_FORCE_INLINE u32 to_montgomery(u32 a, const Modulus& m) {
   return montgomery_reduce(static_cast<u64>(a) * m.two64_mod, m);
 }
+// a R^{-1} mod q: a back out of Montgomery form.
 CERIUM_HD CERIUM_FORCE_INLINE u32 from_montgomery(u32 a, const Modulus& m) { return montgomery_reduce(a, m); }
 // (a R)(b R) R^{-1} = ab R: the product of two Montgomery-form residues, in Montgomery form.
 CERIUM_HD CERIUM_FORCE_INLINE u32 mul_montgomery(u32 a, u32 b, const Modulus& m) {
@@ -123,12 +135,14 @@ CERIUM_HD CERIUM_FORCE_INLINE u32 mul_montgomery(u32 a, u32 b, const Modulus& m)
 // Lazy accumulation of many 64-bit products: a 128-bit running sum as two words, reduced once at the end.
 // Any number of terms below 2^64 is exact.
 struct WideAccumulator {
-  u64 lo = 0;
-  u64 hi = 0;
+  u64 lo = 0;  // low word of the sum
+  u64 hi = 0;  // high word: the carries out of lo
+  // Adds one 64-bit term.
   CERIUM_HD CERIUM_FORCE_INLINE void add(u64 x) {
     lo += x;
     hi += static_cast<u64>(lo < x);
   }
+  // Adds the product a b of two words.
   CERIUM_HD CERIUM_FORCE_INLINE void add_product(u32 a, u32 b) { add(static_cast<u64>(a) * b); }
   // (hi 2^64 + lo) mod q.
   CERIUM_HD CERIUM_FORCE_INLINE u32 reduce(const Modulus& m) const {

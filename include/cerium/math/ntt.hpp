@@ -15,19 +15,21 @@
 
 namespace cerium::math {
 
+// The ring degrees the NTT supports: N = 2^log for log in [1, 17].
 inline constexpr int min_log_ring_degree = 1;
 inline constexpr int max_log_ring_degree = 17;
 
+// The twiddles of the negacyclic NTT for one prime q and one ring degree N, with q's reduction constants.
 class NttTables {
  public:
   // q prime, q < 2^31, q = 1 mod 2N, N a power of two in [2, 2^17]; throws InvalidArgument otherwise.
   NttTables(std::uint32_t q, std::size_t n);
 
-  std::uint32_t modulus() const { return modulus_.value; }
-  const Modulus& reduction() const { return modulus_; }
-  std::size_t degree() const { return n_; }
-  int log_degree() const { return log_n_; }
-  std::uint32_t psi() const { return psi_; }  // the primitive 2N-th root used
+  std::uint32_t modulus() const { return modulus_.value; }  // q
+  const Modulus& reduction() const { return modulus_; }     // q with its reduction constants
+  std::size_t degree() const { return n_; }                 // N
+  int log_degree() const { return log_n_; }                 // log2(N)
+  std::uint32_t psi() const { return psi_; }                // the primitive 2N-th root used
 
   // psi^bitrev(k) and Shoup quotients, k in [0, N): stage m of the forward transform uses entries [m, 2m).
   std::span<const std::uint32_t> forward_twiddles() const { return forward_; }

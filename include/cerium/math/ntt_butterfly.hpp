@@ -22,6 +22,7 @@ CERIUM_HD CERIUM_FORCE_INLINE void gs_butterfly(u32& x, u32& y, u32 w, u32 w_quo
   y = mul_shoup_lazy(u - v + q, w, w_quotient, q);
 }
 
+// The low `bits` bits of x in reverse order: the index permutation of the NTT's bit-reversed output.
 CERIUM_HD CERIUM_FORCE_INLINE constexpr u32 bit_reverse(u32 x, int bits) {
   u32 r = 0;
   for (int i = 0; i < bits; ++i) {

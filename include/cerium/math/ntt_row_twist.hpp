@@ -19,9 +19,11 @@
 
 namespace cerium::math {
 
+// How a two-pass NTT splits its N words into rows, and which row stages run with the row's own twiddles.
 struct NttRowSplit {
   int log_row = 11;       // words per row: 2^log_row
   int direct_stages = 3;  // first row stages run with the row's own twiddles
+  // log_row - direct_stages: the twist table holds 2^this entries per row.
   int log_twist_period() const { return log_row - direct_stages; }
 };
 

@@ -14,6 +14,7 @@ bool is_prime(std::uint64_t n);
 // Distinct prime factors of n (trial division; fine for n < 2^40).
 std::vector<std::uint64_t> prime_factors(std::uint64_t n);
 
+// What generate_ntt_primes looks for.
 struct PrimeRequest {
   int bits = 30;                // each prime lies in [2^(bits-1), 2^bits); 20 <= bits <= 31
   std::size_t count = 1;        // how many

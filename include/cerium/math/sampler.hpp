@@ -23,18 +23,21 @@ namespace cerium::math {
 // streams of one seed are independent. A UniformRandomBitGenerator of 32-bit words.
 class Prng {
  public:
-  using result_type = std::uint32_t;
+  using result_type = std::uint32_t;  // one keystream word per draw
 
+  // Stream `stream` of seed, from its first word.
   explicit Prng(const Seed& seed, std::uint64_t stream = 0)
       : seed_(seed), stream_id_(stream), stream_(seed, chacha20_stream_nonce(stream)) {}
   // Keyed by a fresh seed from the operating system (getrandom).
   static Prng from_os(std::uint64_t stream = 0);
 
-  const Seed& seed() const { return seed_; }
-  std::uint64_t stream() const { return stream_id_; }
+  const Seed& seed() const { return seed_; }           // the key: whoever holds it can replay every stream
+  std::uint64_t stream() const { return stream_id_; }  // the stream number
 
+  // The next keystream word, or (next_u64) the next two, the first one low.
   std::uint32_t next_u32() { return stream_.next_u32(); }
   std::uint64_t next_u64() { return stream_.next_u64(); }
+  // The UniformRandomBitGenerator interface: operator() is next_u32(), over every 32-bit value.
   result_type operator()() { return next_u32(); }
   static constexpr result_type min() { return ChaCha20Stream::min(); }
   static constexpr result_type max() { return ChaCha20Stream::max(); }
@@ -65,9 +68,10 @@ inline constexpr int gaussian_tail_bound = 19;
 
 // threshold[k] = round(2^63 P(|x| <= k)) for k = 0 .. 18 (computed offline at 60 digits).
 struct GaussianCdt {
-  std::uint64_t threshold[gaussian_tail_bound] = {};
+  std::uint64_t threshold[gaussian_tail_bound] = {};  // nondecreasing in k, all below 2^63
 };
 
+// The thresholds for gaussian_sigma and gaussian_tail_bound.
 CERIUM_HD constexpr GaussianCdt gaussian_cdt() {
   return {{0x0ff52b40a5917f1dull, 0x2e5a25d4bf0e400eull, 0x489ae26955b04bd6ull, 0x5d2bc20f621bf185ull,
            0x6bc8694c3cc80ff5ull, 0x7532d89ac6ba7dcfull, 0x7ab396cb74436799ull, 0x7d9e4e916643eb08ull,

@@ -27,13 +27,14 @@
 
 namespace cerium::math {
 
+// The tables of special_fft and special_ifft for ring degree N and n slots (see the file comment).
 class SpecialFftTables {
  public:
   // N a power of two >= 2 and slots a power of two in [1, N/2]; throws InvalidArgument otherwise.
   SpecialFftTables(std::size_t ring_degree, std::size_t slots);
 
-  std::size_t ring_degree() const { return ring_degree_; }
-  std::size_t slots() const { return slots_; }
+  std::size_t ring_degree() const { return ring_degree_; }  // N
+  std::size_t slots() const { return slots_; }              // n, a power of two in [1, N/2]
   // Stride between the coefficients the encoder fills: N / (2 slots).
   std::size_t gap() const { return ring_degree_ / (2 * slots_); }
   // 5^j mod 2N, j < slots: slot j is the value at zeta^(slot_exponent(j)).

@@ -58,11 +58,13 @@ typename Ops::Value segment_sum(Ops& ops, const typename Ops::Value& x, std::siz
 // padding), and with `causal` only to tokens up to its own (a decoder's mask).
 struct AttentionShape {
   RowLayout layout;        // of Q, K, V and the output, per ciphertext: features = heads x head width
-  std::size_t heads = 1;
+  std::size_t heads = 1;   // each of head_width() features
   std::size_t valid_rows = 0;  // 0: all rows of all blocks
-  bool causal = false;
+  bool causal = false;     // a decoder's mask: a query attends to tokens up to its own
   std::size_t blocks = 1;  // ciphertexts of rows
 
+  // Features per head; tokens of all blocks; the tokens attended to (valid_rows, 0 resolved); validate():
+  // InvalidArgument unless the heads split the features into power-of-two widths and the valid rows fit.
   std::size_t head_width() const { return layout.features / heads; }
   std::size_t tokens() const { return layout.rows * blocks; }
   std::size_t valid() const { return valid_rows == 0 ? tokens() : valid_rows; }
@@ -137,7 +139,7 @@ struct AttentionShape {
 template <class Exp, class Reciprocal>
 struct AttentionSoftmax {
   double upper = 0;         // scores (times score_scale) are at most this, calibrated on plaintext data
-  Exp exp;
+  Exp exp;                  // exp(x) / n on [lower - upper, 0], scores in score_scale units
   Reciprocal reciprocal;    // a / x on [a, 1]
   double first_scale = 1;   // 1 / a
   double score_scale = 1;   // 2^-k

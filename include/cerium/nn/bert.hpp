@@ -24,7 +24,9 @@
 
 namespace cerium::nn {
 
+// A BERT encoder's shape; all-MiniLM-L6-v2's by default.
 struct BertConfig {
+  // The layer count, the hidden width, the attention heads, the FFN's width, and LayerNorm's epsilon.
   std::size_t layers = 6, hidden = 384, heads = 12, ffn = 1536;
   double layer_norm_eps = 1e-12;
 };
@@ -33,10 +35,13 @@ struct BertConfig {
 // an epsilon that is not positive.
 void validate(const BertConfig& config);
 
+// A dense matrix of doubles (one row a token in the models).
 struct Matrix {
+  // The dimensions: rows x cols.
   std::size_t rows = 0, cols = 0;
   std::vector<double> values;  // row-major
 
+  // rows x cols zeros.
   static Matrix zeros(std::size_t rows, std::size_t cols) { return {rows, cols, std::vector<double>(rows * cols)}; }
   // Unchecked, as std::vector's operator[].
   double& at(std::size_t r, std::size_t c) { return values[r * cols + c]; }
@@ -44,23 +49,30 @@ struct Matrix {
   std::span<const double> row(std::size_t r) const { return {values.data() + r * cols, cols}; }
 };
 
+// A linear layer's parameters: y = x weight^T + bias.
 struct LinearWeights {
-  Matrix weight;  // out x in, as PyTorch
-  std::vector<double> bias;
+  Matrix weight;             // out x in, as PyTorch
+  std::vector<double> bias;  // one per output; empty: none
 };
 
+// A LayerNorm's parameters: the scale gamma and the shift beta.
 struct NormWeights {
-  std::vector<double> gamma, beta;
+  // The scale, one per feature.
+  std::vector<double> gamma, beta;  // the shift, one per feature
 };
 
+// One encoder layer's parameters, named as in the header comment's formulas.
 struct BertLayerWeights {
+  // Wq, Wk, Wv, Wo with their biases; attention_norm; W1 (intermediate) and W2 (output); output_norm.
   LinearWeights query, key, value, attention_output;
   NormWeights attention_norm;
   LinearWeights intermediate, output;
   NormWeights output_norm;
 };
 
+// A whole encoder's parameters.
 struct BertWeights {
+  // Its configuration, and one entry per layer.
   BertConfig config;
   std::vector<BertLayerWeights> layers;
 

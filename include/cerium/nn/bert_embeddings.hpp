@@ -11,11 +11,12 @@
 
 namespace cerium::nn {
 
+// The embedding tables and the LayerNorm after their sum.
 struct BertEmbeddingWeights {
   Matrix word;        // vocabulary x hidden
   Matrix position;    // positions x hidden
   Matrix token_type;  // types x hidden
-  NormWeights norm;
+  NormWeights norm;   // gamma and beta, hidden each
 
   // scripts/export_minilm.py's minilm_embeddings.crwt: "embeddings.word", "embeddings.position",
   // "embeddings.token_type" (the file's row counts; hidden columns) and "embeddings.norm.{gamma,beta}" [hidden].

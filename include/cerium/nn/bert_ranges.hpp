@@ -10,7 +10,9 @@
 
 namespace cerium::nn {
 
+// One layer's measured ranges (bert_ranges).
 struct BertLayerRanges {
+  // The lower ends of the measured intervals; each upper end says what its interval bounds.
   double score_lower = 0, score_upper = 0;  // q k / sqrt(head width) over the valid keys
   double lowest_row_max = 0;                // the least, over rows and heads, of a row's largest score
   double attention_variance_lower = 0, attention_variance_upper = 0;  // of the rows entering attention_norm

@@ -12,10 +12,12 @@ namespace cerium::nn {
 
 // Scores (q k / sqrt(head width)) over the keys each query attends to.
 struct ScoreRange {
-  double lower = 0, upper = 0;
-  double lowest_row_max = 0;  // the least, over queries and heads, of a query's largest score
+  // The least score.
+  double lower = 0, upper = 0;  // the greatest
+  double lowest_row_max = 0;    // the least, over queries and heads, of a query's largest score
 };
 
+// What calibrated_softmax aims at.
 struct SoftmaxTolerances {
   double exp = 1e-5;          // absolute, on exp(score - upper) / keys
   double reciprocal = 1e-4;   // relative

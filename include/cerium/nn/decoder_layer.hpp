@@ -22,22 +22,27 @@
 
 namespace cerium::nn {
 
+// A DecoderLayer's non-linear pieces: any types with forward(ops, x).
 template <class Exp, class Reciprocal, class Norm, class Activation>
 struct DecoderFunctions {
-  AttentionSoftmax<Exp, Reciprocal> softmax;
+  AttentionSoftmax<Exp, Reciprocal> softmax;  // attention's exp and reciprocals
+  // The norm before attention (post_attention_norm: the one before the FFN).
   Norm input_norm, post_attention_norm;  // RMSNorm with the layer's gammas
   Activation activation;                 // SiLU
 };
 
 // query carries 1 / sqrt(head width); key and value have the query's heads (repeated key-value heads).
 struct DecoderLinears {
+  // Attention's maps (query, key, value, output) and the FFN column blocks (gate, up, down).
   RowLinear query, key, value, output;
-  std::vector<RowLinear> gate, up, down;  // FFN column blocks
+  std::vector<RowLinear> gate, up, down;
 };
 
+// The decoder layer of the header comment, its pieces fixed at construction.
 template <class Exp, class Reciprocal, class Norm, class Activation>
 class DecoderLayer {
  public:
+  // Its non-linear pieces, and its token-wise maps.
   using Functions = DecoderFunctions<Exp, Reciprocal, Norm, Activation>;
   using Linears = DecoderLinears;
 
@@ -60,6 +65,7 @@ class DecoderLayer {
             linears_.down.size());
   }
 
+  // What it was built from.
   const AttentionShape& shape() const { return shape_; }
   const RotaryEmbedding& rope() const { return rope_; }
   const Linears& linears() const { return linears_; }

@@ -19,9 +19,11 @@
 
 namespace cerium::nn {
 
+// An EncoderLayer's non-linear pieces: any types with forward(ops, x).
 template <class Exp, class Reciprocal, class Norm, class Activation>
 struct EncoderFunctions {
-  AttentionSoftmax<Exp, Reciprocal> softmax;
+  AttentionSoftmax<Exp, Reciprocal> softmax;  // attention's exp and reciprocals
+  // Norm1 after attention (output_norm: Norm2, after the FFN).
   Norm attention_norm, output_norm;  // LayerNorm with the layer's gamma and beta
   Activation activation;             // GELU
 };
@@ -30,13 +32,16 @@ struct EncoderFunctions {
 // (intermediate[b] then output[b], summed; the output bias in block 0 only), so that a narrower stride fits more
 // rows in a ciphertext: all-MiniLM-L6-v2's FFN of 1536 in two blocks of 768 takes a stride of 1024, 32 rows.
 struct EncoderLinears {
+  // Attention's maps (query, key, value, attention_output: O), and the FFN's blocks (intermediate: W1, output: W2).
   RowLinear query, key, value, attention_output;
   std::vector<RowLinear> intermediate, output;
 };
 
+// The encoder layer of the header comment, its pieces fixed at construction.
 template <class Exp, class Reciprocal, class Norm, class Activation>
 class EncoderLayer {
  public:
+  // Its non-linear pieces, and its token-wise maps.
   using Functions = EncoderFunctions<Exp, Reciprocal, Norm, Activation>;
   using Linears = EncoderLinears;
 
@@ -49,6 +54,7 @@ class EncoderLayer {
             linears_.output.size());
   }
 
+  // What it was built from.
   const AttentionShape& shape() const { return shape_; }
   const Linears& linears() const { return linears_; }
   const Functions& functions() const { return functions_; }

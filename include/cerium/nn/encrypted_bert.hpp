@@ -27,6 +27,7 @@
 
 namespace cerium::nn {
 
+// How the encoder is laid out on rows and how its polynomial pieces are chosen.
 struct EncryptedBertOptions {
   std::size_t rows = 16;          // token rows per ciphertext, a power of two
   std::size_t blocks = 1;         // ciphertexts of rows: rows x blocks tokens
@@ -45,20 +46,24 @@ struct EncryptedBertOptions {
   double softmax_spread = 3;
 };
 
+// The encoder of the header comment: one EncoderLayer per BERT layer, built from the weights and the calibrated
+// ranges.
 class EncryptedBert {
  public:
-  using Layer = EncoderLayer<Exp, Reciprocal, LayerNorm, Gelu>;
+  using Layer = EncoderLayer<Exp, Reciprocal, LayerNorm, Gelu>;  // with polynomial pieces
 
   // ranges: one per layer (bert_ranges). InvalidArgument for a layout that does not fit (rows not a power of
   // two, valid tokens beyond rows, head width not a power of two), MismatchError for weights of another shape.
   EncryptedBert(const BertWeights& weights, const std::vector<BertLayerRanges>& ranges,
                 const EncryptedBertOptions& options);
 
+  // The BERT configuration and the layers built from it.
   const BertConfig& config() const { return config_; }
   const RowLayout& layout() const { return layout_; }  // of the inputs and outputs (hidden features)
   const std::vector<Layer>& layers() const { return layers_; }
   const std::vector<BertLayerRanges>& ranges() const { return ranges_; }  // widened
 
+  // Ciphertexts of rows, and the tokens they hold (layout().rows x blocks()).
   std::size_t blocks() const { return blocks_; }
   std::size_t tokens() const { return layout_.rows * blocks_; }
 

@@ -30,17 +30,19 @@
 
 namespace cerium::nn {
 
+// How the decoder is laid out on rows and how its polynomial pieces are chosen.
 struct EncryptedLlamaOptions {
   std::size_t rows = 8;            // token rows per ciphertext, a power of two
   std::size_t blocks = 1;          // ciphertexts of rows: rows x blocks tokens
   std::size_t ffn_blocks = 1;      // the FFN in this many column blocks (dividing it)
   std::size_t first_position = 0;  // RoPE's position of token 0
   double margin = 1.25;            // calibrated ranges widened by this
-  SoftmaxTolerances softmax = {};
+  SoftmaxTolerances softmax = {};  // calibrated_softmax's
   double norm_tolerance = 1e-4;  // the inverse square root's relative error
   int activation_degree = 0;     // the SiLU interpolant's (0: from its bound, nn::activation_degree)
 };
 
+// A decoder layer with polynomial pieces.
 using LlamaDecoderLayer = DecoderLayer<Exp, Reciprocal, RmsNorm, Silu>;
 
 // The layout of a model's activations (hidden features in a stride that also takes an FFN block).
@@ -51,12 +53,16 @@ RowLayout llama_layout(const LlamaConfig& config, const EncryptedLlamaOptions& o
 LlamaDecoderLayer encrypted_llama_layer(const LlamaLayerWeights& weights, const LlamaConfig& config,
                                         const LlamaLayerRanges& ranges, const EncryptedLlamaOptions& options);
 
+// The decoder of the header comment: one LlamaDecoderLayer per layer, built from the weights and the calibrated
+// ranges (encrypted_llama_layer for each).
 class EncryptedLlama {
  public:
   // ranges: one per layer (llama_ranges).
   EncryptedLlama(const LlamaWeights& weights, const std::vector<LlamaLayerRanges>& ranges,
                  const EncryptedLlamaOptions& options);
 
+  // The Llama configuration, the activations' layout, the ciphertexts of rows, the tokens they hold
+  // (layout().rows x blocks()) and the layers.
   const LlamaConfig& config() const { return config_; }
   const RowLayout& layout() const { return layout_; }
   std::size_t blocks() const { return blocks_; }

@@ -25,6 +25,7 @@ namespace cerium::nn {
 
 // y = gamma (x - mean) / sqrt(var + eps) + beta, per channel.
 struct BatchNorm {
+  // One value per channel each (mean and var: the running statistics); eps guards the division.
   std::vector<double> gamma, beta, mean, var;
   double eps = 1e-5;
 };
@@ -32,8 +33,11 @@ struct BatchNorm {
 // A linear layer's map and bias, applied as graph::multiply then a bias add.
 class LinearLayer {
  public:
+  // map from `in` to `out`; bias_slots: the bias at the output's slots (empty: none). InvalidArgument for a map
+  // without entries.
   LinearLayer(SlotMap map, std::vector<double> bias_slots, Packing in, Packing out);
 
+  // The packings it maps between, and its map.
   const Packing& input_packing() const { return in_; }
   const Packing& output_packing() const { return out_; }
   const SlotMap& map() const { return *map_; }
@@ -51,14 +55,17 @@ class LinearLayer {
   graph::PlainVector bias_;  // empty without a bias
 };
 
+// A convolution (any stride, zero padding) with its bias and an optional batch norm, as one LinearLayer.
 class Conv2d {
  public:
   // weights[((o C_in + c) k + ky) k + kx]; bias per output channel (empty: none); an optional batch norm folded in.
   Conv2d(Conv2dSpec spec, std::vector<double> weights, std::vector<double> bias, const Packing& in,
          const BatchNorm* batch_norm = nullptr);
 
+  // Its spec, and the linear layer it is applied as.
   const Conv2dSpec& spec() const { return spec_; }
   const LinearLayer& layer() const { return layer_; }
+  // The layer on any ops: one level.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     return layer_.forward(ops, x);
@@ -71,29 +78,38 @@ class Conv2d {
   LinearLayer layer_;
 };
 
+// The mean of each channel's plane, into a channels x 1 x 1 packing, as one LinearLayer.
 class GlobalAveragePool {
  public:
+  // From the packing of its input.
   explicit GlobalAveragePool(const Packing& in);
+  // The linear layer it is applied as.
   const LinearLayer& layer() const { return layer_; }
+  // The layer on any ops: one level.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     return layer_.forward(ops, x);
   }
+  // The channels' means by direct loops.
   Tensor reference(const Tensor& x) const;
 
  private:
   LinearLayer layer_;
 };
 
+// A dense layer over the input tensor's values in packing order, as one LinearLayer.
 class Dense {
  public:
   // weights[k * inputs + i], bias[k]; the input is the tensor in packing order.
   Dense(std::size_t outputs, std::vector<double> weights, std::vector<double> bias, const Packing& in);
+  // The linear layer it is applied as.
   const LinearLayer& layer() const { return layer_; }
+  // The layer on any ops: one level.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     return layer_.forward(ops, x);
   }
+  // outputs x 1 x 1 by direct loops.
   Tensor reference(const Tensor& x) const;
 
  private:
@@ -119,10 +135,12 @@ class Relu {
   // the 1/2). InvalidArgument for a bound <= 0, eps outside (0, 1) or a degree that is even or below 3.
   static Relu minimax(double bound, std::vector<int> degrees = {15, 15, 27}, double eps = 1.0 / 512);
 
+  // Inputs must lie within [-bound, bound].
   double bound() const { return bound_; }
   // The minimax composite's design (stages, eps, sign error, peak) for minimax(); empty for the other kinds.
   const std::optional<circuits::CompositeSign>& sign_design() const { return sign_design_; }
 
+  // The approximation on any ops: the direct polynomial, or x (1 + sign(x)) / 2 by the stages.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     if (direct_) return graph::evaluate(ops, x, *direct_);

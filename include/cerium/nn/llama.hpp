@@ -26,11 +26,15 @@
 
 namespace cerium::nn {
 
+// A Llama decoder's shape; Llama-3-8B's by default.
 struct LlamaConfig {
+  // The layer count, the hidden width, the query and key-value heads, the FFN's width, RMSNorm's epsilon and
+  // RoPE's base theta.
   std::size_t layers = 32, hidden = 4096, heads = 32, kv_heads = 8, ffn = 14336;
   double rms_norm_eps = 1e-5;
   double rope_theta = 500000;
 
+  // hidden / heads (0 without heads).
   std::size_t head_dim() const { return heads == 0 ? 0 : hidden / heads; }
 };
 
@@ -38,14 +42,19 @@ struct LlamaConfig {
 // divisible by kv_heads, an odd head_dim (RoPE turns pairs), an epsilon or theta that is not positive and finite.
 void validate(const LlamaConfig& config);
 
+// One decoder layer's parameters, named as in the header comment's formulas.
 struct LlamaLayerWeights {
+  // Attention's Wq, Wk, Wv (hidden, kv_heads x head_dim, the same outputs) and the FFN's Wg, Wu, Wd (gate, up,
+  // down: ffn, ffn, hidden outputs), each out x in.
   std::vector<double> input_norm;            // RMSNorm gamma, hidden
   LinearWeights query, key, value, output;   // hidden, kv_heads x head_dim, same, hidden outputs (out x in)
   std::vector<double> post_attention_norm;   // hidden
-  LinearWeights gate, up, down;              // ffn, ffn, hidden outputs
+  LinearWeights gate, up, down;
 };
 
+// A whole decoder's parameters.
 struct LlamaWeights {
+  // Its configuration, and one entry per layer.
   LlamaConfig config;
   std::vector<LlamaLayerWeights> layers;
 

@@ -11,7 +11,9 @@
 
 namespace cerium::nn {
 
+// One layer's measured ranges (llama_ranges).
 struct LlamaLayerRanges {
+  // The lower ends of the measured intervals; each upper end says what its interval bounds.
   ScoreRange scores;                                  // over the keys each row sees (causal)
   double input_mean_square_lower = 0, input_mean_square_upper = 0;  // rows entering input_norm
   double attention_mean_square_lower = 0, attention_mean_square_upper = 0;  // rows entering post_attention_norm

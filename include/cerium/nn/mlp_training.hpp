@@ -39,7 +39,9 @@
 
 namespace cerium::nn {
 
+// The network, the batch, the activation and the step's options.
 struct MlpShape {
+  // The layers' widths (inputs -> hidden -> outputs) and SGD's learning rate.
   std::size_t inputs = 64, hidden = 32, outputs = 10;
   std::size_t batch = 32;                          // examples per step (a power of two)
   std::array<double, 3> activation = {0, 0.5, 0.125};  // c0 + c1 z + c2 z^2
@@ -50,23 +52,26 @@ struct MlpShape {
   bool compact_weights = false;  // see above
 
   std::size_t blocks() const;  // the next power of two of the widest layer
-  std::size_t slots() const { return blocks() * batch; }
+  std::size_t slots() const { return blocks() * batch; }  // a ciphertext's: blocks x batch
   // InvalidArgument for zero sizes or a batch that is not a power of two.
   void validate() const;
 };
 
 // W1 (hidden x inputs) and W2 (outputs x hidden), row-major.
 struct MlpWeights {
-  Matrix w1, w2;
+  // W1, hidden x inputs.
+  Matrix w1, w2;  // W2, outputs x hidden
   // N(0, 1 / fan-in) from a seed.
   static MlpWeights seeded(const MlpShape& shape, std::uint64_t seed);
 };
 
+// The training step of the header comment for one MlpShape, and the packing it needs.
 class MlpTrainer {
  public:
+  // Makes the step's masks; InvalidArgument for a shape that does not validate.
   explicit MlpTrainer(MlpShape shape);
 
-  const MlpShape& shape() const { return shape_; }
+  const MlpShape& shape() const { return shape_; }  // the shape it trains
 
   // The packed slot vectors: a batch (batch x inputs, rows the examples), its labels (one class each), the weight
   // rows. InvalidArgument for other sizes or a label out of range.

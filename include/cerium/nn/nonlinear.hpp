@@ -164,17 +164,22 @@ typename Ops::Value row_mean(Ops& ops, const typename Ops::Value& x, const RowLa
 
 // exp(x) on [lower, upper].
 struct ExpConfig {
-  double lower = -16, upper = 0;
-  double tolerance = 1e-6;  // aimed at: max |approximate - exact| / exp(upper)
-  int degree = 0;           // of the interpolant; 0: chosen with the squarings for the least depth
-  int squarings = -1;       // r; -1: chosen
-  double scale = 1;         // computes scale * exp(x) (folded into the coefficients: free)
+  // The least input.
+  double lower = -16, upper = 0;  // the greatest: the error is relative to exp(upper)
+  double tolerance = 1e-6;        // aimed at: max |approximate - exact| / exp(upper)
+  int degree = 0;                 // of the interpolant; 0: chosen with the squarings for the least depth
+  int squarings = -1;             // r; -1: chosen
+  double scale = 1;               // computes scale * exp(x) (folded into the coefficients: free)
 };
 
+// exp on [lower, upper] (the header comment): a Chebyshev interpolant of exp(x / 2^r), then r squarings.
 class Exp {
  public:
+  // Chooses the degree and r the config leaves open and measures the error. InvalidArgument for a bad range,
+  // tolerance, scale or choice, or when no choice reaches the tolerance.
   explicit Exp(const ExpConfig& config = {});
 
+  // scale exp(x) on any ops.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     typename Ops::Value y = graph::evaluate(ops, x, polynomial_);  // scale^(1/2^r) exp(x / 2^r)
@@ -182,6 +187,8 @@ class Exp {
     ops.label(y, "exp");
     return y;
   }
+  // The function and the approximation in doubles (forward's arithmetic); the levels forward consumes; the
+  // interpolant's degree, r, and the config it was built from.
   double exact(double x) const { return config_.scale * std::exp(x); }
   double approximate(double x) const { return nonlinear_detail::scalar_forward(*this, x); }
   int depth() const { return depth_; }
@@ -202,15 +209,19 @@ class Exp {
 
 // 1 / x on [lower, upper], 0 < lower < upper.
 struct ReciprocalConfig {
-  double lower = 1, upper = 64;
-  double tolerance = 1e-6;  // aimed at: max |x approximate(x) - 1| (relative)
-  int guess_degree = 0;     // of the initial polynomial; 0: chosen with the iterations for the least depth
-  int iterations = -1;      // Newton's; -1: the fewest within the tolerance
-  double scale = 1;         // computes scale / x (folded into the guess: free)
+  // The least input.
+  double lower = 1, upper = 64;  // the greatest
+  double tolerance = 1e-6;       // aimed at: max |x approximate(x) - 1| (relative)
+  int guess_degree = 0;          // of the initial polynomial; 0: chosen with the iterations for the least depth
+  int iterations = -1;           // Newton's; -1: the fewest within the tolerance
+  double scale = 1;              // computes scale / x (folded into the guess: free)
 };
 
+// 1 / x on [lower, upper] (the header comment): a polynomial guess, then Newton's iterations in Goldschmidt's form.
 class Reciprocal {
  public:
+  // Chooses the guess's degree and the iterations the config leaves open and measures the error. InvalidArgument
+  // for a bad range, tolerance, scale or choice, or when no choice reaches the tolerance.
   explicit Reciprocal(const ReciprocalConfig& config = {});
 
   // y0 = p(x), e0 = 1 - x p(x) (as its own polynomial where that is shallower than from y0: then x is not read
@@ -230,6 +241,8 @@ class Reciprocal {
     ops.label(y, "reciprocal");
     return y;
   }
+  // The function and the approximation in doubles (forward's arithmetic); the levels forward consumes; the
+  // guess's degree, the iterations, and the config it was built from.
   double exact(double x) const { return config_.scale / x; }
   double approximate(double x) const { return nonlinear_detail::scalar_forward(*this, x); }
   int depth() const { return depth_; }
@@ -256,15 +269,19 @@ class Reciprocal {
 
 // 1 / sqrt(x) on [lower, upper], 0 < lower < upper.
 struct InverseSqrtConfig {
-  double lower = 0.01, upper = 100;
-  double tolerance = 1e-4;  // aimed at: max |approximate(x) sqrt(x) - 1| (relative)
-  int guess_degree = 0;     // of the Chebyshev fit; 0: chosen with the iterations for the least depth
-  int iterations = -1;      // Newton's; -1: the fewest within the tolerance
-  double scale = 1;         // computes scale / sqrt(x) (folded into the last step: free)
+  // The least input.
+  double lower = 0.01, upper = 100;  // the greatest
+  double tolerance = 1e-4;           // aimed at: max |approximate(x) sqrt(x) - 1| (relative)
+  int guess_degree = 0;              // of the Chebyshev fit; 0: chosen with the iterations for the least depth
+  int iterations = -1;               // Newton's; -1: the fewest within the tolerance
+  double scale = 1;                  // computes scale / sqrt(x) (folded into the last step: free)
 };
 
+// 1 / sqrt(x) on [lower, upper] (the header comment): a Chebyshev guess, then fitted Newton steps.
 class InverseSqrt {
  public:
+  // Chooses the guess's degree and the steps the config leaves open and measures the error. InvalidArgument for
+  // a bad range, tolerance, scale or choice, or when no choice reaches the tolerance.
   explicit InverseSqrt(const InverseSqrtConfig& config = {});
 
   // The iterate is kept as z = sqrt(lower) y (within about [sqrt(lower / upper), 1]); a step is
@@ -281,6 +298,8 @@ class InverseSqrt {
     ops.label(z, "inverse_sqrt");
     return z;
   }
+  // The function and the approximation in doubles (forward's arithmetic); the levels forward consumes; the
+  // guess's degree, the steps, and the config it was built from.
   double exact(double x) const { return config_.scale / std::sqrt(x); }
   double approximate(double x) const { return nonlinear_detail::scalar_forward(*this, x); }
   int depth() const { return depth_; }
@@ -304,12 +323,14 @@ class InverseSqrt {
 
 // An activation on [-bound, bound] as one Chebyshev interpolant (plus x / 2 for Gelu and Silu).
 struct ActivationConfig {
-  double bound = 8;
-  int degree = 31;  // Tanh uses the odd powers up to it, Gelu and Silu the even ones (with x / 2)
+  double bound = 8;  // the range is [-bound, bound]
+  int degree = 31;   // Tanh uses the odd powers up to it, Gelu and Silu the even ones (with x / 2)
 };
 
+// The activations of the header comment: one interpolant, and x / 2 for Gelu and Silu.
 class PolynomialActivation {
  public:
+  // The activation on any ops, its result labelled with the activation's name.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     typename Ops::Value y = graph::evaluate(ops, x, polynomial_);
@@ -317,6 +338,8 @@ class PolynomialActivation {
     ops.label(y, name_);
     return y;
   }
+  // The function and the approximation in doubles (forward's arithmetic); the levels forward consumes; the
+  // interpolant's degree, and the config it was built from.
   double exact(double x) const { return exact_(x); }
   double approximate(double x) const { return nonlinear_detail::scalar_forward(*this, x); }
   int depth() const { return depth_; }
@@ -325,7 +348,10 @@ class PolynomialActivation {
   const ActivationConfig& config() const { return config_; }
 
  protected:
+  // odd: odd powers alone (Tanh); half_x_plus_even: x / 2 plus even powers, 0 at 0 (Gelu, Silu).
   enum class Form { odd, half_x_plus_even };
+  // name: the label; exact: the function. InvalidArgument for a bound that is not positive or a degree outside
+  // [2, 255].
   PolynomialActivation(const char* name, double (*exact)(double), Form form, const ActivationConfig& config);
 
  private:
@@ -341,24 +367,29 @@ class PolynomialActivation {
 // 0.5 x (1 + erf(x / sqrt 2)) = x / 2 + (x / 2) erf(x / sqrt 2), the second part even.
 class Gelu : public PolynomialActivation {
  public:
+  // Default: [-8, 8], degree 28.
   explicit Gelu(const ActivationConfig& config = {8, 28});
 };
 
 // x sigmoid(x) = x / 2 + (x / 2) tanh(x / 2), the second part even.
 class Silu : public PolynomialActivation {
  public:
+  // Default: [-8, 8], degree 28.
   explicit Silu(const ActivationConfig& config = {8, 28});
 };
 
+// tanh(x), odd.
 class Tanh : public PolynomialActivation {
  public:
+  // Default: [-8, 8], degree 55.
   explicit Tanh(const ActivationConfig& config = {8, 55});
 };
 
 // Softmax over each row's valid features, for inputs within [lower, upper].
 struct SoftmaxConfig {
-  double lower = -4, upper = 4;
-  double tolerance = 1e-4;  // aimed at: absolute, on the outputs
+  // The least input.
+  double lower = -4, upper = 4;  // the greatest
+  double tolerance = 1e-4;       // aimed at: absolute, on the outputs
 };
 
 // exp(x - upper) / features (each term within [exp(lower - upper), 1] / features), its row totals t (within
@@ -370,8 +401,11 @@ struct SoftmaxConfig {
 // range spans exp(upper - lower): a tight input bound is what keeps it cheap.
 class Softmax {
  public:
+  // Builds its Exp and Reciprocal for the range and measures the error. InvalidArgument for a bad layout, range or
+  // tolerance.
   Softmax(const RowLayout& layout, const SoftmaxConfig& config = {});
 
+  // The pipeline above on any ops.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     using Value = typename Ops::Value;
@@ -387,9 +421,11 @@ class Softmax {
   // padding 0 and kept 0.
   std::vector<double> exact(const std::vector<double>& slots) const;
   std::vector<double> approximate(const std::vector<double>& slots) const;
+  // The levels forward consumes.
   int depth() const { return depth_; }
   // Absolute, measured on pseudo-random rows over [lower, upper] (fixed seed) and the extreme rows.
   double max_error() const { return max_error_; }
+  // Its pieces, the layout and the config it was built from.
   const Exp& exp() const { return exp_; }
   const Reciprocal& reciprocal() const { return reciprocal_; }
   const RowLayout& layout() const { return layout_; }
@@ -407,8 +443,10 @@ class Softmax {
 
 // y = gamma (x - mean) / sqrt(var + eps) + beta over each row's valid features.
 struct LayerNormConfig {
+  // The scale gamma (beta: the shift).
   std::vector<double> gamma = {}, beta = {};  // features values each; empty: ones and zeros
-  double eps = 1e-5;
+  double eps = 1e-5;                          // added to the variance
+  // The least variance (variance_upper: the greatest) the InverseSqrt is made for.
   double variance_lower = 0.01, variance_upper = 100;  // the rows' variances the model produces
   double tolerance = 1e-4;                             // aimed at: the inverse square root's relative error
 };
@@ -416,6 +454,8 @@ struct LayerNormConfig {
 // y = gamma x / sqrt(mean(x^2) + eps) over each row's valid features.
 struct RmsNormConfig {
   std::vector<double> gamma = {};  // features values; empty: ones
+  // eps, added to the mean square; the mean squares the model produces, which the InverseSqrt is made for; the
+  // InverseSqrt's relative error aimed at.
   double eps = 1e-5;
   double mean_square_lower = 0.01, mean_square_upper = 100;
   double tolerance = 1e-4;
@@ -428,8 +468,11 @@ struct RmsNormConfig {
 // Depth: LayerNorm 4 + InverseSqrt's (mean, centered square, variance; the product), RmsNorm 3 + InverseSqrt's.
 class LayerNorm {
  public:
+  // Builds its InverseSqrt for the range and measures the error. InvalidArgument for a bad layout or range, fewer
+  // than 2 features, or gamma or beta of another length.
   LayerNorm(const RowLayout& layout, const LayerNormConfig& config);
 
+  // The normalization on any ops.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     using Value = typename Ops::Value;
@@ -441,11 +484,14 @@ class LayerNorm {
     ops.label(y, "layer_norm");
     return y;
   }
+  // On slot vectors of whole rows (any multiple of the stride), padding 0 and kept 0: exact, and the approximation
+  // in doubles; the levels forward consumes.
   std::vector<double> exact(const std::vector<double>& slots) const;
   std::vector<double> approximate(const std::vector<double>& slots) const;
   int depth() const { return depth_; }
   // Absolute, measured on pseudo-random rows (fixed seed) whose variances span the range.
   double max_error() const { return max_error_; }
+  // Its InverseSqrt, the layout and the config it was built from.
   const InverseSqrt& inverse_sqrt() const { return inverse_sqrt_; }
   const RowLayout& layout() const { return layout_; }
   const LayerNormConfig& config() const { return config_; }
@@ -460,10 +506,14 @@ class LayerNorm {
   double max_error_ = 0;
 };
 
+// RMSNorm over each row's valid features (see LayerNorm for how).
 class RmsNorm {
  public:
+  // Builds its InverseSqrt for the range and measures the error. InvalidArgument for a bad layout or range, or
+  // gamma of another length.
   RmsNorm(const RowLayout& layout, const RmsNormConfig& config);
 
+  // The normalization on any ops.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     using Value = typename Ops::Value;
@@ -473,6 +523,8 @@ class RmsNorm {
     ops.label(y, "rms_norm");
     return y;
   }
+  // On slot vectors of whole rows (any multiple of the stride), padding 0 and kept 0: exact, and the approximation
+  // in doubles; the levels forward consumes; its InverseSqrt, the layout and the config it was built from.
   std::vector<double> exact(const std::vector<double>& slots) const;
   std::vector<double> approximate(const std::vector<double>& slots) const;
   int depth() const { return depth_; }

@@ -17,21 +17,23 @@
 
 namespace cerium::nn {
 
+// The network's shape and its ReLU; ResNet-20 on 3 x 32 x 32 inputs by default.
 struct ResNetConfig {
-  Shape input{3, 32, 32};
+  Shape input{3, 32, 32};                         // channels x height x width
   std::vector<std::size_t> channels{16, 32, 64};  // per stage; every stage after the first halves the size
   std::size_t blocks = 3;                         // basic blocks per stage
-  std::size_t classes = 10;
+  std::size_t classes = 10;                       // the classifier's outputs
   std::size_t slots = 16384;                      // of the ciphertext holding an activation
   double relu_bound = 8;                          // the ReLU polynomial's input range [-bound, bound]
   int relu_stages = 3;                            // composite sign stages; 0: an interpolated ReLU of relu_degree
-  int relu_degree = 15;
+  int relu_degree = 15;                           // used with relu_stages 0
   // Non-empty: the minimax composite ReLU (Relu::minimax) of these stage degrees and eps instead (relu_stages and
   // relu_degree are then unused).
   std::vector<int> relu_minimax_degrees{};
   double relu_minimax_eps = 1.0 / 512;
 };
 
+// The network of the header comment, its layers built from weights.
 class ResNet {
  public:
   // From a weight file (io/weights.hpp) with the names and shapes of PyTorch's layout: "stem.weight"
@@ -43,10 +45,12 @@ class ResNet {
   // Weights drawn from a seed at the architecture's shapes (He-normal convolutions, batch norms near identity),
   // in the same file layout: for timings at full size and for tests.
   static io::WeightFile seeded_weights(const ResNetConfig& config, std::uint64_t seed);
+  // The network on seeded_weights(config, seed).
   static ResNet seeded(const ResNetConfig& config, std::uint64_t seed) {
     return from_weights(config, seeded_weights(config, seed));
   }
 
+  // Its config, the packings of its input and of its logits, and the ReLUs a forward pass evaluates.
   const ResNetConfig& config() const { return config_; }
   const Packing& input_packing() const { return stem_.layer().input_packing(); }
   const Packing& output_packing() const { return fc_.layer().output_packing(); }

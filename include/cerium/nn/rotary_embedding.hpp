@@ -18,6 +18,7 @@
 
 namespace cerium::nn {
 
+// Which heads turn, and at which token positions.
 struct RotaryConfig {
   std::size_t heads = 1;          // layout.features = heads x head width (even)
   double theta = 500000;          // Llama 3's base
@@ -25,6 +26,7 @@ struct RotaryConfig {
   std::size_t first_position = 0;  // of token 0 (a prefix already processed)
 };
 
+// RoPE on the rows of one or more blocks, its cos and sin masks made once per block.
 class RotaryEmbedding {
  public:
   // InvalidArgument for an odd head width, heads that do not divide the features, no blocks or theta <= 0.
@@ -54,6 +56,8 @@ class RotaryEmbedding {
     }
   }
 
+  // The head width d; the position of a block's row (first_position + block * rows + row); the layout and the
+  // config it was built from.
   std::size_t head_width() const { return layout_.features / config_.heads; }
   std::size_t position(std::size_t block, std::size_t row) const {
     return config_.first_position + block * layout_.rows + row;

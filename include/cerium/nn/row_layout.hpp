@@ -13,11 +13,13 @@
 
 namespace cerium::nn {
 
+// The packing above: rows x features in rows x stride slots.
 struct RowLayout {
-  std::size_t rows = 1;
-  std::size_t features = 1;
-  std::size_t stride = 1;
+  std::size_t rows = 1;      // tokens per ciphertext, a power of two
+  std::size_t features = 1;  // valid slots per row
+  std::size_t stride = 1;    // slots per row, a power of two >= features
 
+  // The slot count (rows x stride), and the slot of (row, feature).
   std::size_t slots() const { return rows * stride; }
   std::size_t slot(std::size_t row, std::size_t feature) const { return row * stride + feature; }
 

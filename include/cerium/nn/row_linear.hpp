@@ -17,12 +17,14 @@
 
 namespace cerium::nn {
 
+// A token-wise layer's slot-linear map (the header comment): the weights kept, each diagonal made on demand.
 class RowLinearMap {
  public:
   // weights: out.features x in.features, row-major (PyTorch's out x in). InvalidArgument for another size or
   // layouts of other rows or strides.
   RowLinearMap(const RowLayout& in, const RowLayout& out, std::vector<double> weights);
 
+  // The slot count, the diagonals' period (the stride), and the offsets of the diagonals it has.
   std::size_t slots() const { return in_.slots(); }
   std::size_t period() const { return in_.stride; }
   std::vector<std::int64_t> offsets() const;
@@ -36,15 +38,18 @@ class RowLinearMap {
   std::vector<double> weights_;
 };
 
+// A token-wise linear layer: its map by graph::multiply, then its bias.
 class RowLinear {
  public:
   // bias: out.features values, or empty for none.
   RowLinear(const RowLayout& in, const RowLayout& out, std::vector<double> weights, std::vector<double> bias);
 
+  // The layouts in and out, and the map.
   const RowLayout& input_layout() const { return in_; }
   const RowLayout& output_layout() const { return out_; }
   const RowLinearMap& map() const { return *map_; }
 
+  // y = W x + b on every row, on any ops: one level.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     typename Ops::Value y = graph::multiply(ops, x, map_);

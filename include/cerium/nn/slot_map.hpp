@@ -20,12 +20,14 @@ namespace cerium::nn {
 // (graph::DiagonalSource), matrix() all of them (small maps, tests).
 class SlotMap {
  public:
+  // An empty map over `slots` slots.
   explicit SlotMap(std::size_t slots);
   // out[out_slot] += weight * in[in_slot]. InvalidArgument for a slot outside the map.
   void add(std::size_t out_slot, std::size_t in_slot, double weight);
   // Between packings: every copy of output index `out_index` reads input index `in_index` from the copy at or
   // after it (a rotation by (in_index - out slot) mod the input's block), so offsets stay below the input block.
   void add(const Packing& out, std::size_t out_index, const Packing& in, std::size_t in_index, double weight);
+  // The slot count, the diagonals that hold entries, the entries added, and those diagonals' offsets.
   std::size_t slots() const { return slots_; }
   std::size_t diagonals() const { return entries_.size(); }
   std::size_t entries() const { return count_; }
@@ -33,6 +35,7 @@ class SlotMap {
   // Diagonal `offset` (in [0, slots)): slots values, zero where the map has no entry. InvalidArgument for an
   // offset the map does not have.
   std::vector<circuits::Complex> diagonal(std::int64_t offset) const;
+  // Every diagonal, as one matrix.
   circuits::DiagonalMatrix matrix() const;
 
  private:
@@ -41,10 +44,12 @@ class SlotMap {
   std::map<std::int64_t, std::vector<std::pair<std::uint32_t, double>>> entries_;  // offset -> (out slot, weight)
 };
 
+// A 2-D convolution's shape.
 struct Conv2dSpec {
-  std::size_t in_channels = 1, out_channels = 1;
+  // Input channels C_in.
+  std::size_t in_channels = 1, out_channels = 1;  // output channels C_out
   std::size_t kernel = 3;   // square kernels
-  std::size_t stride = 1;
+  std::size_t stride = 1;   // in both directions
   std::size_t padding = 1;  // zeros around the input
   Shape output_shape(const Shape& input) const;  // InvalidArgument for a shape the kernel does not fit
 };

@@ -17,31 +17,40 @@
 
 namespace cerium::nn {
 
+// A tensor's dimensions.
 struct Shape {
+  // channels x height x width; size() is their product, == compares all three.
   std::size_t channels = 1, height = 1, width = 1;
   std::size_t size() const { return channels * height * width; }
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 
+// A model's tensor: its shape and its values.
 struct Tensor {
-  Shape shape;
+  Shape shape;                 // C x H x W
   std::vector<double> values;  // channel-major: (c, y, x) at (c H + y) W + x
 
   Tensor() = default;
+  // Zeros of this shape.
   explicit Tensor(Shape s) : shape(s), values(s.size(), 0.0) {}
   Tensor(Shape s, std::vector<double> v);  // InvalidArgument unless v.size() == s.size()
+  // The value at (c, y, x), unchecked.
   double& at(std::size_t c, std::size_t y, std::size_t x) { return values[(c * shape.height + y) * shape.width + x]; }
+  // The same, read-only.
   double at(std::size_t c, std::size_t y, std::size_t x) const {
     return values[(c * shape.height + y) * shape.width + x];
   }
 };
 
+// Where a tensor's values sit in a ciphertext's slots: the multiplexed packing of the header comment.
 class Packing {
  public:
   // gap k >= 1; plane_h / plane_w 0: height k / width k. InvalidArgument when the tensor does not fit in `slots`
   // (a power of two) or its rows and columns do not fit the plane.
   Packing(Shape shape, std::size_t slots, std::size_t gap = 1, std::size_t plane_h = 0, std::size_t plane_w = 0);
 
+  // The tensor's shape, the slot count, the gap k, a plane's height and width, and how many copies of the block
+  // fill the slots.
   const Shape& shape() const { return shape_; }
   std::size_t slots() const { return slots_; }
   std::size_t gap() const { return gap_; }

@@ -12,13 +12,14 @@
 
 namespace cerium::plan {
 
+// The totals of a plan: what eval(expression) runs, as plan_stats and explain report it.
 struct PlanStats {
   int key_switches = 0;      // rotations, conjugations and relinearizations that switch a key
   int mod_ups = 0;           // decompose_and_mod_up calls: one per key switch, except hoisted groups share one
   int shared_rotations = 0;  // rotations served by a ModUp another rotation already paid for
-  int relinearizations = 0;
-  int tensor_products = 0;
-  int rescales = 0;
+  int relinearizations = 0;  // 3-part values brought to 2 (each one of the key switches)
+  int tensor_products = 0;   // ciphertext-ciphertext products, fused ones included
+  int rescales = 0;          // the expression's own, folded ones included (not adjust_scale's)
   int fused_sums = 0;             // sums whose products were accumulated in one pass per polynomial
   int folded_rescales = 0;        // rescales folded into their fused sum's pass
   int shared_subexpressions = 0;  // occurrences served by a value computed once
@@ -39,7 +40,7 @@ constexpr bool folds_rescale(std::span<const TermShape> terms) {
 
 // Counts operations into stats. Methods that make a value return its parts.
 struct Counter {
-  PlanStats stats;
+  PlanStats stats;  // the counts so far
 
   // A ciphertext plus or minus another: one pass per part of the larger.
   constexpr int add(int a, int b) {
@@ -48,6 +49,7 @@ struct Counter {
   }
   // Plus or minus a plaintext or constant: one pass over c0.
   constexpr void add_plain() { stats.elementwise_passes += 1; }
+  // Negation: one pass per part.
   constexpr void negate(int parts) { stats.elementwise_passes += parts; }
   // a (x) b: one pass over both ciphertexts, 3 parts.
   constexpr int tensor() {
@@ -57,6 +59,7 @@ struct Counter {
   }
   // Times a plaintext, a constant or an integer: one pass per part.
   constexpr void multiply(int parts) { stats.elementwise_passes += parts; }
+  // One key switch with its own ModUp; its internal passes are not counted among the elementwise ones.
   constexpr void key_switch() {
     ++stats.key_switches;
     ++stats.mod_ups;
@@ -68,6 +71,7 @@ struct Counter {
     key_switch();
     stats.elementwise_passes += 2;
   }
+  // A rescale: one pass (batched over the ciphertext's parts).
   constexpr void rescale() {
     ++stats.rescales;
     ++stats.elementwise_passes;
@@ -87,6 +91,7 @@ struct Counter {
     stats.mod_ups += 1;
     stats.shared_rotations += switches - 1;
   }
+  // A common subexpression's value copied where it occurs again.
   constexpr void reuse() { ++stats.shared_subexpressions; }
 
   // A term's product computed alone (a plain term: nothing, it is its value).

@@ -15,6 +15,7 @@
 
 namespace cerium::plan {
 
+// The totals of the plan eval(e, options) runs, counted without running it.
 template <expr::Node E>
 PlanStats plan_stats(const E& e, PlanOptions options = {}) {
   Tracer tracer;
@@ -22,6 +23,8 @@ PlanStats plan_stats(const E& e, PlanOptions options = {}) {
   return tracer.stats();
 }
 
+// The plan as text: one operation a line (t0, t1, ... name the values; ct0, pt0, ... the leaves), then the
+// totals and E's compile-time traits.
 template <expr::Node E>
 std::string explain(const E& e, PlanOptions options = {}) {
   Tracer tracer;

@@ -26,6 +26,8 @@ inline void append(std::string& out, const void* p) {
 }
 }  // namespace fingerprint_detail
 
+// Appends e's fingerprint to out: the op, the leaf's address or value, the steps, level or coefficients, then the
+// children's, bracketed.
 template <expr::Node E>
 void append_fingerprint(const E& e, std::string& out) {
   using expr::Op;
@@ -65,6 +67,7 @@ void append_fingerprint(const E& e, std::string& out) {
   }
 }
 
+// e's fingerprint (the header comment): equal strings, the same computation on the same operands.
 template <expr::Node E>
 std::string fingerprint(const E& e) {
   std::string out;

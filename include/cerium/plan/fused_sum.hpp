@@ -90,13 +90,15 @@ void append_scalars(const ckks::BasicEvaluator<B>& ev, const Term<ckks::Cipherte
 // the products' sum, whether any term is left out of the pass. Nothing when the eager sequence would align
 // operands or an evaluator check would fail.
 struct FusedShape {
-  int level = 0;
-  std::size_t slots = 0;
-  std::size_t parts = 0;
-  double scale = 0;
-  bool all_fused = true;
+  int level = 0;          // every operand's level
+  std::size_t slots = 0;  // every operand's slot count
+  std::size_t parts = 0;  // 2, or 3 where a tensor product joins the pass
+  double scale = 0;       // the sum's scale, as the eager adds would leave it
+  bool all_fused = true;  // false: some term is computed alone and added after the pass
 };
 
+// The FusedShape of these terms, or nothing where the fused pass must not run (no term joins it, the eager
+// sequence would align operands, or an evaluator check would fail).
 template <backend::PolyBackend B>
 std::optional<FusedShape> fused_shape(const ckks::BasicEvaluator<B>& ev, std::span<const Term<ckks::Ciphertext>> terms) {
   using Kind = Term<ckks::Ciphertext>::Kind;

@@ -144,6 +144,7 @@ constexpr PlanStats counts() {
 
 }  // namespace launch_detail
 
+// The elementwise backend calls eval(E) makes (the header comment), for static_assert.
 template <expr::Node E>
   requires(E::static_counts)
 inline constexpr int elementwise_passes_v = launch_detail::counts<E>().elementwise_passes;

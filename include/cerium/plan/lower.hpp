@@ -88,11 +88,13 @@ constexpr TermKind product_kind() {
 }
 }  // namespace detail
 
+// The walk that lowers an expression onto machine M (the header comment lists its members and the rules).
 template <class M>
 class Lowering {
  public:
-  using Value = typename M::Value;
+  using Value = typename M::Value;  // the machine's values
 
+  // Lowers onto this machine, which must outlive the lowering; one Lowering per expression.
   explicit Lowering(M& machine, PlanOptions options = {}) : m_(machine), options_(options) {}
 
   // The whole expression: hoisting groups first, then the walk, then the final relinearization.

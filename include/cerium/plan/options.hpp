@@ -6,6 +6,7 @@
 
 namespace cerium::plan {
 
+// The planner's switches, every one on by default (fold_rescale: the backend decides).
 struct PlanOptions {
   // Sums with two or more products (by plaintexts, or of ciphertexts) are accumulated in one pass per polynomial
   // (backend multiply_accumulate_many) instead of one multiply and one add per term.

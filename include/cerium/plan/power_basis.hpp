@@ -101,6 +101,8 @@ struct Run {
 
 }  // namespace power_basis_detail
 
+// The powers of one ciphertext x and the polynomials evaluated from them (the header comment); it keeps the
+// powers, so several polynomials of one x share them.
 template <backend::PolyBackend B>
 class PowerBasis {
  public:

@@ -39,30 +39,34 @@ constexpr bool worth_fusing(const Terms& terms) {
 // What the counts need of a term: its kind, the parts of its product (3 for a tensor, else its operand's) and
 // its sign.
 struct TermShape {
-  TermKind kind = TermKind::value;
-  int parts = 2;
-  bool negated = false;
+  TermKind kind = TermKind::value;  // what the term is
+  int parts = 2;                    // of its product: 3 for a tensor, else its operand's
+  bool negated = false;             // subtracted from the sum
 };
 
+// A term of a flattened sum, on the machine's Value (a ciphertext for eval, a traced value for explain): its
+// kind, its evaluated operands and, for a product by a plain leaf, the leaf.
 template <class Value>
 struct Term {
-  using Kind = TermKind;
-  Kind kind = Kind::value;
-  Value a{};
-  Value b{};
-  const expr::PlainLeaf* plain = nullptr;
+  using Kind = TermKind;  // TermKind, as a member type
+  Kind kind = Kind::value;  // what the term is: a value, or which product
+  Value a{};  // the term's value, or its product's ciphertext operand (the left one of a tensor)
+  Value b{};  // cipher_product: the right operand
+  const expr::PlainLeaf* plain = nullptr;  // plain_product: the plaintext leaf (it lives in the expression)
   const expr::ConstLeaf* constant = nullptr;  // scalar_product: one of these two
-  const expr::IntLeaf* integer = nullptr;
+  const expr::IntLeaf* integer = nullptr;  // scalar_product by an integer: no level
   bool negated = false;  // subtracted from the sum (the right side of a -)
   // A product's operand that is a ciphertext leaf of the expression, borrowed instead of copied into a / b (a
   // fused pass only reads it; a term computed alone copies it first). Null: the operand is in a / b.
   const Value* a_ref = nullptr;
   const Value* b_ref = nullptr;
 
+  // A product's operands: the borrowed leaf where a_ref / b_ref is set, else a / b.
   const Value& first() const { return a_ref != nullptr ? *a_ref : a; }
   const Value& second() const { return b_ref != nullptr ? *b_ref : b; }
 };
 
+// Whether this term joins a fused pass (fusable of its kind and sign).
 template <class Value>
 bool fusable(const Term<Value>& t) {
   return fusable(t.kind, t.negated);

@@ -23,19 +23,23 @@
 
 namespace cerium::plan {
 
+// The Machine of plan/lower.hpp that records: a line per operation, the counts in PlanStats.
 class Tracer {
  public:
   // Plans are traced as the CPU backend runs them (PlanOptions::fold_rescale decides otherwise).
   static constexpr bool fold_rescale_by_default = true;
+  // A traced value: a name in the listing, its parts and slot count.
   struct Value {
-    std::string name;
-    int parts = 2;
-    std::size_t slots = 0;
+    std::string name;       // ct<k> / pt<k> for a leaf, t<k> for a result
+    int parts = 2;          // 2, or 3 for a tensor not yet relinearized
+    std::size_t slots = 0;  // the leaf's, carried along
   };
 
+  // A leaf, named by its ciphertext: the same handle, the same name.
   Value leaf(const expr::CipherLeaf& x) { return Value{name_of(x.value.get(), "ct"), 2, x.value->slots()}; }
   // Traced plans name leaves afresh each time: nothing is borrowed.
   const Value* borrow(const expr::CipherLeaf&) { return nullptr; }
+  // copy: the same value; reuse: a common subexpression's value, listed and counted as reused; parts: 2 or 3.
   Value copy(const Value& v) { return v; }
   Value reuse(const Value& v) {
     counter_.reuse();
@@ -44,6 +48,7 @@ class Tracer {
   }
   int parts(const Value& v) { return v.parts; }
 
+  // a + or - a value, a plaintext, a constant or an integer, and -a: a line each, counted by plan/counts.hpp.
   void add(Value& a, const Value& b) { binary(a, "+", b.name, counter_.add(a.parts, b.parts)); }
   void sub(Value& a, const Value& b) { binary(a, "-", b.name, counter_.add(a.parts, b.parts)); }
   void add(Value& a, const expr::PlainLeaf& p) { plain(a, "+", name_of(p.value.get(), "pt")); }
@@ -57,6 +62,7 @@ class Tracer {
     a = emit(fmt::format("-{}", a.name), a);
   }
 
+  // a (x) b, left at 3 parts, and a times a plaintext, a constant or an integer.
   Value tensor(const Value& a, const Value& b) {
     const int parts = counter_.tensor();
     return emit(fmt::format("{} (x) {}  [tensor product, 3 parts, relinearization deferred]", a.name, b.name),
@@ -66,11 +72,13 @@ class Tracer {
   void multiply(Value& a, const expr::ConstLeaf& c) { scaled(a, constant(c)); }
   void multiply(Value& a, const expr::IntLeaf& c) { scaled(a, fmt::format("integer {}", c.value)); }
 
+  // A 3-part value to 2: one key switch; nothing for 2 parts.
   void relinearize(Value& a) {
     if (a.parts != 3) return;
     counter_.relinearize(a.parts);
     a = emit(fmt::format("relinearize {}  [key switch, 1 ModUp]", a.name), Value{"", 2, a.slots});
   }
+  // One rescale.
   void rescale(Value& a) {
     counter_.rescale();
     a = emit(fmt::format("rescale {}", a.name), a);
@@ -84,20 +92,25 @@ class Tracer {
                          a.name),
              Value{"", 2, a.slots});
   }
+  // Limbs dropped to `level`: listed, not counted.
   void level_down(Value& a, int level) { a = emit(fmt::format("level_down {} to {}", a.name, level), a); }
+  // One key switch.
   void conjugate(Value& a) {
     counter_.key_switch();
     a = emit(fmt::format("conjugate {}  [key switch, 1 ModUp]", a.name), a);
   }
+  // One key switch, or a copy where steps is a multiple of the slot count.
   Value rotate(const Value& a, std::int64_t steps) {
     if (trivial(steps, a.slots)) return emit(fmt::format("rotate {} by {}  [a copy]", a.name, steps), a);
     counter_.key_switch();
     return emit(fmt::format("rotate {} by {}  [key switch, 1 ModUp]", a.name, steps), a);
   }
 
+  // A leaf's rotations sharing one ModUp, as a value's.
   std::vector<Value> rotate_hoisted(const expr::CipherLeaf& x, std::span<const std::int64_t> steps) {
     return rotate_hoisted(leaf(x), steps);
   }
+  // One ModUp for all the steps and a key switch per step that is not a multiple of the slot count.
   std::vector<Value> rotate_hoisted(const Value& a, std::span<const std::int64_t> steps) {
     int switches = 0;
     std::string list;
@@ -157,6 +170,7 @@ class Tracer {
                 Value{"", 2, x.slots});
   }
 
+  // The totals, and the listing's lines in order (explain prints both).
   const PlanStats& stats() const { return counter_.stats; }
   const std::vector<std::string>& lines() const { return lines_; }
 

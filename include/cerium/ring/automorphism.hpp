@@ -31,8 +31,8 @@ class Automorphism {
   // Throws InvalidArgument unless N is a power of two in [2, 2^17] and k is odd in [1, 2N).
   Automorphism(std::size_t n, std::uint32_t galois_element);
 
-  std::size_t n() const { return n_; }
-  std::uint32_t galois_element() const { return k_; }
+  std::size_t n() const { return n_; }                 // N
+  std::uint32_t galois_element() const { return k_; }  // k, odd in [1, 2N)
 
   // NTT form: out[j] = in[ntt_permutation()[j]].
   std::span<const std::uint32_t> ntt_permutation() const { return ntt_source_; }

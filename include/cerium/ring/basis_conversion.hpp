@@ -34,6 +34,7 @@
 
 namespace cerium::ring {
 
+// How a division by P rounds: down, or to the nearest integer (see Exactness above).
 enum class Rounding : std::uint8_t { floor, nearest };
 
 // Fast conversion from one basis to another (any primes; a target prime equal to a source prime gets [uQ]_p).
@@ -42,10 +43,10 @@ class BasisConverter {
   // Throws MismatchError for different ring degrees.
   BasisConverter(RnsBasisPtr from, RnsBasisPtr to);
 
-  const RnsBasis& from() const { return *from_; }
-  const RnsBasis& to() const { return *to_; }
-  const RnsBasisPtr& from_ptr() const { return from_; }
-  const RnsBasisPtr& to_ptr() const { return to_; }
+  const RnsBasis& from() const { return *from_; }        // the source basis, of product Q
+  const RnsBasis& to() const { return *to_; }            // the target basis
+  const RnsBasisPtr& from_ptr() const { return from_; }  // from(), shared
+  const RnsBasisPtr& to_ptr() const { return to_; }      // to(), shared
 
   // in: from().size() limbs, out: to().size() limbs, all of one length; out[j] = [x + u Q]_{p_j}.
   // Output limbs must not overlap input limbs.
@@ -66,9 +67,9 @@ class ModUp {
   // Throws MismatchError when a digit prime is missing from target or the ring degrees differ.
   ModUp(RnsBasisPtr digit, RnsBasisPtr target);
 
-  const RnsBasis& digit() const { return *digit_; }
-  const RnsBasis& target() const { return *target_; }
-  const RnsBasisPtr& target_ptr() const { return target_; }
+  const RnsBasis& digit() const { return *digit_; }          // the digit's primes
+  const RnsBasis& target() const { return *target_; }        // the basis extended to; it holds the digit's primes
+  const RnsBasisPtr& target_ptr() const { return target_; }  // target(), shared
 
   // in: digit().size() limbs; out: target().size() limbs in target order.
   void apply(ConstLimbSpans in, LimbSpans out) const;
@@ -82,20 +83,20 @@ class ModUp {
   std::vector<std::size_t> target_of_complement_;  // target position of converted limb j
 };
 
-// The ModDown of hybrid key switching: from a full basis (Q u P) to the kept primes Q, dividing by the product P
-// of the other primes: out_i = [(x_i - Conv_{P->Q}(x_P)_i) P^{-1}]_{q_i}, with the rounding offset folded in.
 class Rescaler;
 
+// The ModDown of hybrid key switching: from a full basis (Q u P) to the kept primes Q, dividing by the product P
+// of the other primes: out_i = [(x_i - Conv_{P->Q}(x_P)_i) P^{-1}]_{q_i}, with the rounding offset folded in.
 class ModDown {
  public:
   // kept's primes must all be in full (at any positions), and full must have at least one more.
   ModDown(RnsBasisPtr full, RnsBasisPtr kept, Rounding rounding = Rounding::nearest);
 
-  const RnsBasis& full() const { return *full_; }
-  const RnsBasis& kept() const { return *kept_; }
-  const RnsBasisPtr& kept_ptr() const { return kept_; }
-  const RnsBasis& dropped() const { return *dropped_; }
-  Rounding rounding() const { return rounding_; }
+  const RnsBasis& full() const { return *full_; }        // Q u P: the input basis
+  const RnsBasis& kept() const { return *kept_; }        // Q: the output basis
+  const RnsBasisPtr& kept_ptr() const { return kept_; }  // kept(), shared
+  const RnsBasis& dropped() const { return *dropped_; }  // P: the primes of full() not in kept()
+  Rounding rounding() const { return rounding_; }        // how the division by P rounds
 
   // in: full().size() limbs; out: kept().size() limbs. out[i] may be the very input limb of kept prime i (in
   // place); it must not overlap any other input limb.
@@ -126,11 +127,11 @@ class Rescaler {
   // dropped is 1 or 2 and below basis->size(); throws InvalidArgument otherwise.
   Rescaler(RnsBasisPtr basis, std::size_t dropped = 1, Rounding rounding = Rounding::nearest);
 
-  const RnsBasis& basis() const { return *basis_; }
-  const RnsBasis& kept() const { return *kept_; }
-  const RnsBasisPtr& kept_ptr() const { return kept_; }
-  std::size_t dropped() const { return dropped_; }
-  Rounding rounding() const { return rounding_; }
+  const RnsBasis& basis() const { return *basis_; }      // the input basis
+  const RnsBasis& kept() const { return *kept_; }        // basis() without its last dropped() primes
+  const RnsBasisPtr& kept_ptr() const { return kept_; }  // kept(), shared
+  std::size_t dropped() const { return dropped_; }       // primes divided out: 1 or 2
+  Rounding rounding() const { return rounding_; }        // how the division rounds
 
   // in: basis().size() limbs; out: kept().size() limbs; out[i] may be in[i] itself (in place).
   void apply(ConstLimbSpans in, LimbSpans out) const;

@@ -22,28 +22,31 @@ namespace cerium::ring {
 
 // One prime of a basis with everything derived from it alone.
 struct RnsPrime {
-  math::Modulus modulus;
-  math::NttTables ntt;
+  math::Modulus modulus;  // q with its reduction constants
+  math::NttTables ntt;    // q's NTT tables at degree N
+  // Precomputes both for the prime q and ring degree N.
   RnsPrime(std::uint32_t q, std::size_t n) : modulus(q), ntt(q, n) {}
 };
 
+// An immutable RNS basis (see the file comment): distinct NTT-friendly primes for one ring degree N.
 class RnsBasis {
  public:
   // Throws ParameterError naming the offending value when N is not a power of two in [2, 2^17], the list is
   // empty, or a prime is repeated, not prime, not below 2^31, or not 1 mod 2N.
   RnsBasis(std::size_t ring_degree, std::span<const std::uint32_t> primes);
 
-  std::size_t ring_degree() const { return n_; }
-  std::size_t size() const { return primes_.size(); }
-  std::span<const std::uint32_t> primes() const { return values_; }
-  std::uint32_t prime(std::size_t i) const { return values_[i]; }
-  const math::Modulus& modulus(std::size_t i) const { return primes_[i]->modulus; }
-  const math::NttTables& ntt(std::size_t i) const { return primes_[i]->ntt; }
+  std::size_t ring_degree() const { return n_; }                                     // N
+  std::size_t size() const { return primes_.size(); }                                // L, the number of primes
+  std::span<const std::uint32_t> primes() const { return values_; }                  // q_0 .. q_{L-1}
+  std::uint32_t prime(std::size_t i) const { return values_[i]; }                    // q_i
+  const math::Modulus& modulus(std::size_t i) const { return primes_[i]->modulus; }  // q_i with its reduction constants
+  const math::NttTables& ntt(std::size_t i) const { return primes_[i]->ntt; }        // q_i's NTT tables
+  // The shared data of q_i: for bases that reuse it without rebuilding its tables.
   const std::shared_ptr<const RnsPrime>& prime_data(std::size_t i) const { return primes_[i]; }
 
   // Position of prime q in this basis, if present.
   std::optional<std::size_t> index_of(std::uint32_t q) const;
-  bool contains(std::uint32_t q) const { return index_of(q).has_value(); }
+  bool contains(std::uint32_t q) const { return index_of(q).has_value(); }  // q is one of its primes
 
   // Primes [first, first + count) in order. Throws InvalidArgument for an empty or out-of-range selection.
   RnsBasis sub_basis(std::size_t first, std::size_t count) const;
@@ -76,11 +79,14 @@ class RnsBasis {
   std::vector<math::ShoupConstant> q_hat_inv_;
 };
 
+// How polynomials, converters and contexts hold a basis: shared and immutable.
 using RnsBasisPtr = std::shared_ptr<const RnsBasis>;
 
+// A shared basis of ring degree N over these primes (checked as by RnsBasis's constructor).
 inline RnsBasisPtr make_basis(std::size_t ring_degree, std::span<const std::uint32_t> primes) {
   return std::make_shared<const RnsBasis>(ring_degree, primes);
 }
+// A shared basis from a basis value (sub_basis, concat, without).
 inline RnsBasisPtr make_basis(RnsBasis basis) { return std::make_shared<const RnsBasis>(std::move(basis)); }
 
 // "N = 1024, 3 primes [1032193, 786433, 737281]" (long lists are abbreviated), for error messages.

@@ -28,8 +28,10 @@
 
 namespace cerium::ring {
 
+// Whether a polynomial's words are its coefficients or its values at the NTT's evaluation points.
 enum class PolyForm : std::uint8_t { coefficient, ntt };
 
+// "coefficient" or "NTT".
 constexpr std::string_view to_string(PolyForm form) { return form == PolyForm::coefficient ? "coefficient" : "NTT"; }
 
 // Limb lists: how conversion routines see polynomials independently of their storage. Every span of a list has
@@ -45,8 +47,8 @@ constexpr std::size_t limb_stride(std::size_t n) {
 
 // A shard of a layout: this many consecutive limbs on this device.
 struct ShardSpec {
-  Device device = Device::cpu();
-  std::size_t limb_count = 0;
+  Device device = Device::cpu();  // where the limbs live (remote: the rank that holds them)
+  std::size_t limb_count = 0;     // how many consecutive limbs
 };
 
 // limb_count limbs over the given devices in order, as evenly as possible (earlier devices take the extra
@@ -59,16 +61,17 @@ class RnsShard {
   // Storage for limb_count limbs on device; none for a remote device (another rank holds the words).
   RnsShard(Device device, std::size_t first_limb, std::size_t limb_count, std::size_t n, BufferInit init);
 
-  Device device() const { return device_; }
+  Device device() const { return device_; }  // where the limbs live (remote: the rank that holds them)
   // Another rank holds these limbs; this shard records where, without storage.
   bool is_remote() const { return device_.is_remote(); }
-  std::size_t first_limb() const { return first_limb_; }
-  std::size_t limb_count() const { return limb_count_; }
-  std::size_t n() const { return n_; }
-  std::size_t stride() const { return limb_stride(n_); }
+  std::size_t first_limb() const { return first_limb_; }  // the polynomial's index of this shard's limb 0
+  std::size_t limb_count() const { return limb_count_; }  // live limbs
+  std::size_t n() const { return n_; }                    // N: words per limb
+  std::size_t stride() const { return limb_stride(n_); }  // words between limb starts: limb_stride(N)
   // Limb `local` of this shard (limb first_limb() + local of the polynomial): n() words. Host memory only
   // (UnsupportedError for a shard in device memory).
   std::span<std::uint32_t> limb(std::size_t local) { return {host_words() + local * stride(), n_}; }
+  // The same limb, read-only.
   std::span<const std::uint32_t> limb(std::size_t local) const {
     return {const_cast<RnsShard*>(this)->host_words() + local * stride(), n_};
   }
@@ -79,6 +82,7 @@ class RnsShard {
   std::uint32_t* data() { return storage_.data(); }
   const std::uint32_t* data() const { return storage_.data(); }
 
+  // A deep copy on the same device.
   RnsShard clone() const;
   // The live limbs of this shard on another device (host <-> device, or device to device). A remote shard stays
   // a remote shard.
@@ -103,14 +107,17 @@ class RnsShard {
   DeviceWords storage_;
 };
 
+// How a new polynomial is made: its form, how its limbs are spread over devices, and whether its words are zeroed.
 struct PolyOptions {
-  PolyForm form = PolyForm::coefficient;
+  PolyForm form = PolyForm::coefficient;  // the form its words are in
   // How the limbs are spread over devices; empty means one shard on cpu:0. The counts must add up to the
   // number of primes of the basis.
   std::vector<ShardSpec> shards = {};
-  BufferInit init = BufferInit::zero;
+  BufferInit init = BufferInit::zero;  // zero, or uninitialized for words that are written before they are read
 };
 
+// A polynomial of Z_Q[X]/(X^N + 1) as residues over an RNS basis: one limb of N words per prime, kept in shards
+// (see the file comment). Move-only; clone() copies.
 class RnsPoly {
  public:
   // An empty polynomial (no basis, no limbs); only assignment, empty() and destruction are meaningful.
@@ -122,6 +129,7 @@ class RnsPoly {
   // words): for backends that place polynomials processed as a batch in one allocation (DeviceWords::slices).
   RnsPoly(RnsBasisPtr basis, PolyForm form, DeviceWords storage);
 
+  // Moves hand the shards over; copies are explicit (clone, copy_to).
   RnsPoly(RnsPoly&&) noexcept = default;
   RnsPoly& operator=(RnsPoly&&) noexcept = default;
   RnsPoly(const RnsPoly&) = delete;
@@ -146,16 +154,17 @@ class RnsPoly {
   // form and InvalidArgument when a coefficient's representative does not fit in int64.
   std::vector<std::int64_t> to_signed() const;
 
-  bool empty() const { return basis_ == nullptr; }
-  std::size_t n() const { return basis_ ? basis_->ring_degree() : 0; }
-  std::size_t limb_count() const { return limb_count_; }
-  const RnsBasis& basis() const { return *basis_; }
-  const RnsBasisPtr& basis_ptr() const { return basis_; }
-  PolyForm form() const { return form_; }
+  bool empty() const { return basis_ == nullptr; }                      // no basis: default-made, moved or released
+  std::size_t n() const { return basis_ ? basis_->ring_degree() : 0; }  // N; 0 when empty
+  std::size_t limb_count() const { return limb_count_; }                // one per prime of the basis
+  const RnsBasis& basis() const { return *basis_; }                     // the primes (not for an empty polynomial)
+  const RnsBasisPtr& basis_ptr() const { return basis_; }               // the basis, shared
+  PolyForm form() const { return form_; }                               // coefficient or NTT
   // Relabels the words without transforming them: for code that writes NTT-form values directly (e.g. a
   // uniform polynomial sampled in the evaluation domain). to_ntt()/to_coeff() transform.
   void set_form(PolyForm form) { form_ = form; }
 
+  // The shards in limb order: together they hold limbs [0, limb_count()).
   std::span<const RnsShard> shards() const { return shards_; }
   std::span<RnsShard> shards() { return shards_; }
   // The layout of this polynomial's shards, to build another polynomial placed the same way.
@@ -166,6 +175,7 @@ class RnsPoly {
   std::vector<std::span<std::uint32_t>> limbs();
   std::vector<std::span<const std::uint32_t>> limbs() const;
 
+  // Zeroes every limb; the form and the layout stay.
   void set_zero();
   // In place; a no-op when already in the requested form.
   void to_ntt();
@@ -176,6 +186,7 @@ class RnsPoly {
   RnsPoly& operator-=(const RnsPoly& other);
   // The ring product: both operands in NTT form.
   RnsPoly& operator*=(const RnsPoly& other);
+  // -x, in place; in either form.
   void negate();
   // Limb i times scalars[i]; scalars[i] < q_i, one per limb.
   void multiply_scalar(std::span<const std::uint32_t> scalars);
@@ -198,6 +209,8 @@ class RnsPoly {
   std::vector<RnsShard> shards_;
 };
 
+// The sum, difference, ring product (both in NTT form) and negation as new polynomials; the operands are checked
+// as by the compound operators.
 RnsPoly operator+(const RnsPoly& a, const RnsPoly& b);
 RnsPoly operator-(const RnsPoly& a, const RnsPoly& b);
 RnsPoly operator*(const RnsPoly& a, const RnsPoly& b);

@@ -24,16 +24,19 @@ namespace cerium::rlwe {
 
 // What defines the moduli: Q's primes in limb order, P's primes, and how many of Q's primes each level keeps.
 struct ModulusLadder {
-  std::size_t ring_degree = 0;
+  std::size_t ring_degree = 0;           // N
   std::vector<std::uint32_t> q_primes;   // all of Q, level 0's primes first
   std::vector<std::uint32_t> p_primes;   // the special primes; also the primes per key-switching digit (alpha)
   std::vector<std::size_t> level_limbs;  // limbs of Q_l for l = 0..L: increasing, the last one |Q|
+  // The same N, primes and levels.
   friend bool operator==(const ModulusLadder&, const ModulusLadder&) = default;
 };
 
 class Context;
+// How keys, ciphertexts and backends hold a context: shared and immutable.
 using ContextPtr = std::shared_ptr<const Context>;
 
+// The tables of one ModulusLadder (see the file comment); made by create().
 class Context {
  public:
   // Throws InvalidArgument for an inconsistent ladder (no primes, levels not increasing, a level past |Q|).
@@ -42,9 +45,9 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  const ModulusLadder& ladder() const { return ladder_; }
-  std::size_t ring_degree() const { return ladder_.ring_degree; }
-  int max_level() const { return static_cast<int>(ladder_.level_limbs.size()) - 1; }
+  const ModulusLadder& ladder() const { return ladder_; }                             // what it was built from
+  std::size_t ring_degree() const { return ladder_.ring_degree; }                     // N
+  int max_level() const { return static_cast<int>(ladder_.level_limbs.size()) - 1; }  // L: levels run 0 .. L
   // Limbs of Q_level (LevelError for a level that does not exist).
   std::size_t limbs_at(int level) const { return ladder_.level_limbs[checked(level)]; }
   // Primes per key-switching digit (= |P|).

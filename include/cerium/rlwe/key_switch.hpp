@@ -1,5 +1,6 @@
 #pragma once
-// Hybrid key switching (Han-Ki 2020 / Kim et al.) over an RLWE context, for any scheme's keys, split so that rotations can share work (hoisting):
+// Hybrid key switching (Han-Ki 2020 / Kim et al.) over an RLWE context, for any scheme's keys, split so that
+// rotations can share work (hoisting):
 //
 //   1. decompose_and_mod_up(c): c (NTT form over Q_l) -> for each digit d, [c]_{Q_d} extended to Q_l u P
 //      (inverse NTT of the digit's limbs, fast basis conversion, forward NTT of the new limbs). The expensive step.
@@ -33,10 +34,11 @@ namespace cerium::rlwe {
 
 // The ModUp of every digit of a polynomial at one level: digits[d] over context.qp_basis(level), NTT form.
 struct DecomposedPoly {
-  int level = 0;
-  std::vector<ring::RnsPoly> digits;
+  int level = 0;                      // l: the digits are over Q_l u P
+  std::vector<ring::RnsPoly> digits;  // one per digit of Q_l
 };
 
+// Step 1 (see the file comment): the digits of c, in NTT form over Q_level, each extended to Q_level u P.
 DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly& c, int level);
 
 // The checks every backend runs before the two steps (MismatchError / LevelError naming what differs): c over

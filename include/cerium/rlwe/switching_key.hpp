@@ -21,8 +21,11 @@
 
 namespace cerium::rlwe {
 
+// How a key keeps its uniform halves a_d: as polynomials, or only as the seed they expand from.
 enum class KeyStorage { expanded, seeded };
 
+// A switching key from s' to s (see the file comment): one pair (b_d, a_d) per digit of Q_top, over the context's
+// key basis in NTT form.
 class SwitchingKey {
  public:
   SwitchingKey() = default;
@@ -30,22 +33,24 @@ class SwitchingKey {
   // (stream base_stream + d). MismatchError for a digit count or basis that does not match the context.
   SwitchingKey(ContextPtr context, std::vector<std::array<ring::RnsPoly, 2>> digits, KeyStorage storage,
                std::optional<math::Seed> seed, std::uint64_t base_stream);
+  // Moves hand the polynomials over; copies are explicit (clone).
   SwitchingKey(SwitchingKey&&) noexcept = default;
   SwitchingKey& operator=(SwitchingKey&&) noexcept = default;
 
-  const ContextPtr& context() const { return context_; }
-  std::size_t digit_count() const { return digits_.size(); }
-  KeyStorage storage() const { return storage_; }
-  const ring::RnsPoly& b(std::size_t digit) const { return digits_.at(digit)[0]; }
+  const ContextPtr& context() const { return context_; }                            // the context it was made for
+  std::size_t digit_count() const { return digits_.size(); }                        // digits of Q_top
+  KeyStorage storage() const { return storage_; }                                   // expanded or seeded
+  const ring::RnsPoly& b(std::size_t digit) const { return digits_.at(digit)[0]; }  // b_d, over key_basis()
   // a_d: the stored polynomial, or for seeded storage a fresh expansion of the seed.
   ring::RnsPoly a(std::size_t digit) const;
   // a_d without expansion: null for seeded storage that does not hold it.
   const ring::RnsPoly* stored_a(std::size_t digit) const;
-  const std::optional<math::Seed>& seed() const { return seed_; }
-  std::uint64_t base_stream() const { return base_stream_; }
+  const std::optional<math::Seed>& seed() const { return seed_; }  // the seed of the a_d, when the key has one
+  std::uint64_t base_stream() const { return base_stream_; }       // a_d is stream base_stream() + d of seed()
   // Limb `limb` of a_d (a position in key_basis()) into out (N words): a copy of the stored limb, or its
   // expansion from the seed, so that key switching at a low level expands only the limbs it reads.
   void a_limb(std::size_t digit, std::size_t limb, std::span<std::uint32_t> out) const;
+  // A deep copy.
   SwitchingKey clone() const;
 
  private:
@@ -59,10 +64,10 @@ class SwitchingKey {
 // Where a new switching key's randomness comes from: its uniform halves from stream base_stream + d of `uniform`
 // (a public seed: what a seeded key stores), its errors from the same streams of `noise` (secret).
 struct SwitchingKeyDraw {
-  math::Seed uniform;
-  math::Seed noise;
-  std::uint64_t base_stream = 0;
-  KeyStorage storage = KeyStorage::expanded;
+  math::Seed uniform;                         // seed of the a_d; public once a seeded key is stored
+  math::Seed noise;                           // seed of the e_d; secret
+  std::uint64_t base_stream = 0;              // digit d draws from stream base_stream + d of each
+  KeyStorage storage = KeyStorage::expanded;  // seeded: the key keeps `uniform` instead of its a_d
 };
 
 // The switching key from `from_secret` (s') to `secret` (s), both over context->key_basis() in NTT form:

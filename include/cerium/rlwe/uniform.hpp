@@ -19,6 +19,7 @@
 
 namespace cerium::rlwe {
 
+// The uniform polynomial of stream `stream` of seed over basis, in NTT form (see the file comment).
 ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream);
 
 // One limb of expand_uniform: limb position `limb` of a basis whose prime there is q; out holds N words.

@@ -9,6 +9,7 @@
 
 namespace cerium::rlwe {
 
+// The limits of expand_uniform: limbs per basis and streams per seed, so that every limb stream fits in 64 bits.
 inline constexpr std::uint64_t max_uniform_limbs = 256;
 inline constexpr std::uint64_t max_uniform_stream = std::uint64_t{1} << 56;
 // The Prng stream of limb `limb` of uniform stream `stream`: (stream << 8) | limb, injective on the valid range.

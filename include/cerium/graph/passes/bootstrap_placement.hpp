@@ -22,6 +22,7 @@
 
 namespace cerium::graph {
 
+// One item of a level problem (see the file comment): a source or an operation.
 struct LevelItem {
   std::vector<std::uint32_t> inputs;  // earlier items
   int cost = 0;                       // levels the operation spends
@@ -31,16 +32,18 @@ struct LevelItem {
   int min_level = 0;                  // the level the item must keep (an output's demand)
 };
 
+// The items in topological order, and what bootstrapping offers them.
 struct LevelProblem {
-  std::vector<LevelItem> items;
-  int bootstrap_level = -1;     // the level a bootstrap delivers; -1: no bootstrapping available
-  int bootstrap_min_input = 1;  // the level a bootstrap's input needs
+  std::vector<LevelItem> items;  // topological: inputs before their readers
+  int bootstrap_level = -1;      // the level a bootstrap delivers; -1: no bootstrapping available
+  int bootstrap_min_input = 1;   // the level a bootstrap's input needs
 };
 
+// A solution of a level problem: which items are bootstrapped.
 struct Placement {
   std::vector<bool> bootstrap;  // per item (pinned items included, as true)
   int count = 0;                // bootstraps placed (pinned ones not counted)
-  bool optimal = false;
+  bool optimal = false;         // proven minimal: the search finished
   bool feasible = false;        // false: no placement exists (the reason: first_failure)
   std::uint32_t first_failure = 0;  // with feasible false: the first item that runs out of levels
 };
@@ -51,11 +54,14 @@ std::vector<int> natural_levels(const LevelProblem& problem, const std::vector<b
 // false with the first failing item in *failure (when given).
 bool is_feasible(const LevelProblem& problem, const std::vector<bool>& bootstrap, std::uint32_t* failure = nullptr);
 
+// Limits of place_bootstraps' search.
 struct PlacementOptions {
   std::size_t search_limit = std::size_t{1} << 22;  // branch-and-bound steps for graphs that are not forests
 };
 
+// The fewest bootstraps (see the file comment), or the best found within options.search_limit.
 Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& options = {});
+// The greedy rule alone, for comparison.
 Placement place_bootstraps_greedy(const LevelProblem& problem);
 
 }  // namespace cerium::graph

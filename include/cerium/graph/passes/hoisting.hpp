@@ -11,15 +11,17 @@
 
 namespace cerium::graph {
 
+// The rotations of one value that share its ModUp.
 struct HoistGroup {
-  NodeId source = 0;
+  NodeId source = 0;                 // the rotated value
   std::vector<NodeId> rotations;     // the rotate nodes, in program order (the first computes them all)
   std::vector<std::int64_t> steps;   // their steps, in the same order
 };
 
+// The pass's result: every group, and each node's group.
 struct Hoisting {
-  std::vector<HoistGroup> groups;
-  std::vector<int> group_of;  // per node: the index of its group, or -1
+  std::vector<HoistGroup> groups;  // two or more rotations each
+  std::vector<int> group_of;       // per node: the index of its group, or -1
 };
 
 // Groups of two or more rotations of one value.

@@ -10,6 +10,7 @@
 
 namespace cerium::graph {
 
+// What the level pass needs to know of the bootstrapper and the outputs.
 struct LevelRules {
   int bootstrap_level = -1;     // the level a bootstrap delivers (-1: no bootstrapper)
   int bootstrap_min_input = 1;  // the level its input needs

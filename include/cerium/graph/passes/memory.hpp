@@ -10,6 +10,7 @@
 
 namespace cerium::graph {
 
+// The memory pass's result (see the file comment).
 struct MemoryPlan {
   std::vector<NodeId> last_use;   // per node: the last node that reads it (itself when none; outputs: the end)
   std::size_t peak_bytes = 0;     // live ciphertexts at the worst point (working memory of one operation apart)

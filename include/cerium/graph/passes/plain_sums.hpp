@@ -18,15 +18,17 @@ namespace cerium::graph {
 
 struct NodePlan;
 
+// One sum of plaintext products (see the file comment).
 struct PlainSum {
   NodeId root = 0;                // the last addition: where the executor computes the sum
   std::vector<NodeId> products;   // the multiply_plain leaves, in program order
   std::vector<NodeId> members;    // every node of the tree (products, additions, root), in program order
 };
 
+// The pass's result: every sum, and each node's sum.
 struct PlainSums {
-  std::vector<PlainSum> sums;
-  std::vector<int> sum_of;  // per node: the index of the sum it belongs to, or -1
+  std::vector<PlainSum> sums;  // maximal, two or more products each
+  std::vector<int> sum_of;     // per node: the index of the sum it belongs to, or -1
 };
 
 // The maximal sums of two or more products. `nodes`: the plan's per-node levels and bootstraps (Plan::nodes).

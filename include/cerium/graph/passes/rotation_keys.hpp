@@ -13,9 +13,10 @@
 
 namespace cerium::graph {
 
+// The rotation keys a program needs (see the file comment).
 struct RotationKeys {
   std::vector<std::int64_t> steps;              // distinct rotation steps, increasing (each in [1, slots))
-  bool conjugation = false;
+  bool conjugation = false;                     // the conjugation key is needed
   std::vector<std::uint32_t> galois_elements;   // one per key, increasing
   std::size_t bytes = 0;                        // of the keys, stored as `storage` says
 };
