@@ -84,6 +84,7 @@ Ciphertext BasicBootstrapper<B>::mod_raise(const Ciphertext& level_zero) const {
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::sub_sum(const Ciphertext& raised) const {
   const std::size_t max_slots = context_->parameters().max_slots();
+  require<MismatchError>(!raised.empty(), "sub_sum: the ciphertext is empty (default-constructed or moved from)");
   Ciphertext sum = raised.clone();
   if (slots_ == max_slots) return sum;
   // The automorphisms X -> X^(5^(k n)) fix the subring of the slots; their sum keeps gap * (the subring part)

@@ -51,6 +51,33 @@ Ciphertext::Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int
   require_valid_slots(context_, slots_, "ciphertext");
 }
 
+void Ciphertext::set_level(int level) {
+  require<MismatchError>(!empty(), "Ciphertext::set_level({}): the ciphertext is empty", level);
+  require<LevelError>(level >= 0 && level <= context_->max_level(),
+                      "Ciphertext::set_level: level {} does not exist: levels run from 0 to {}", level,
+                      context_->max_level());
+  const auto& expected = context_->q_basis(level);
+  for (const auto& part : parts_) {
+    require<MismatchError>(part.basis() == *expected,
+                           "Ciphertext::set_level: a part over {} cannot be at level {}, whose basis is {}; change "
+                           "the parts' basis first (level_down, rescale)",
+                           ring::describe(part.basis()), level, ring::describe(*expected));
+  }
+  level_ = level;
+}
+
+void Ciphertext::set_scale(double scale) {
+  require<MismatchError>(!empty(), "Ciphertext::set_scale({}): the ciphertext is empty", scale);
+  require_valid_scale(context_, scale, level_, "Ciphertext::set_scale");
+  scale_ = scale;
+}
+
+void Ciphertext::set_slots(std::size_t slots) {
+  require<MismatchError>(!empty(), "Ciphertext::set_slots({}): the ciphertext is empty", slots);
+  require_valid_slots(context_, slots, "Ciphertext::set_slots");
+  slots_ = slots;
+}
+
 void Ciphertext::throw_part_index(std::size_t i) const {
   throw InvalidArgument(fmt::format("Ciphertext::part({}): the ciphertext has {} parts{}", i, parts_.size(),
                                     empty() ? " (it is empty: default-constructed or moved from)" : ""));

@@ -143,7 +143,9 @@ void DeviceWords::fill_zero() {
   } else if (device_.host_accessible()) {
     host_.fill_zero();
   } else {
-    device_memory_hooks(device_.kind).zero(device_, data_, padded_bytes(size_));
+    // A slice or a view zeroes its own words only: the padding past them may be a neighbour's.
+    const bool shared = block_ != nullptr || borrowed_;
+    device_memory_hooks(device_.kind).zero(device_, data_, shared ? size_ * sizeof(std::uint32_t) : padded_bytes(size_));
   }
 }
 

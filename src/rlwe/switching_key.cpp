@@ -54,8 +54,14 @@ ring::RnsPoly SwitchingKey::a(std::size_t digit) const {
   return expand_uniform(context_->key_basis(), *seed_, base_stream_ + digit);
 }
 
+const std::array<ring::RnsPoly, 2>& SwitchingKey::digit_pair(std::size_t digit) const {
+  require(digit < digits_.size(), "switching key: digit {} does not exist; the key has {} digits", digit,
+          digits_.size());
+  return digits_[digit];
+}
+
 const ring::RnsPoly* SwitchingKey::stored_a(std::size_t digit) const {
-  const ring::RnsPoly& a = digits_.at(digit)[1];
+  const ring::RnsPoly& a = digit_pair(digit)[1];
   return a.empty() ? nullptr : &a;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cerium/dist/nccl.hpp"
+#include "gpu_test_support.hpp"
 #include "support/catch.hpp"
 
 using namespace cerium::dist;
@@ -34,6 +35,7 @@ struct DeviceVector {
 }  // namespace
 
 TEST_CASE("NCCL communicator, one rank: collectives on device words", "[gpu][dist][nccl][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
   const auto path = std::filesystem::temp_directory_path() / "cerium_nccl_id_test";
   std::filesystem::remove(path);
   const NcclUniqueId id = nccl_unique_id_via_file(path, 0);

@@ -18,10 +18,12 @@ namespace cerium::ckks {
 
 // The seed and stream that c1 of a fresh secret-key encryption was sampled from (uniform in NTT form).
 struct PolySeed {
-  math::Seed seed;
-  std::uint64_t stream = 0;
+  math::Seed seed;           // the ChaCha20 key the uniform polynomial was expanded from
+  std::uint64_t stream = 0;  // its stream (rlwe/uniform_stream.hpp)
 };
 
+// A value type: moves hand the polynomials over, copies are explicit (clone); an empty one (default-constructed
+// or moved from) is refused by every operation with a MismatchError.
 class Ciphertext {
  public:
   Ciphertext() = default;
@@ -29,12 +31,14 @@ class Ciphertext {
   // MismatchError otherwise, naming what is wrong).
   Ciphertext(ContextPtr context, std::vector<ring::RnsPoly> parts, int level, double scale, std::size_t slots);
 
+  // Moves leave the source empty.
   Ciphertext(Ciphertext&&) noexcept = default;
   Ciphertext& operator=(Ciphertext&&) noexcept = default;
+  // A deep copy, on the same devices as the parts (an empty one clones to an empty one).
   Ciphertext clone() const;
 
-  const ContextPtr& context() const { return context_; }
-  std::size_t size() const { return parts_.size(); }
+  const ContextPtr& context() const { return context_; }  // null when empty
+  std::size_t size() const { return parts_.size(); }       // parts: 2, or 3 before relinearization
   // InvalidArgument for i >= size().
   const ring::RnsPoly& part(std::size_t i) const {
     if (i >= parts_.size()) throw_part_index(i);
@@ -51,11 +55,15 @@ class Ciphertext {
   std::size_t slots() const { return slots_; }
   bool empty() const { return context_ == nullptr; }
 
-  // For the evaluator: after an operation changed the parts' basis or meaning.
-  void set_level(int level) { level_ = level; }
-  void set_scale(double scale) { scale_ = scale; }
-  void set_slots(std::size_t slots) { slots_ = slots; }
+  // For the evaluator: after an operation changed the parts' basis or meaning. Checked as the constructor checks:
+  // LevelError for a level that does not exist or a scale the level cannot carry (below 1, not below Q_level, not
+  // finite), MismatchError for parts not over the level's basis, InvalidArgument for a slot count that is not a
+  // power of two up to N/2. A failed call changes nothing.
+  void set_level(int level);
+  void set_scale(double scale);
+  void set_slots(std::size_t slots);
 
+  // The seed c1 was expanded from, when it still is that expansion (serialization then stores the seed instead).
   const std::optional<PolySeed>& c1_seed() const { return c1_seed_; }
   void set_c1_seed(std::optional<PolySeed> seed) { c1_seed_ = seed; }
 

@@ -98,13 +98,15 @@ auto operator+(std::complex<double> c, E e) { return ConstLeaf{c} + std::move(e)
 template <Node E>
 auto operator-(E e, std::complex<double> c) { return std::move(e) - ConstLeaf{c}; }
 template <Node E>
+auto operator-(std::complex<double> c, E e) { return ConstLeaf{c} - std::move(e); }
+template <Node E>
 auto operator*(E e, std::complex<double> c) { return std::move(e) * ConstLeaf{c}; }
 template <Node E>
 auto operator*(std::complex<double> c, E e) { return ConstLeaf{c} * std::move(e); }
 
 // --- Named operations on ciphertext expressions ---
 
-// The compile-time error for a named operation on a plaintext or constant (#undef at the end of this header).
+// The compile-time error for a named operation on a plaintext or constant (`#undef` at the end of this header).
 #define CERIUM_EXPR_REQUIRE_CIPHER(what)                                                                        \
   static_assert(E::cipher, "cerium::expr::" what ": the operand is a plaintext or constant; only ciphertext " \
                            "expressions can be " what "d (do it in the clear before encoding)")

@@ -6,6 +6,7 @@
 // instead of leaving it idle while one core encodes. The value type is what the host makes per node: a compressed
 // encoding (PlaintextStream) or encoding's first half alone (UnscaledStream, finished on the device).
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
@@ -22,15 +23,19 @@
 
 namespace cerium::graph {
 
+// The plaintexts of a run, made by `threads` workers at most `window` nodes ahead of the run (see the file
+// comment); T is what the host makes per node.
 template <class T>
 class EncodedAhead {
  public:
+  // Makes one node's T on a worker thread.
   using Encode = std::function<T(NodeId)>;
 
   // `order`: the plaintext nodes in the order the run reaches them; `encode` must be thread-safe.
   EncodedAhead(std::vector<NodeId> order, Encode encode, unsigned threads, std::size_t window)
       : order_(std::move(order)), encode_(std::move(encode)), ready_(order_.size()), window_(window) {
-    position_.assign(order_.empty() ? 0 : order_.back() + 1, order_.size());
+    // The order is the run's, not the ids' (a sum's products come at its root): size by the largest id.
+    position_.assign(order_.empty() ? 0 : *std::max_element(order_.begin(), order_.end()) + 1, order_.size());
     for (std::size_t k = 0; k < order_.size(); ++k) position_[order_[k]] = k;
     for (unsigned t = 0; t < threads; ++t) {
       workers_.emplace_back([this] {
@@ -39,6 +44,8 @@ class EncodedAhead {
       });
     }
   }
+  // Not copyable (the workers hold `this`). The destructor stops them, each after the plaintext it is making, and
+  // joins them.
   EncodedAhead(const EncodedAhead&) = delete;
   EncodedAhead& operator=(const EncodedAhead&) = delete;
   ~EncodedAhead() {
@@ -50,6 +57,7 @@ class EncodedAhead {
     for (std::thread& t : workers_) t.join();
   }
 
+  // Whether node id's plaintext comes from this stream (it is in `order`).
   bool streams(NodeId id) const { return id < position_.size() && position_[id] < order_.size(); }
 
   // The node's host plaintext, waiting for it if need be; each node's is taken once, in order. A failed encoding
@@ -109,7 +117,9 @@ class EncodedAhead {
   std::vector<std::thread> workers_;
 };
 
+// Compressed encodings, uploaded and expanded where the evaluator computes.
 using PlaintextStream = EncodedAhead<ckks::PeriodicPlaintext>;
+// Encoding's first half, uploaded and encoded where the evaluator computes.
 using UnscaledStream = EncodedAhead<ckks::UnscaledPlaintext>;
 
 }  // namespace cerium::graph

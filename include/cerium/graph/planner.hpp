@@ -54,7 +54,7 @@ struct PlanOptions {
   int output_level = 0;                    // the level every output keeps at least
   // The rotation steps the user will generate keys for (none: any); a rotation outside them is an error.
   std::optional<std::vector<std::int64_t>> available_rotations = std::nullopt;
-  bool conjugation_available = true;  // false, with available_rotations set: a conjugation is a MissingKeyError
+  bool conjugation_available = true;  // false: a conjugation is a MissingKeyError (whatever available_rotations says)
   ckks::KeyStorage key_storage = ckks::KeyStorage::expanded;  // for the key-byte figure
   PlacementOptions placement = {};  // how bootstraps are placed (passes/bootstrap_placement.hpp)
   // Rotations of one value share a ModUp. Off: every rotation key-switches alone, the words of graph::Eager.

@@ -53,12 +53,14 @@ class DecoderLayer {
         functions_(std::move(functions)) {
     shape_.validate();
     require(shape_.causal, "decoder layer: attention must be causal");
-    require(rope_.config().blocks == shape_.blocks && rope_.layout().slots() == shape_.layout.slots() &&
-                rope_.config().heads == shape_.heads,
-            "decoder layer: a RoPE for {} blocks of {} slots in {} heads, attention of {} blocks of {} slots in {} "
-            "heads",
-            rope_.config().blocks, rope_.layout().slots(), rope_.config().heads, shape_.blocks,
-            shape_.layout.slots(), shape_.heads);
+    // The rows and their stride, not just the slot count: a RoPE of 8 rows of 128 would turn 16 rows of 64 at the
+    // wrong positions.
+    require(rope_.config().blocks == shape_.blocks && rope_.layout().rows == shape_.layout.rows &&
+                rope_.layout().stride == shape_.layout.stride && rope_.config().heads == shape_.heads,
+            "decoder layer: a RoPE for {} blocks of {} rows x {} slots in {} heads, attention of {} blocks of {} rows "
+            "x {} slots in {} heads",
+            rope_.config().blocks, rope_.layout().rows, rope_.layout().stride, rope_.config().heads, shape_.blocks,
+            shape_.layout.rows, shape_.layout.stride, shape_.heads);
     require(!linears_.gate.empty() && linears_.gate.size() == linears_.up.size() &&
                 linears_.gate.size() == linears_.down.size(),
             "decoder layer: {} gate, {} up and {} down blocks", linears_.gate.size(), linears_.up.size(),

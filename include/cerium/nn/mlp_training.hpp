@@ -32,6 +32,7 @@
 #include <span>
 #include <vector>
 
+#include "cerium/core/check.hpp"
 #include "cerium/graph/circuits.hpp"
 #include "cerium/graph/node.hpp"
 #include "cerium/nn/attention.hpp"  // segment_sum

@@ -40,7 +40,8 @@ class SwitchingKey {
   const ContextPtr& context() const { return context_; }                            // the context it was made for
   std::size_t digit_count() const { return digits_.size(); }                        // digits of Q_top
   KeyStorage storage() const { return storage_; }                                   // expanded or seeded
-  const ring::RnsPoly& b(std::size_t digit) const { return digits_.at(digit)[0]; }  // b_d, over key_basis()
+  // b_d, over key_basis(). The digit accessors throw InvalidArgument for digit >= digit_count().
+  const ring::RnsPoly& b(std::size_t digit) const { return digit_pair(digit)[0]; }
   // a_d: the stored polynomial, or for seeded storage a fresh expansion of the seed.
   ring::RnsPoly a(std::size_t digit) const;
   // a_d without expansion: null for seeded storage that does not hold it.
@@ -56,6 +57,7 @@ class SwitchingKey {
  private:
   ContextPtr context_;
   std::vector<std::array<ring::RnsPoly, 2>> digits_;
+  const std::array<ring::RnsPoly, 2>& digit_pair(std::size_t digit) const;
   KeyStorage storage_ = KeyStorage::expanded;
   std::optional<math::Seed> seed_;
   std::uint64_t base_stream_ = 0;

@@ -100,6 +100,12 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   int provided = 0;
   check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   owns_ = true;
+  // Cerium calls MPI from the thread that made the session only; an MPI without even that support would
+  // misbehave in ways no later call could name.
+  require<UnsupportedError>(provided >= MPI_THREAD_FUNNELED,
+                            "MPI_Init_thread: this MPI provides thread level {} and Cerium needs MPI_THREAD_FUNNELED "
+                            "({}); use an MPI built with thread support",
+                            provided, static_cast<int>(MPI_THREAD_FUNNELED));
 }
 
 MpiSession::~MpiSession() {

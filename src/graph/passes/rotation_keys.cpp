@@ -38,7 +38,7 @@ RotationKeys infer_rotation_keys(const Program& program, const std::optional<std
       steps.insert(node.steps);
       elements.insert(ring::rotation_galois_element(node.steps, n));
     } else if (node.op == Op::conjugate) {
-      require<MissingKeyError>(!available || conjugation_available,
+      require<MissingKeyError>(conjugation_available,
                                "plan: {} conjugates, and the plan may not use a conjugation key "
                                "(PlanOptions::conjugation_available)",
                                program.describe(id));
