@@ -43,6 +43,7 @@
 #include "cerium/graph/tracer.hpp"
 #include "cerium/io/weights.hpp"
 #include "cerium/nn/encrypted_bert.hpp"
+#include "plaintext_budget.hpp"
 #include "run_planned.hpp"
 #include "transformer_support.hpp"
 
@@ -84,10 +85,17 @@ double run(const graph::Plan& plan, const nn::EncryptedBert& model, const Senten
   inputs.push_back(ckks::Encryptor(keygen.public_key())
                        .encrypt(encoder.encode(model.pack(sentence.input), plan.input_encoding(0))));
   // Fully encoded, the plan's plaintexts would take 200 GiB at N = 2^16 (thousands of compressed diagonals at
-  // every level they are used): encoded on host threads a window ahead of their use instead, from their 10 MiB of
-  // stored values.
-  const graph::Executor<B> executor(plan, evaluator, &bootstrapper, {.cache_plaintexts = false});
-  const auto start = std::chrono::steady_clock::now();
+  // every level they are used): what the device has room for is encoded, the rest kept unscaled (2 doubles a slot
+  // of each one's period, tens of MiB) and encoded where the evaluator computes at each use (plaintext_budget.hpp).
+  const graph::Executor<B> executor(
+      plan, evaluator, &bootstrapper,
+      {.cache_plaintexts = true,
+       .plaintext_cache_bytes = plaintext_cache_bytes<B>(std::span<const graph::Plan>(&plan, 1))});
+  auto start = std::chrono::steady_clock::now();
+  const std::size_t prepared = executor.encode_plaintexts();
+  fmt::print("{} plaintexts prepared in {:.1f} s ({} kept unscaled: {:.1f} MiB)\n", prepared, seconds_since(start),
+             executor.unscaled_plaintexts(), executor.unscaled_plaintext_bytes() / 1048576.0);
+  start = std::chrono::steady_clock::now();
   auto outputs = executor.run(std::move(inputs), [&](const graph::RunProgress& p) {
     if (p.nodes_done % 1000 == 0 || p.nodes_done == p.nodes) {
       fmt::print("\r  {:5.1f}%  nodes {}/{}, bootstraps {}/{}, {:.1f} s", 100.0 * p.nodes_done / p.nodes,
@@ -95,7 +103,7 @@ double run(const graph::Plan& plan, const nn::EncryptedBert& model, const Senten
       std::fflush(stdout);
     }
   });
-  fmt::print("\nencrypted encoder: {:.3f} s (plaintexts streamed from host threads)\n", seconds_since(start));
+  fmt::print("\nencrypted encoder: {:.3f} s\n", seconds_since(start));
   const auto slots = encoder.decode(ckks::Decryptor(keygen.secret_key()).decrypt(evaluator.download(outputs.at(0))));
   const std::vector<double> encrypted = nn::mean_pool(model.unpack(slots), sentence.tokens);
   graph::PlainOps twin;

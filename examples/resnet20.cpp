@@ -59,6 +59,7 @@
 #include "cerium/io/weights.hpp"
 #include "cerium/nn/resnet.hpp"
 #include "layer_profile.hpp"
+#include "plaintext_budget.hpp"
 #include "run_planned.hpp"
 
 using namespace cerium;
@@ -98,36 +99,6 @@ struct RunSettings {
   double cache_gib = -1;        // the plaintext cache's bound (negative: sized to the device)
 };
 
-// The bytes of every plaintext operand kept unscaled (graph::ExecutorOptions::keep_rest_unscaled): 2 doubles a
-// slot of its period.
-std::size_t unscaled_bytes(const graph::Plan& plan) {
-  std::size_t bytes = 0;
-  for (graph::NodeId id = 0; id < plan.program.size(); ++id) {
-    const graph::Node& node = plan.program.node(id);
-    if (node.op == graph::Op::multiply_plain || node.op == graph::Op::add_plain) {
-      bytes += 2 * node.plain.period() * sizeof(double);
-    }
-  }
-  return bytes;
-}
-
-// The plaintext cache sized to the device: everything when it fits beside the keys with room for the run (the
-// live ciphertexts and the bootstrapper's work), else what does beside the rest kept unscaled (0: no bound).
-template <backend::PolyBackend B>
-std::size_t plaintext_cache_bytes(const graph::Plan& plan) {
-#if CERIUM_HAS_CUDA
-  if constexpr (std::is_same_v<B, backend::CudaBackend>) {
-    const std::size_t room = (std::size_t{16} << 30) + plan.memory.peak_bytes;
-    const std::size_t free = cuda::memory_available();
-    if (plan.plaintext_encoded_bytes + room > free) {
-      const std::size_t reserved = room + unscaled_bytes(plan);
-      return free > reserved ? free - reserved : 1;
-    }
-  }
-#endif
-  return 0;
-}
-
 // Encrypts each sample, runs the plan, decrypts the logits and compares the class with the plaintext twin's (the
 // same polynomial ReLUs) and the exact-ReLU reference's. The first run encodes the plaintexts (kept on the
 // device); a second, profiled run of the first image gives the per-layer times; every run is timed.
@@ -141,14 +112,14 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   const ckks::Decryptor decryptor(keygen.secret_key());
   const std::size_t cache_bytes =
       settings.cache_gib >= 0 ? std::max<std::size_t>(1, static_cast<std::size_t>(settings.cache_gib * 1073741824.0))
-                              : plaintext_cache_bytes<B>(plan);
+                              : plaintext_cache_bytes<B>(std::span<const graph::Plan>(&plan, 1));
   const graph::Executor<B> executor(plan, evaluator, &bootstrapper,
                                     {.cache_plaintexts = true, .plaintext_cache_bytes = cache_bytes});
   if (cache_bytes != 0) {
     fmt::print("plaintext cache: {:.1f} of {:.1f} GiB on the device (what it has free after the keys, less room for "
                "the run); the rest kept unscaled on the device (at most {:.1f} GiB) and encoded there at each use\n",
                cache_bytes / 1073741824.0, plan.plaintext_encoded_bytes / 1073741824.0,
-               unscaled_bytes(plan) / 1073741824.0);
+               unscaled_plaintext_bytes(plan) / 1073741824.0);
   }
   const graph::RunOptions run_options{.fuse_plain_sums = settings.fuse};
   const auto encrypt = [&](const Sample& s) {

@@ -1,13 +1,17 @@
 #pragma once
-// A model planned in stages (graph::StagedPlanner) run one stage after another: each stage's executor takes the
-// last one's outputs as they are, streams its own plaintexts from host threads (encoded a window ahead, freed
-// after use) and is gone before the next starts. Per stage: its seconds; with a `profile` table, every node's
-// time into it as well (the device waited for after each node).
+// A model planned in stages (graph::StagedPlanner) run one stage after another, each stage's executor taking the
+// last one's outputs as they are. The executors are made once and kept with their plaintexts: on a GPU encoded as
+// far as the device has room (plaintext_budget.hpp) and unscaled past it, encoded there at each use; on the CPU
+// all unscaled. prepare() readies every plaintext ahead on all host cores, so the runs after it encode nothing on
+// the host. Per run: each stage's seconds; with a `profile` table, every node's time into it as well (the device
+// waited for after each node).
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/graph/executor.hpp"
 #include "layer_profile.hpp"
+#include "plaintext_budget.hpp"
 
 struct StagedRun {
   std::vector<cerium::ckks::Ciphertext> outputs;
@@ -24,28 +29,71 @@ struct StagedRun {
 };
 
 template <cerium::backend::PolyBackend B>
+class StagedExecutors {
+ public:
+  // The plans, evaluator and bootstrapper must outlive this object. The plaintext budget covers every stage.
+  StagedExecutors(std::span<const cerium::graph::Plan> plans, const cerium::ckks::BasicEvaluator<B>& evaluator,
+                  const cerium::boot::BasicBootstrapper<B>& bootstrapper)
+      : plans_(plans) {
+    // 0 (everything fits) stays unbounded; a bound is shared out evenly, at least a byte (none encoded) each.
+    const std::size_t budget = plaintext_cache_bytes<B>(plans);
+    const std::size_t cache_bytes = budget == 0 ? 0 : std::max<std::size_t>(1, budget / plans.size());
+    for (const cerium::graph::Plan& plan : plans) {
+      executors_.push_back(std::make_unique<cerium::graph::Executor<B>>(
+          plan, evaluator, &bootstrapper,
+          cerium::graph::ExecutorOptions{.cache_plaintexts = true, .plaintext_cache_bytes = cache_bytes}));
+    }
+  }
+
+  // Every stage's plaintexts encoded or made unscaled, and placed; returns the seconds it took.
+  double prepare() const {
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t count = 0, unscaled = 0, unscaled_bytes = 0, encoded_bytes = 0;
+    for (const auto& executor : executors_) {
+      count += executor->encode_plaintexts();
+      unscaled += executor->unscaled_plaintexts();
+      unscaled_bytes += executor->unscaled_plaintext_bytes();
+      encoded_bytes += executor->plaintext_cache_bytes();
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("{} plaintexts prepared in {:.1f} s: {} kept unscaled ({:.2f} GiB), {} encoded ({:.2f} GiB)\n", count,
+               seconds, unscaled, unscaled_bytes / 1073741824.0, count - unscaled, encoded_bytes / 1073741824.0);
+    std::fflush(stdout);
+    return seconds;
+  }
+
+  StagedRun run(std::vector<cerium::ckks::Ciphertext> inputs, LayerProfile* profile = nullptr) const {
+    using clock = std::chrono::steady_clock;
+    StagedRun run;
+    run.outputs = std::move(inputs);
+    const auto start = clock::now();
+    for (std::size_t s = 0; s < executors_.size(); ++s) {
+      const auto stage_start = clock::now();
+      if (profile != nullptr) {
+        if (s > 0) profile->next_program(plans_[s].program);
+        run.outputs = executors_[s]->run(std::move(run.outputs),
+                                         [&](const cerium::graph::RunProgress& p) { profile->add(p); },
+                                         {.profile = true});
+      } else {
+        run.outputs = executors_[s]->run(std::move(run.outputs));
+      }
+      run.stage_seconds.push_back(std::chrono::duration<double>(clock::now() - stage_start).count());
+      fmt::print("  stage {}/{}: {:.3f} s\n", s + 1, executors_.size(), run.stage_seconds.back());
+      std::fflush(stdout);
+    }
+    run.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    return run;
+  }
+
+ private:
+  std::span<const cerium::graph::Plan> plans_;
+  std::vector<std::unique_ptr<cerium::graph::Executor<B>>> executors_;
+};
+
+// One pass over the stages with executors made for it (their plaintexts prepared inside the timed run).
+template <cerium::backend::PolyBackend B>
 StagedRun run_stages(std::span<const cerium::graph::Plan> plans, const cerium::ckks::BasicEvaluator<B>& evaluator,
                      const cerium::boot::BasicBootstrapper<B>& bootstrapper,
                      std::vector<cerium::ckks::Ciphertext> inputs, LayerProfile* profile = nullptr) {
-  using namespace cerium;
-  using clock = std::chrono::steady_clock;
-  StagedRun run;
-  run.outputs = std::move(inputs);
-  const auto start = clock::now();
-  for (std::size_t s = 0; s < plans.size(); ++s) {
-    const auto stage_start = clock::now();
-    const graph::Executor<B> executor(plans[s], evaluator, &bootstrapper, {.cache_plaintexts = false});
-    if (profile != nullptr) {
-      if (s > 0) profile->next_program(plans[s].program);
-      run.outputs = executor.run(std::move(run.outputs), [&](const graph::RunProgress& p) { profile->add(p); },
-                                 {.profile = true});
-    } else {
-      run.outputs = executor.run(std::move(run.outputs));
-    }
-    run.stage_seconds.push_back(std::chrono::duration<double>(clock::now() - stage_start).count());
-    fmt::print("  stage {}/{}: {:.3f} s\n", s + 1, plans.size(), run.stage_seconds.back());
-    std::fflush(stdout);
-  }
-  run.seconds = std::chrono::duration<double>(clock::now() - start).count();
-  return run;
+  return StagedExecutors<B>(plans, evaluator, bootstrapper).run(std::move(inputs), profile);
 }

@@ -37,17 +37,22 @@
 
 namespace cerium::graph {
 
+// Where a run stands, reported after each node (RunProgressCallback).
 struct RunProgress {
-  std::size_t nodes_done = 0, nodes = 0;
-  int bootstraps_done = 0, bootstraps = 0;
-  double elapsed_seconds = 0;
+  // Nodes done so far, in program order.
+  std::size_t nodes_done = 0, nodes = 0;  // nodes in the program
+  // Bootstraps done so far.
+  int bootstraps_done = 0, bootstraps = 0;  // bootstraps the plan makes
+  double elapsed_seconds = 0;               // since the run started
   // The node just finished and, with RunOptions::profile, its time: the whole node (its bootstrap included)
   // and the bootstrap alone. Without profile both are 0: the device may still be working on the node.
   NodeId node = 0;
   double node_seconds = 0, bootstrap_seconds = 0;
 };
+// Called on the run's thread after each node; empty: no reports.
 using RunProgressCallback = std::function<void(const RunProgress&)>;
 
+// How an Executor places nodes and where it keeps the plan's plaintexts, fixed for its lifetime.
 struct ExecutorOptions {
   // Ciphertext-parallel (graph/passes/rank_placement.hpp): this rank computes only its nodes of the placement, and
   // each value goes to the other ranks that read it, once, through the communicator, right after it is computed
@@ -70,11 +75,16 @@ struct ExecutorOptions {
   bool keep_rest_unscaled = true;
   // The most bytes the unscaled plaintexts may hold (0: no bound); those past it are streamed.
   std::size_t unscaled_bytes = 0;
+  // A sum of plaintext products holds the plaintexts it encodes for itself (not cached) until its call: past this
+  // many bytes of them, it is computed in parts that are added (the same words: each product is rounded on its
+  // own), so that a sum of thousands of products fits a device's memory.
+  std::size_t sum_plaintext_bytes = std::size_t{512} << 20;
   // Without the cache: host threads that encode the plaintexts ahead of the run (graph/plaintext_stream.hpp);
   // 0: one per core, 1: each encoded on the run's thread when its node comes.
   unsigned encode_threads = 0;
 };
 
+// Per-run choices (Executor::run).
 struct RunOptions {
   // Wait for the device after each node and report its time in RunProgress: a per-layer breakdown for the price
   // of the overlap between host and device (on the CPU nothing is lost).
@@ -85,6 +95,8 @@ struct RunOptions {
   bool fuse_plain_sums = true;
 };
 
+// Runs one plan with one evaluator over backend B (see the file comment); keeps the plan's plaintexts between runs
+// as ExecutorOptions says.
 template <backend::PolyBackend B>
 class Executor {
  public:
@@ -170,6 +182,7 @@ class Executor {
     std::lock_guard lock(cache_mutex_);
     return unscaled_bytes_;
   }
+  // How many plaintexts are held unscaled so far.
   std::size_t unscaled_plaintexts() const {
     std::lock_guard lock(cache_mutex_);
     return unscaled_.size();
@@ -181,6 +194,8 @@ class Executor {
     return encodings_;
   }
 
+  // The program's outputs, in order, for its inputs, in order (see the file comment for their levels and scales);
+  // `progress` hears after each node.
   std::vector<ckks::Ciphertext> run(std::vector<ckks::Ciphertext> inputs, const RunProgressCallback& progress = {},
                                     RunOptions run_options = {}) const {
     const bool profile = run_options.profile && static_cast<bool>(progress);
@@ -463,19 +478,34 @@ class Executor {
     throw InvalidArgument("executor: a node of kind " + std::string(to_string(node.op)) + " has nothing to compute");
   }
 
-  // A sum of plaintext products at its root: every product's operand and plaintext, one evaluator call.
+  // A sum of plaintext products at its root: every product's operand and plaintext, one evaluator call (or one a
+  // part, added, when the plaintexts it encodes for itself pass ExecutorOptions::sum_plaintext_bytes).
   ckks::Ciphertext compute_sum(const PlainSum& sum, const std::vector<std::optional<ckks::Ciphertext>>& values,
                                PlaintextStream* stream) const {
-    std::vector<const ckks::Ciphertext*> operands;
     std::vector<std::optional<ckks::Plaintext>> owned(sum.products.size());  // streamed or encoded for this run
+    std::vector<const ckks::Ciphertext*> operands;
     std::vector<const ckks::Plaintext*> plains;
+    std::optional<ckks::Ciphertext> total;
+    std::size_t owned_bytes = 0, first = 0;
+    const auto add_part = [&](std::size_t end) {
+      ckks::Ciphertext part = ops_.multiply_sum(operands, plains);
+      total = total.has_value() ? ops_.add(*total, part) : std::move(part);
+      for (std::size_t t = first; t < end; ++t) owned[t].reset();
+      operands.clear();
+      plains.clear();
+      owned_bytes = 0;
+      first = end;
+    };
     for (std::size_t t = 0; t < sum.products.size(); ++t) {
       const NodeId product = sum.products[t];
       const ckks::Ciphertext& a = operand(values, plan_.program.node(product).inputs[0]);
       operands.push_back(&a);
       plains.push_back(&plaintext_operand(product, a, stream, owned[t]));
+      if (owned[t].has_value()) owned_bytes += bytes_of(*owned[t]);
+      if (owned_bytes > options_.sum_plaintext_bytes && t + 1 < sum.products.size()) add_part(t + 1);
     }
-    return ops_.multiply_sum(operands, plains);
+    add_part(sum.products.size());
+    return std::move(*total);
   }
 
   // After a sum's root: the inputs the sum's members read last (the members' own values were never made).

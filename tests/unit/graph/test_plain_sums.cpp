@@ -131,6 +131,8 @@ TEST_CASE("plain sums: fused runs give the node-by-node words", "[graph][plain_s
   CHECK(same_words(run({.cache_plaintexts = true}, true), want));
   CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 2}, true), want));  // streamed, fused order
   CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 1}, true), want));
+  // A sum computed in parts (here one product a part: the plaintexts it encodes past the byte bound), added.
+  CHECK(same_words(run({.cache_plaintexts = false, .sum_plaintext_bytes = 1, .encode_threads = 2}, true), want));
   // A cache with room for a few plaintexts: the rest streamed at each run, fused or not.
   const std::size_t room = 3 * f.context->parameters().limbs_at(f.context->max_level()) * f.context->ring_degree() * 4;
   std::size_t cached = 0;
