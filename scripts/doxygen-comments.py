@@ -5,8 +5,13 @@ The headers document their API with ordinary `//` comments, which Doxygen ignore
 (the path Doxygen passes) and writes it to stdout with:
   - the block of `//` lines directly above a declaration (no blank line between) at namespace, class or enum
     scope turned into `///`. The headers' convention is that such a comment covers every declaration below it
-    up to the next blank line or comment (overloads, an `op` and its `op_inplace`): that run becomes a Doxygen
-    member group (`@{` ... `///@}`), whose first member's text DISTRIBUTE_GROUP_DOC gives to the others;
+    up to the next blank line or comment (overloads, an `op` and its `op_inplace`; a function's body, blank and
+    comment lines in it included, is part of its declaration): that run becomes a Doxygen member group (`@{` ...
+    `///@}`, or `/**@}*/` before the `}`, access specifier or comment that ends the run when its last line has a
+    comment of its own), whose first member's text DISTRIBUTE_GROUP_DOC gives to the others;
+  - the block of `//` lines directly above a `#define` turned into `///`: the macro's docs. Doxygen reads only
+    the branch of an `#if` that its preprocessor takes, so a macro defined on both branches is documented above
+    the definition on that branch (in config.hpp, the host compiler's `#else`);
   - a section line (`// --- Keys (...) ---`) directly above declarations: its words document that run the same
     way; followed by more `//` lines, those document it instead;
   - a trailing `// ...` after a member, a declaration or an enumerator turned into `///<`, with the `//` lines
@@ -26,6 +31,7 @@ import sys
 
 SEPARATOR = re.compile(r"^//\s*(-{3,}|={3,}|\*{3,}|~{3,}|#{3,})")
 SEPARATOR_WORDS = re.compile(r"^\s*[-=*~#]{3,}|[-=*~#]{3,}\s*$")
+DEFINE = re.compile(r"^#\s*define\s")
 ACCESS = re.compile(r"^(public|protected|private)\s*:")
 NOT_DOCUMENTED = re.compile(r"^(\}|namespace\b|inline\s+namespace\b|using\s+namespace\b|static_assert\b|#|extern\s+template\b)")
 
@@ -171,13 +177,21 @@ def fence_examples(out, lines, info, first, end):
 
 def declaration_run(info, lines, j):
     """The lines of the declarations that start at line j and follow each other without a blank line or a
-    comment line, and how many declarations they hold: (last line, count)."""
+    comment line, and how many declarations they hold: (last line, count). A function's body (or an
+    initializer's) belongs to its declaration, blank and comment lines in it included."""
     depth = len(info[j][2])
     last, count = j - 1, 0
     k = j
     while k < len(lines):
         code, col, stack, end_depth, directive = info[k]
         stripped = code.strip()
+        if len(stack) > depth and stack[depth] == "other":
+            # inside the body: the declaration ends on the line that closes it
+            if end_depth == depth and stripped.endswith((";", "}")):
+                count += 1
+            last = k
+            k += 1
+            continue
         if not stripped or directive or len(stack) < depth:
             break
         if len(stack) == depth and (stripped.startswith("}") or ACCESS.match(stripped)):
@@ -189,6 +203,28 @@ def declaration_run(info, lines, j):
     if last < j or info[last][3] != depth:
         return last, 0
     return last, count
+
+
+def group_end(lines, info, last):
+    """Where a member group whose last declaration ends on line `last` closes: (line, how), or None when it
+    cannot. The marker goes at the end of that line ("append"); when the line has a comment of its own (a marker
+    before a `///<` would move the comment), below it and the `//` lines that continue that comment: on a blank
+    line ("blank"), before the `}`, access specifier or comment that ends the run ("prefix", as `/**@}*/`), or
+    after the file's last line ("eof")."""
+    if info[last][1] < 0:
+        return last, "append"
+    n = len(lines)
+    k = last + 1
+    while k < n and info[k][1] == info[last][1] and not info[k][0].strip():
+        k += 1
+    if k == n:
+        return k, "eof"
+    code = info[k][0].strip()
+    if not lines[k].strip():
+        return k, "blank"
+    if not info[k][4] and (code.startswith("}") or ACCESS.match(code) or (info[k][1] >= 0 and not code)):
+        return k, "prefix"
+    return None
 
 
 def filter_header(text):
@@ -213,10 +249,12 @@ def filter_header(text):
             documents_next = (
                 nxt is not None
                 and nxt_code
-                and not nxt[4]
                 and in_declaration_scope(stack)
-                and not NOT_DOCUMENTED.match(nxt_code)
-                and not ACCESS.match(nxt_code)
+                and (
+                    DEFINE.match(nxt_code)
+                    if nxt[4]
+                    else not NOT_DOCUMENTED.match(nxt_code) and not ACCESS.match(nxt_code)
+                )
             )
             if documents_next and not any(lines[k].lstrip().startswith(("///", "//!")) for k in block):
                 first = i
@@ -236,12 +274,10 @@ def filter_header(text):
                 fence_examples(out, lines, info, first, j)
                 if first < j:
                     last, count = declaration_run(info, lines, j)
-                    # the group closes at the end of its last line, or on the blank line below it when that
-                    # line has a comment of its own (a marker before a `///<` would move the comment)
-                    closable = info[last][1] < 0 or last + 1 == n or not lines[last + 1].strip()
-                    if count >= 2 and closable:
+                    end = group_end(lines, info, last) if count >= 2 else None
+                    if end is not None:
                         out[j - 1] += " @{"
-                        group_ends.append(last)
+                        group_ends.append((*end, last))
             elif not seen_declaration and not stack and not any(SEPARATOR.match(lines[k].lstrip()) for k in block):
                 # the header's opening comment: its description
                 for k in block:
@@ -267,12 +303,15 @@ def filter_header(text):
                 i = k
                 continue
         i += 1
-    for k in group_ends:
-        if info[k][1] < 0:
+    for k, how, last in group_ends:
+        if how == "append":
             out[k] += " ///@}"
-        elif k + 1 < n:
+        elif how == "blank":
+            indent = len(lines[last]) - len(lines[last].lstrip())
+            out[k] = " " * indent + "///@}"
+        elif how == "prefix":
             indent = len(lines[k]) - len(lines[k].lstrip())
-            out[k + 1] = " " * indent + "///@}"
+            out[k] = out[k][:indent] + "/**@}*/ " + out[k][indent:]
         else:
             out.append("///@}")
     return "\n".join(out)

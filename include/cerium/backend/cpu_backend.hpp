@@ -19,9 +19,11 @@
 
 namespace cerium::backend {
 
+// PolyBackend on host limbs (see the file comment): the words every other backend must reproduce.
 struct CpuBackend {
   // The eDSL folds rescale(sum) into the sum's pass by default here (plan::PlanOptions::fold_rescale).
   static constexpr bool fold_rescale_into_sums = true;
+  // Storage in host memory: a polynomial over basis as options says, and a deep copy.
   ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const {
     return ring::RnsPoly(basis, std::move(options));
   }
@@ -34,6 +36,7 @@ struct CpuBackend {
     return key;
   }
 
+  // Elementwise x op= y through RnsPoly's operators (the product in NTT form).
   void add(ring::RnsPoly& x, const ring::RnsPoly& y) const { x += y; }
   void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const { x -= y; }
   void negate(ring::RnsPoly& x) const { x.negate(); }
@@ -165,6 +168,8 @@ struct CpuBackend {
     out = std::move(sum);
   }
 
+  // The tensor product of (x0, x1) and (y0, y1): x0 becomes x0 y0; returns {x0 y1 + x1 y0, x1 y1}. y0 may be x0
+  // itself (squaring).
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const {
     ring::RnsPoly d2 = x1.clone();
@@ -176,6 +181,7 @@ struct CpuBackend {
     return {std::move(d1), std::move(d2)};
   }
 
+  // Limb i times per_limb[i] (reduced mod q_i).
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const { x.multiply_scalar(per_limb); }
 
   // Out of place (on the host a copy costs what the pass does, so these are the copy and the in-place form).
@@ -194,6 +200,8 @@ struct CpuBackend {
     auto [d1, d2] = tensor(d0, x1, y0, y1);
     return {std::move(d0), std::move(d1), std::move(d2)};
   }
+  // The first limbs of y, over basis (a prefix of y's basis, else MismatchError): drop_to without the copy of the
+  // dropped limbs.
   ring::RnsPoly prefix(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const {
     require<MismatchError>(basis != nullptr && basis->size() <= y.limb_count(),
                            "prefix: {} is not a prefix of the polynomial's {}",
@@ -207,6 +215,8 @@ struct CpuBackend {
     return out;
   }
 
+  // Limb i plus per_limb[i] on every word: a constant polynomial added, in NTT form only. InvalidArgument for a
+  // scalar count other than the limbs' or a scalar not reduced mod q_i.
   void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const {
     require(per_limb.size() == x.limb_count(), "{} scalars for a polynomial of {} limbs", per_limb.size(),
             x.limb_count());
@@ -221,27 +231,36 @@ struct CpuBackend {
     }
   }
 
+  // Every limb times the integer, reduced per prime.
   void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const { x.multiply_integer(integer); }
 
+  // In place; a no-op when x is in that form already.
   void to_ntt(ring::RnsPoly& x) const { x.to_ntt(); }
   void to_coeff(ring::RnsPoly& x) const { x.to_coeff(); }
 
+  // x (or each part of a ciphertext) divided by the primes the rescaler drops: over its kept primes.
   void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const { rescaler.apply_in_place(x); }
   void rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const {
     for (auto& x : parts) rescaler.apply_in_place(x);
   }
+  // The limbs of basis (a prefix of x's) kept, the others dropped: exact.
   void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const { x.drop_to(basis); }
 
+  // Bootstrapping's ModRaise: y's centered coefficients (they must fit in int64) over basis, NTT form.
   ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const {
     ring::RnsPoly coefficients = y.clone();
     coefficients.to_coeff();
     return ring::RnsPoly::from_signed(basis, coefficients.to_signed(), ring::PolyOptions{.form = ring::PolyForm::ntt});
   }
 
+  // X -> X^k applied to y, in y's form, as a new polynomial.
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const {
     return automorphism.apply(y);
   }
 
+  // Hybrid key switching through the rlwe entry points: ModUp of every digit of y at `level`, then the inner
+  // product of the digits with the key and ModDown (the automorphism, unless null, applied to the digits as they
+  // are read): the two sums over Q_l, NTT form.
   rlwe::DecomposedPoly mod_up(const rlwe::Context& context, const ring::RnsPoly& y, int level) const {
     return rlwe::decompose_and_mod_up(context, y, level);
   }
@@ -250,6 +269,7 @@ struct CpuBackend {
                                                 const ring::Automorphism* automorphism) const {
     return rlwe::key_switch_apply(context, decomposed, key, automorphism);
   }
+  // The same plus addends[i] on sum i (a null entry adds nothing), added here after ModDown.
   std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
                                                 const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends) const {
@@ -259,18 +279,21 @@ struct CpuBackend {
     }
     return sums;
   }
+  // The same, then both sums rescaled (over the rescaler's kept primes): rlwe::key_switch_apply_rescaled.
   std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
                                                 const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                                 std::array<const ring::RnsPoly*, 2> addends,
                                                 const ring::Rescaler& rescaler) const {
     return rlwe::key_switch_apply_rescaled(context, decomposed, key, automorphism, addends, rescaler);
   }
+  // The inner product alone, before ModDown: the two sums over context.qp_basis(level), NTT form.
   std::array<ring::RnsPoly, 2> key_switch_inner_product(const rlwe::Context& context,
                                                         const rlwe::DecomposedPoly& decomposed,
                                                         const rlwe::SwitchingKey& key,
                                                         const ring::Automorphism* automorphism) const {
     return rlwe::key_switch_inner_product(context, decomposed, key, automorphism);
   }
+  // ModDown by the dropped primes (P), in y's form: Q_l u P -> Q_l.
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const { return mod_down.apply(y); }
 };
 

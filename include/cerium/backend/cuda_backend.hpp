@@ -28,10 +28,13 @@
 
 namespace cerium::backend {
 
+// Where a CudaBackend computes.
 struct CudaBackendOptions {
   int device = 0;  // the CUDA device ordinal
 };
 
+// PolyBackend on one CUDA device (see the file comment). Copies share the device state, the work stream and the
+// plan cache.
 class CudaBackend {
  public:
   // The eDSL does not fold rescale(sum) into the sum's pass by default here: the rescale's subtract-and-scale
@@ -42,18 +45,23 @@ class CudaBackend {
   // Throws DeviceError without a usable device, UnsupportedError for N < 2^10 (the GPU NTT's range).
   explicit CudaBackend(rlwe::ContextPtr context, CudaBackendOptions options = {});
 
-  Device device() const;
-  const rlwe::ContextPtr& context() const;
+  Device device() const;                   // the CUDA device it computes on
+  const rlwe::ContextPtr& context() const;  // the context whose primes its tables cover
   // Waits for all work queued so far (DeviceError for a failure in it).
   void synchronize() const;
 
   // --- PolyBackend ---
+  // PolyBackend's storage and placement (backend.hpp), in device memory from the pool: place uploads a host
+  // polynomial, download copies one back after the work queued before it, resident uploads a key (expanded)
+  // unless it is on this device already.
   ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const;
   ring::RnsPoly clone(const ring::RnsPoly& y) const;
   ring::RnsPoly place(ring::RnsPoly&& x) const;
   ring::RnsPoly download(const ring::RnsPoly& y) const;
   std::shared_ptr<const rlwe::SwitchingKey> resident(std::shared_ptr<const rlwe::SwitchingKey> key) const;
 
+  // PolyBackend's elementwise arithmetic and fused sums of products (backend.hpp gives each one's words), queued
+  // on the work stream.
   void add(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void sub(ring::RnsPoly& x, const ring::RnsPoly& y) const;
   void negate(ring::RnsPoly& x) const;
@@ -72,6 +80,8 @@ class CudaBackend {
   // correction from its dropped limbs alone (cuda_expr_ops.cpp).
   void sum_of_rescaled_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
                                 std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b) const;
+  // The tensor product of (x0, x1) and (y0, y1) (x0 becomes x0 y0; returns {x0 y1 + x1 y0, x1 y1}), and limb i
+  // times per_limb[i].
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
                                       const ring::RnsPoly& y1) const;
   void multiply_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
@@ -83,20 +93,28 @@ class CudaBackend {
   ring::RnsPoly scalar_product(const ring::RnsPoly& y, std::span<const std::uint32_t> per_limb) const;
   std::array<ring::RnsPoly, 3> tensor_product(const ring::RnsPoly& x0, const ring::RnsPoly& x1,
                                               const ring::RnsPoly& y0, const ring::RnsPoly& y1) const;
+  // The first limbs of y over basis (a prefix of y's), limb i plus per_limb[i] (NTT form), and every limb times
+  // an integer.
   ring::RnsPoly prefix(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;
   void add_scalar(ring::RnsPoly& x, std::span<const std::uint32_t> per_limb) const;
   void multiply_integer(ring::RnsPoly& x, std::int64_t integer) const;
 
+  // In place on the device; a no-op when x is in that form already.
   void to_ntt(ring::RnsPoly& x) const;
   void to_coeff(ring::RnsPoly& x) const;
 
+  // x (or each part of a ciphertext) divided by the primes the rescaler drops; drop_to keeps basis's limbs only.
   void rescale(const ring::Rescaler& rescaler, ring::RnsPoly& x) const;
   void rescale(const ring::Rescaler& rescaler, std::span<ring::RnsPoly> parts) const;
   void drop_to(ring::RnsPoly& x, const ring::RnsBasisPtr& basis) const;
 
+  // Bootstrapping's ModRaise: y's centered coefficients over basis, NTT form (UnsupportedError for more primes).
   ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;  // y over 1 or 2 primes
+  // X -> X^k applied to y, in y's form, as a new polynomial.
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;
 
+  // Hybrid key switching: ModUp of every digit of y at `level`, then the inner product with the key and ModDown
+  // (the automorphism, unless null, applied to the digits as they are read): the two sums over Q_l, NTT form.
   rlwe::DecomposedPoly mod_up(const rlwe::Context& context, const ring::RnsPoly& y, int level) const;
   std::array<ring::RnsPoly, 2> key_switch_apply(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
                                                 const rlwe::SwitchingKey& key,
@@ -122,6 +140,7 @@ class CudaBackend {
                                                         const rlwe::DecomposedPoly& decomposed,
                                                         const rlwe::SwitchingKey& key,
                                                         const ring::Automorphism* automorphism) const;
+  // ModDown by the dropped primes (P), in y's form: Q_l u P -> Q_l.
   ring::RnsPoly mod_down(const ring::ModDown& mod_down, const ring::RnsPoly& y) const;
 
   // --- Placement of whole objects ---

@@ -16,16 +16,18 @@
 namespace cerium::ckks {
 
 class Context;
+// How keys, plaintexts, ciphertexts and evaluators hold their context: shared and immutable.
 using ContextPtr = std::shared_ptr<const Context>;
 
 // A CKKS context is an RLWE context (its moduli, levels and key-switching tables: rlwe::Context, which the
 // backends and key switching take) plus the CKKS parameters and the encoding tables.
 class Context : public rlwe::Context {
  public:
+  // A shared context of validated parameters (the config's errors: see Parameters) with every table built.
   static ContextPtr create(const CkksConfig& config) { return create(Parameters(config)); }
   static ContextPtr create(Parameters parameters);
 
-  const Parameters& parameters() const { return params_; }
+  const Parameters& parameters() const { return params_; }  // the CKKS parameters, primes included
 
   // Special-FFT tables for a power-of-two slot count in [1, N/2].
   const math::SpecialFftTables& fft(std::size_t slots) const;

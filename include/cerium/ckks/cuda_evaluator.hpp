@@ -11,6 +11,7 @@
 
 namespace cerium::ckks {
 
+// The evaluator over backend::CudaBackend: its operands live in device memory (upload, download).
 using CudaEvaluator = BasicEvaluator<backend::CudaBackend>;
 
 extern template class BasicEvaluator<backend::CudaBackend>;

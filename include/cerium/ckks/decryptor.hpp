@@ -47,6 +47,7 @@
 
 namespace cerium::ckks {
 
+// The parameters of decrypt_public's flood (see the file comment): sigma_flood = 2^(s/2) sqrt(q) B.
 struct NoiseFlooding {
   double noise_bound = 0;                          // B > 0: worst-case |noise coefficient| of the ciphertext
   int statistical_security = 30;                   // s, in bits: 1 .. 128
@@ -56,16 +57,19 @@ struct NoiseFlooding {
 // 2^(s/2) sqrt(q) B. Throws InvalidArgument for B <= 0 (or not finite), s outside 1..128, or q = 0.
 double flooding_sigma(const NoiseFlooding& flooding);
 
+// Decrypts with a copy of the secret key: decrypt for the key's owner, decrypt_public for results that are
+// published (flooded, see the file comment). Move-only; its calls are thread-safe.
 class Decryptor {
  public:
   // The key is copied. Flooding noise comes from a fresh OS seed, or from an explicit one (reproducible tests).
   explicit Decryptor(const SecretKey& key);
   Decryptor(const SecretKey& key, const math::Seed& flood_seed);
 
+  // Moves hand the key and the call counter over.
   Decryptor(Decryptor&&) noexcept = default;
   Decryptor& operator=(Decryptor&&) noexcept = default;
 
-  const ContextPtr& context() const { return key_.context(); }
+  const ContextPtr& context() const { return key_.context(); }  // the key's
 
   // Throws MismatchError for a ciphertext of another context (or an empty one).
   Plaintext decrypt(const Ciphertext& ciphertext) const;

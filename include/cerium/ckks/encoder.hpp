@@ -30,6 +30,7 @@ namespace detail {
 struct RoundedInteger;  // src/ckks/exact_integer.hpp
 }  // namespace detail
 
+// Where and how a slot vector is encoded; every field has a default that the context resolves.
 struct EncodeOptions {
   int level = -1;          // -1: the top level
   double scale = 0;        // 0: parameters().default_scale()
@@ -42,7 +43,7 @@ class Encoder {
   // Throws InvalidArgument for a null context.
   explicit Encoder(ContextPtr context);
 
-  const ContextPtr& context() const { return context_; }
+  const ContextPtr& context() const { return context_; }  // the context it encodes for
 
   // values.size() <= slots; missing slots are zero. Throws InvalidArgument for too many values, a bad slot count,
   // a non-positive or non-finite scale, non-finite values, or scaled coefficients beyond Q_level / 2 ("scale

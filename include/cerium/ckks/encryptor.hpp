@@ -28,6 +28,8 @@
 
 namespace cerium::ckks {
 
+// Encrypts plaintexts under a public key or a secret key (see the file comment for the two modes and the
+// randomness). Move-only; encrypt() is thread-safe.
 class Encryptor {
  public:
   // The key is copied (keys are small next to the work); a fresh OS seed, or an explicit one.
@@ -36,11 +38,12 @@ class Encryptor {
   explicit Encryptor(const SecretKey& key);
   Encryptor(const SecretKey& key, const math::Seed& seed);
 
+  // Moves hand the key, the seeds and the encryption counter over.
   Encryptor(Encryptor&&) noexcept = default;
   Encryptor& operator=(Encryptor&&) noexcept = default;
 
-  const ContextPtr& context() const { return context_; }
-  bool uses_public_key() const { return public_key_.has_value(); }
+  const ContextPtr& context() const { return context_; }            // the key's
+  bool uses_public_key() const { return public_key_.has_value(); }  // public-key mode (else secret-key mode)
   // How many encryptions this object has made.
   std::uint64_t encryptions() const { return counter_->load(); }
 

@@ -44,19 +44,23 @@
 
 namespace cerium::ckks {
 
+// How an evaluator checks its operations.
 struct EvaluatorOptions {
   // Bits of Q_level kept free above a product's scale: the message's integer part (|m| < 8) and its sign.
   int scale_headroom_bits = 4;
 };
 
+// The evaluator over backend B (see the file comment): operations on ciphertexts of one context, with the keys
+// attached to it. Read-only once the keys are set, so one instance serves many threads.
 template <backend::PolyBackend B = backend::CpuBackend>
 class BasicEvaluator {
  public:
+  // InvalidArgument for a null context or a negative scale_headroom_bits.
   explicit BasicEvaluator(ContextPtr context, B backend = B{}, EvaluatorOptions options = {});
 
-  const ContextPtr& context() const { return context_; }
-  const B& backend() const { return backend_; }
-  const EvaluatorOptions& options() const { return options_; }
+  const ContextPtr& context() const { return context_; }        // the context every operand must share
+  const B& backend() const { return backend_; }                 // where the polynomials are computed
+  const EvaluatorOptions& options() const { return options_; }  // as given
 
   // --- Keys (MismatchError when they belong to another context) ---
   void set_relinearization_key(std::shared_ptr<const RelinearizationKey> key);
@@ -74,6 +78,7 @@ class BasicEvaluator {
   void add_inplace(Ciphertext& a, double constant) const;
   void add_inplace(Ciphertext& a, std::complex<double> constant) const;
 
+  // a - b, aligned and checked as add.
   Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext sub(const Ciphertext& a, const Plaintext& b) const;
   Ciphertext sub(const Ciphertext& a, double constant) const;
@@ -83,6 +88,7 @@ class BasicEvaluator {
   void sub_inplace(Ciphertext& a, double constant) const;
   void sub_inplace(Ciphertext& a, std::complex<double> constant) const;
 
+  // -a: every part negated; level and scale unchanged.
   Ciphertext negate(const Ciphertext& a) const;
   void negate_inplace(Ciphertext& a) const;
 
@@ -153,9 +159,10 @@ class BasicEvaluator {
   // serves too; MissingKeyError naming the step when none is set), for circuits that run their own key switches
   // through the backend (double hoisting, circuits/linear_transform.hpp). The key lives as long as galois_keys().
   struct RotationKey {
-    std::uint32_t element = 1;
-    const SwitchingKey* key = nullptr;
+    std::uint32_t element = 1;          // the element whose key serves: 5^r mod 2N, r = steps or one equal mod slots
+    const SwitchingKey* key = nullptr;  // from sigma_k(s) to s, owned by galois_keys()
   };
+  // A rotation's RotationKey (see the struct); InvalidArgument unless slots is a power of two in [1, N/2].
   RotationKey rotation_key(std::int64_t steps, std::size_t slots) const;
 
   // The product of the primes of `level` (level >= 1): what a rescale at that level divides the scale by.
@@ -177,6 +184,7 @@ class BasicEvaluator {
   // options)'s words and checks (Encoder::resolve).
   UnscaledPlaintext upload(const UnscaledPlaintext& a) const;
   Plaintext encode(const UnscaledPlaintext& a, const EncodeOptions& options = {}) const;
+  // Copies in host memory, wherever the operand is: for the Decryptor, the Encoder and serialization.
   Ciphertext download(const Ciphertext& a) const;
   Plaintext download(const Plaintext& a) const;
 
@@ -230,6 +238,7 @@ class BasicEvaluator {
   std::shared_ptr<const GaloisKeys> galois_keys_;
 };
 
+// The evaluator on the CPU: operands in host memory, upload and download plain copies.
 using Evaluator = BasicEvaluator<backend::CpuBackend>;
 
 extern template class BasicEvaluator<backend::CpuBackend>;

@@ -28,6 +28,8 @@
 
 namespace cerium::ckks {
 
+// Makes a secret key (or takes one) and derives keys from it, deterministically from its master seed (see the
+// file comment). Move-only.
 class KeyGenerator {
  public:
   // A fresh secret key from a fresh OS seed.
@@ -37,11 +39,12 @@ class KeyGenerator {
   // More keys for an existing secret key; errors and uniform halves from `seed` (fresh from the OS if absent).
   explicit KeyGenerator(SecretKey secret_key, std::optional<math::Seed> seed = std::nullopt);
 
+  // Moves hand the secret, the seeds and the switching-key counter over.
   KeyGenerator(KeyGenerator&&) noexcept = default;
   KeyGenerator& operator=(KeyGenerator&&) noexcept = default;
 
-  const ContextPtr& context() const { return context_; }
-  const SecretKey& secret_key() const { return secret_; }
+  const ContextPtr& context() const { return context_; }   // the secret's
+  const SecretKey& secret_key() const { return secret_; }  // s: what a Decryptor is made from
   // The public seed of every uniform half this generator makes (what seeded keys store).
   const math::Seed& uniform_seed() const { return uniform_seed_; }
 

@@ -34,14 +34,17 @@ using rlwe::expand_uniform_limb;
 using rlwe::max_uniform_limbs;
 using rlwe::max_uniform_stream;
 
+// The secret s, in NTT form over Q_top u P, with its N coefficients (-1, 0 or 1). Move-only; clone() copies.
 class SecretKey {
  public:
   SecretKey() = default;
+  // MismatchError unless s is over context->key_basis() in NTT form and the N coefficients are -1, 0 or 1.
   SecretKey(ContextPtr context, ring::RnsPoly s, std::vector<std::int8_t> coefficients);
+  // Moves hand the polynomial over; copies are explicit (clone).
   SecretKey(SecretKey&&) noexcept = default;
   SecretKey& operator=(SecretKey&&) noexcept = default;
 
-  const ContextPtr& context() const { return context_; }
+  const ContextPtr& context() const { return context_; }  // null for an empty (default-made or moved) key
   // s over context()->key_basis() (Q_top u P), NTT form.
   const ring::RnsPoly& poly() const { return s_; }
   // The ternary coefficients of s.
@@ -49,7 +52,7 @@ class SecretKey {
   // s over a basis whose primes all belong to key_basis() (Q_l, Q_l u P, P, ...), NTT form: the key's limbs
   // picked by prime. Throws MismatchError naming the first prime that is not in the key basis.
   ring::RnsPoly poly_over(const ring::RnsBasisPtr& basis) const;
-  SecretKey clone() const;
+  SecretKey clone() const;  // a deep copy
 
  private:
   ContextPtr context_;
@@ -57,17 +60,20 @@ class SecretKey {
   std::vector<std::int8_t> coefficients_;
 };
 
+// (b, a) = (-a s + e, a) over Q_top, NTT form: what an Encryptor needs to encrypt without the secret.
 class PublicKey {
  public:
   PublicKey() = default;
+  // MismatchError unless b and a are over the context's Q_top basis in NTT form.
   PublicKey(ContextPtr context, ring::RnsPoly b, ring::RnsPoly a);
+  // Moves hand the polynomials over; copies are explicit (clone).
   PublicKey(PublicKey&&) noexcept = default;
   PublicKey& operator=(PublicKey&&) noexcept = default;
 
-  const ContextPtr& context() const { return context_; }
-  const ring::RnsPoly& b() const { return b_; }  // over Q_top, NTT form
-  const ring::RnsPoly& a() const { return a_; }
-  PublicKey clone() const;
+  const ContextPtr& context() const { return context_; }  // null for an empty (default-made or moved) key
+  const ring::RnsPoly& b() const { return b_; }           // over Q_top, NTT form
+  const ring::RnsPoly& a() const { return a_; }           // the uniform half, over Q_top, NTT form
+  PublicKey clone() const;                                // a deep copy
 
  private:
   ContextPtr context_;
@@ -85,6 +91,7 @@ inline constexpr std::uint64_t encryption_uniform = 2;  // Encryptor: c1 of secr
 inline constexpr std::uint64_t encryption_noise = 3;    // Encryptor: v, e0, e1, e
 inline constexpr std::uint64_t decryption_flood = 4;    // Decryptor: flooding noise
 }  // namespace seed_domain
+// The seed of one domain (a seed_domain constant) of a master seed: the first 32 bytes of Prng(master, domain).
 math::Seed derive_seed(const math::Seed& master, std::uint64_t domain);
 
 // Keys are held through shared pointers so that a backend's resident copy (rlwe::SwitchingKey uploaded to a
@@ -95,35 +102,41 @@ class RelinearizationKey {
   // MismatchError unless the key was made over the context's moduli.
   RelinearizationKey(ContextPtr context, SwitchingKey key);
   RelinearizationKey(ContextPtr context, std::shared_ptr<const SwitchingKey> key);
-  const SwitchingKey& key() const { return *key_; }
-  const std::shared_ptr<const SwitchingKey>& shared_key() const { return key_; }
-  const ContextPtr& context() const { return context_; }
-  RelinearizationKey clone() const { return RelinearizationKey(context_, key_->clone()); }
+  const SwitchingKey& key() const { return *key_; }                               // from s^2 to s
+  const std::shared_ptr<const SwitchingKey>& shared_key() const { return key_; }  // the same, shared
+  const ContextPtr& context() const { return context_; }                          // null for a default-made key
+  RelinearizationKey clone() const { return RelinearizationKey(context_, key_->clone()); }  // a deep copy
 
  private:
   ContextPtr context_;
   std::shared_ptr<const SwitchingKey> key_;
 };
 
+// Switching keys from sigma_k(s) to s by Galois element k (rotations: k = 5^r mod 2N; conjugation: k = 2N - 1),
+// each held through a shared pointer.
 class GaloisKeys {
  public:
   GaloisKeys() = default;
+  // No keys yet: insert adds them.
   explicit GaloisKeys(ContextPtr context) : context_(std::move(context)) {}
+  // Moves hand the keys over; the keys themselves are shared, never copied.
   GaloisKeys(GaloisKeys&&) noexcept = default;
   GaloisKeys& operator=(GaloisKeys&&) noexcept = default;
 
-  const ContextPtr& context() const { return context_; }
+  const ContextPtr& context() const { return context_; }  // null for default-made keys
+  // Adds (or replaces) the key of one Galois element. MismatchError for an empty key or one made over other
+  // moduli; InvalidArgument unless the element is odd and below 2N.
   void insert(std::uint32_t galois_element, SwitchingKey key);
   void insert(std::uint32_t galois_element, std::shared_ptr<const SwitchingKey> key);
-  bool contains(std::uint32_t galois_element) const { return keys_.count(galois_element) != 0; }
+  bool contains(std::uint32_t galois_element) const { return keys_.count(galois_element) != 0; }  // a key is held
   // Throws MissingKeyError naming the Galois element (and the rotation step, when `step` is given).
   const SwitchingKey& at(std::uint32_t galois_element, std::optional<std::int64_t> step = std::nullopt) const {
     return *shared_at(galois_element, step);
   }
   const std::shared_ptr<const SwitchingKey>& shared_at(std::uint32_t galois_element,
                                                        std::optional<std::int64_t> step = std::nullopt) const;
-  std::vector<std::uint32_t> galois_elements() const;
-  std::size_t size() const { return keys_.size(); }
+  std::vector<std::uint32_t> galois_elements() const;  // the elements held, in increasing order
+  std::size_t size() const { return keys_.size(); }      // keys held
 
  private:
   ContextPtr context_;
@@ -141,6 +154,7 @@ std::shared_ptr<const RelinearizationKey> resident(const Backend& backend,
   return std::make_shared<const RelinearizationKey>(key->context(), std::move(switching));
 }
 
+// The same for Galois keys, key by key: the keys already there are shared, not copied.
 template <class Backend>
 std::shared_ptr<const GaloisKeys> resident(const Backend& backend, std::shared_ptr<const GaloisKeys> keys) {
   if (keys == nullptr) return keys;

@@ -17,34 +17,38 @@
 
 namespace cerium::ckks {
 
+// The parameter set a user writes (see the file comment for the modulus layout); Parameters validates it and
+// generates the primes. presets:: holds ready-made ones.
 struct CkksConfig {
   int log_n = 14;                 // ring degree N = 2^log_n, 10 <= log_n <= 17 (smaller only with insecure_opt_out)
   int levels = 4;                 // rescales available above the base
   int level_width = 2;            // primes per level: 1 or 2
   int level_prime_bits = 28;      // each level prime lies near 2^level_prime_bits
   int base_primes = 2;            // primes of level 0
-  int base_prime_bits = 31;
+  int base_prime_bits = 31;       // base primes are the largest NTT primes below 2^base_prime_bits
   int dnum = 3;                   // key-switching digits at the top level
   int special_prime_bits = 31;    // special primes are at least as large as digit primes, to bound noise
-  SecretDistribution secret = SecretDistribution::uniform_ternary;
+  SecretDistribution secret = SecretDistribution::uniform_ternary;  // how s is drawn
   int hamming_weight = 0;         // nonzeros of a fixed-Hamming-weight secret
-  SecurityLevel security = SecurityLevel::classical128;
+  SecurityLevel security = SecurityLevel::classical128;  // the target that log2(QP) is checked against
   // Skips the security verdict: toy parameters for tests. The choice is logged at warn level on creation.
   bool insecure_opt_out = false;
 };
 
+// A validated CkksConfig with its primes: Q's (base first, then level by level) and the special primes P.
+// Immutable; equal when their fingerprints are.
 class Parameters {
  public:
   // Generates the primes and validates everything; ParameterError names the field and what to change,
   // SecurityError gives the bound and the actual log2(QP).
   explicit Parameters(const CkksConfig& config);
 
-  const CkksConfig& config() const { return config_; }
-  int log_n() const { return config_.log_n; }
-  std::size_t ring_degree() const { return std::size_t{1} << config_.log_n; }
-  std::size_t max_slots() const { return ring_degree() / 2; }
-  int max_level() const { return config_.levels; }
-  int level_width() const { return config_.level_width; }
+  const CkksConfig& config() const { return config_; }                         // as given
+  int log_n() const { return config_.log_n; }                                  // log2(N)
+  std::size_t ring_degree() const { return std::size_t{1} << config_.log_n; }  // N
+  std::size_t max_slots() const { return ring_degree() / 2; }                  // N/2
+  int max_level() const { return config_.levels; }                             // the top level (config().levels)
+  int level_width() const { return config_.level_width; }                      // primes per level
   // Limbs of a ciphertext at level l (0 <= l <= max_level()).
   std::size_t limbs_at(int level) const;
   // The level a limb count belongs to (InvalidArgument when it is none).
@@ -53,19 +57,21 @@ class Parameters {
   std::span<const std::uint32_t> q_primes() const { return q_primes_; }  // all of Q, base first
   std::span<const std::uint32_t> p_primes() const { return p_primes_; }  // special primes
   std::size_t alpha() const { return p_primes_.size(); }                  // primes per key-switching digit
+  // Key-switching digits a ciphertext at `level` uses: ceil(limbs_at(level) / alpha()).
   std::size_t digits_at(int level) const { return (limbs_at(level) + alpha() - 1) / alpha(); }
 
   // 2^(level_prime_bits * level_width): the scale fresh encodings get by default.
   double default_scale() const;
   double log_modulus() const { return log_q_ + log_p_; }  // log2(QP)
-  double log_q() const { return log_q_; }
-  double log_p() const { return log_p_; }
-  const SecurityVerdict& security() const { return verdict_; }
+  double log_q() const { return log_q_; }                  // log2(Q): the ciphertext modulus at the top level
+  double log_p() const { return log_p_; }                  // log2(P): the special primes
+  const SecurityVerdict& security() const { return verdict_; }  // the verdict; failed only under insecure_opt_out
   // A 64-bit fingerprint of everything that defines the parameters (primes included).
   std::uint64_t fingerprint() const { return fingerprint_; }
   // One line for logs and error messages.
   std::string describe() const;
 
+  // By fingerprint: the same primes and layout.
   friend bool operator==(const Parameters& a, const Parameters& b) { return a.fingerprint_ == b.fingerprint_; }
 
  private:

@@ -14,16 +14,20 @@
 
 namespace cerium::ckks {
 
+// A target security level, in bits against classical attacks (the value is the bit count).
 enum class SecurityLevel { classical128 = 128, classical192 = 192, classical256 = 256 };
 
+// How the secret's coefficients are drawn: uniformly from {-1, 0, 1}, or with a fixed number of nonzeros (never
+// judged compliant: see the file comment).
 enum class SecretDistribution { uniform_ternary, hamming_weight };
 
 // Largest log2(QP) for ring degree 2^log_n at the level, nullopt where the tables have no entry (log_n < 10 or
 // > 17).
 std::optional<int> max_log_modulus(int log_n, SecurityLevel level);
 
+// What check_security found.
 struct SecurityVerdict {
-  bool compliant = false;
+  bool compliant = false;   // a uniform ternary secret and log2(QP) within the tabulated bound for N
   std::string explanation;  // the bound, the actual log2(QP) and, when not compliant, what to change
 };
 

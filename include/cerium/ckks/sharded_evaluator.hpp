@@ -15,6 +15,7 @@
 
 namespace cerium::ckks {
 
+// The evaluator over dist::ShardedBackend: each rank holds and computes its own limbs of every operand.
 using ShardedEvaluator = BasicEvaluator<dist::ShardedBackend>;
 
 extern template class BasicEvaluator<dist::ShardedBackend>;

@@ -18,6 +18,8 @@
 
 namespace cerium::ckks {
 
+// The 2p unscaled coefficients of a slot vector of period p, on the host or a device (see the file comment).
+// Move-only; copy_to copies the words to another device (or the host).
 class UnscaledPlaintext {
  public:
   UnscaledPlaintext() = default;
@@ -27,8 +29,8 @@ class UnscaledPlaintext {
   UnscaledPlaintext(ContextPtr context, std::size_t slots, std::size_t period, double largest,
                     DeviceWords coefficients);
 
-  bool empty() const { return context_ == nullptr; }
-  const ContextPtr& context() const { return context_; }
+  bool empty() const { return context_ == nullptr; }      // default-made or moved
+  const ContextPtr& context() const { return context_; }  // null when empty
   std::size_t slots() const { return slots_; }    // of the plaintexts it encodes to (a later encode may change it)
   std::size_t period() const { return period_; }  // p: the slot vector repeats every p slots
   // N / 2p: coefficient k of the 2p sits at m_(k gap); every other coefficient of the plaintext is zero.

@@ -26,15 +26,19 @@
 
 namespace cerium::graph {
 
+// A program's operations on ciphertexts of one scale chain, over backend B (see the file comment): what
+// graph::Executor lowers each node to and what graph::Eager calls.
 template <backend::PolyBackend B>
 class ChainOps {
  public:
+  // The evaluator and the bootstrapper are referenced, not copied: they must outlive this object. Without a
+  // bootstrapper, bootstrap throws LevelError.
   ChainOps(const ckks::BasicEvaluator<B>& evaluator, circuits::ScaleChain chain,
            const boot::BasicBootstrapper<B>* bootstrapper = nullptr)
       : ev_(evaluator), chain_(std::move(chain)), encoder_(evaluator.context()), bootstrapper_(bootstrapper) {}
 
-  const circuits::ScaleChain& chain() const { return chain_; }
-  const ckks::BasicEvaluator<B>& evaluator() const { return ev_; }
+  const circuits::ScaleChain& chain() const { return chain_; }      // Delta_l for every level l
+  const ckks::BasicEvaluator<B>& evaluator() const { return ev_; }  // the one given
 
   // Waits until the device has finished what the evaluator and the bootstrapper queued (nothing to wait for on a
   // backend that computes synchronously): for timing.
@@ -57,6 +61,7 @@ class ChainOps {
     return a;
   }
 
+  // a + b, a - b: at the lower of their levels, on the chain.
   ckks::Ciphertext add(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     ckks::Ciphertext x = a.clone();
     chain_.add(ev_, x, b);
@@ -67,10 +72,13 @@ class ChainOps {
     chain_.sub(ev_, x, b);
     return x;
   }
+  // -a: no level, the same scale.
   ckks::Ciphertext negate(const ckks::Ciphertext& a) const { return ev_.negate(a); }
+  // a b at the lower of their levels, relinearized and rescaled at once: one level down, on the chain.
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     return on_chain(chain_.multiply(ev_, a, b));
   }
+  // a times a plaintext vector encoded at (a.level(), Delta_level) for this call, rescaled: one level down.
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, const PlainVector& p) const {
     return multiply(a, encode(p, a.level(), a.slots()));
   }
@@ -86,17 +94,21 @@ class ChainOps {
                                 std::span<const ckks::Plaintext* const> p) const {
     return on_chain(ev_.multiply_plain_rescale_sum(a, p));
   }
+  // a times a constant encoded at Delta_level, rescaled: one level down, on the chain.
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, double constant) const {
     ckks::Ciphertext x = a.clone();
     circuits::multiply_constant_at_scale(ev_, x, constant, chain_.at(a.level()));
     ev_.rescale_inplace(x);
     return on_chain(std::move(x));
   }
+  // a plus a plaintext vector (encoded at (a.level(), Delta_level) for this call), a plaintext encoded so, or a
+  // constant: no level.
   ckks::Ciphertext add(const ckks::Ciphertext& a, const PlainVector& p) const {
     return add(a, encode(p, a.level(), a.slots()));
   }
   ckks::Ciphertext add(const ckks::Ciphertext& a, const ckks::Plaintext& p) const { return ev_.add(a, p); }
   ckks::Ciphertext add(const ckks::Ciphertext& a, std::complex<double> constant) const { return ev_.add(a, constant); }
+  // The evaluator's rotations (rotate_hoisted: several steps sharing one ModUp) and conjugation: no level.
   ckks::Ciphertext rotate(const ckks::Ciphertext& a, std::int64_t steps) const { return ev_.rotate(a, steps); }
   std::vector<ckks::Ciphertext> rotate_hoisted(const ckks::Ciphertext& a, const std::vector<std::int64_t>& steps) const {
     return ev_.rotate_hoisted(a, steps);
@@ -131,6 +143,8 @@ class ChainOps {
   ckks::UnscaledPlaintext unscaled_on_host(const PlainVector& p, std::size_t slots) const {
     return encoder_.unscaled(p.expanded(p.period()), slots);
   }
+  // An unscaled plaintext (unscaled_on_host's, uploaded) encoded at (level, Delta_level) where the evaluator
+  // computes.
   ckks::Plaintext encode(const ckks::UnscaledPlaintext& unscaled, int level, std::size_t slots) const {
     return ev_.encode(unscaled, ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
   }

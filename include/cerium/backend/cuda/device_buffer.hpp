@@ -20,26 +20,28 @@ class DeviceBuffer {
   // Throws OutOfMemoryError (with the byte count) when the device cannot supply the memory; other buffers stay
   // valid and the caller may free some and try again.
   explicit DeviceBuffer(std::size_t words, Stream stream = {});
-  ~DeviceBuffer();
+  ~DeviceBuffer();  // gives the words back to the pool, ordered after the stream's work
 
+  // Moves take the memory (an assignment first frees what it held) and leave the source empty.
   DeviceBuffer(DeviceBuffer&& other) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
+  // The device pointer (null when empty): for kernels and raw copies, never for the host to dereference.
   std::uint32_t* data() { return data_; }
   const std::uint32_t* data() const { return data_; }
   std::size_t size() const { return words_; }  // in words
-  std::size_t bytes() const { return words_ * sizeof(std::uint32_t); }
-  bool empty() const { return words_ == 0; }
-  const Stream& stream() const { return stream_; }
+  std::size_t bytes() const { return words_ * sizeof(std::uint32_t); }  // size() x 4
+  bool empty() const { return words_ == 0; }                            // no words
+  const Stream& stream() const { return stream_; }  // the stream it was allocated on and is freed on
 
   // Host words into [offset, offset + host.size()); returns once the copy is done (the span may then change).
   // Throws InvalidArgument when the range does not fit.
   void upload(std::span<const std::uint32_t> host, std::size_t offset = 0);
   // [offset, offset + host.size()) into host words, after the stream's earlier work; returns once done.
   void download(std::span<std::uint32_t> host, std::size_t offset = 0) const;
-  std::vector<std::uint32_t> download() const;
+  std::vector<std::uint32_t> download() const;  // every word
 
   // Queues a device-to-device copy of source's words to the start of this buffer on this buffer's stream
   // (source must not be larger). Does not wait.

@@ -16,16 +16,19 @@
 
 namespace cerium::cuda {
 
+// A captured CUDA graph (see the file comment), replayed on the stream it was captured on. Copies share it.
 class Graph {
  public:
   Graph() = default;
+  // The work `work` queues on `stream` (InvalidArgument for the legacy default stream), captured and instantiated.
+  // An exception from `work` ends the capture, leaves the stream usable and propagates.
   static Graph capture(const Stream& stream, const std::function<void()>& work);
   // Captures on the CUDA backend's work stream of device 0 (cuda/memory.hpp).
   static Graph capture(const std::function<void()>& work);
 
   // Queues one run of the graph on its stream; returns without waiting.
   void replay() const;
-  bool empty() const { return state_ == nullptr; }
+  bool empty() const { return state_ == nullptr; }  // default-made: nothing to replay
 
  private:
   struct State;

@@ -12,6 +12,7 @@
 
 namespace cerium::cuda {
 
+// The pool's accounting for one device (memory_stats).
 struct MemoryStats {
   std::size_t in_use = 0;       // bytes held by live allocations
   std::size_t peak = 0;         // the most in_use has been since the last reset_peak_memory()
@@ -27,10 +28,12 @@ void install_memory_hooks();
 // The stream every device polynomial's memory and the CUDA backend's work are ordered on, one per device.
 const Stream& work_stream(int device = 0);
 
+// The device's MemoryStats now.
 MemoryStats memory_stats(int device = 0);
 // Bytes that new allocations can still get: what the driver has free plus what the pool holds unused, and no
 // more than the cap leaves (for callers that size a cache to the device, e.g. graph::ExecutorOptions).
 std::size_t memory_available(int device = 0);
+// Restarts MemoryStats::peak from the bytes in use now.
 void reset_peak_memory(int device = 0);
 // Caps the bytes held on the device (0 removes the cap). A cap below the bytes in use refuses new allocations
 // until enough are freed.

@@ -27,10 +27,10 @@ struct InnerProductLaunch;
 // Which tables a batch of polynomials uses: local limb l of each polynomial (period limbs each) uses table
 // first_table + l for l < split and first_table + l + shift beyond.
 struct NttTableMap {
-  std::size_t first_table = 0;
-  std::size_t period = 0;  // 0: one polynomial, all the limbs
-  std::size_t split = ~std::size_t{0};
-  std::size_t shift = 0;
+  std::size_t first_table = 0;          // the table of local limb 0
+  std::size_t period = 0;               // 0: one polynomial, all the limbs
+  std::size_t split = ~std::size_t{0};  // local limbs from split on skip `shift` tables (default: none do)
+  std::size_t shift = 0;                // tables skipped there (e.g. Q's above Q_l, to reach P's)
   // Limbs left untouched (see detail::NttLaunch): in polynomial b, local limbs [b skip_stride,
   // min(b skip_stride + skip_width, skip_limit)).
   std::size_t skip_stride = 0;
@@ -42,20 +42,21 @@ struct NttTableMap {
 // optionally a source that the transform reads instead of data, polynomial b at source + b source_stride (0:
 // consecutive); data receives the result, the source is left as it was.
 struct NttBatchLayout {
-  std::size_t poly_stride = 0;
-  const std::uint32_t* source = nullptr;
-  std::size_t source_stride = 0;
+  std::size_t poly_stride = 0;            // words between polynomials of data (0: consecutive)
+  const std::uint32_t* source = nullptr;  // null: the transform reads data
+  std::size_t source_stride = 0;          // words between polynomials of source (0: consecutive)
 };
 
+// Twiddle tables of one degree N, one per prime, on the device, and the batched transforms over them.
 class NttPlan {
  public:
   // tables: one per limb, all of one degree N with 2^10 <= N <= 2^17. Throws InvalidArgument otherwise,
   // OutOfMemoryError or DeviceError when the upload fails. Uploads on `stream` and waits for it.
   explicit NttPlan(std::span<const math::NttTables> tables, Stream stream = {});
 
-  std::size_t degree() const { return n_; }
-  int log_degree() const { return log_n_; }
-  std::size_t limbs() const { return limbs_; }
+  std::size_t degree() const { return n_; }     // N
+  int log_degree() const { return log_n_; }     // log2(N)
+  std::size_t limbs() const { return limbs_; }  // tables: one per prime given
   // Passes over global memory per transform (1 for N <= 2^13, 2 above): what a bandwidth estimate counts.
   int passes() const;
 

@@ -24,7 +24,7 @@ class Stream {
   // The cudaStream_t, as void*; nullptr for the default stream.
   void* native_handle() const;
 
-  bool is_default() const { return native_handle() == nullptr; }
+  bool is_default() const { return native_handle() == nullptr; }  // the legacy default stream
 
  private:
   struct State;

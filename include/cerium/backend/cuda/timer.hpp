@@ -6,10 +6,14 @@
 
 namespace cerium::cuda {
 
+// A start and a stop event recorded on one stream, and the device time between them. Move-only.
 class EventTimer {
  public:
+  // Creates the two events, to be recorded on `stream` (the legacy default stream by default); DeviceError when
+  // the runtime refuses.
   explicit EventTimer(Stream stream = {});
-  ~EventTimer();
+  ~EventTimer();  // destroys the events
+  // Moves take the events; a moved-from timer cannot record.
   EventTimer(EventTimer&& other) noexcept;
   EventTimer& operator=(EventTimer&& other) noexcept;
   EventTimer(const EventTimer&) = delete;
