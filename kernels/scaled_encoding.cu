@@ -40,17 +40,20 @@ __device__ std::uint32_t rounded_residue(double x, std::uint32_t q) {
   return rounded < 0 && r != 0 ? static_cast<std::uint32_t>(q - r) : static_cast<std::uint32_t>(r);
 }
 
+// One thread a word of the terms' limbs (term-major, then limb, then coefficient).
 __global__ void __launch_bounds__(kThreads) encode_kernel(ScaledEncodingLaunch args) {
   const std::size_t n_mask = (std::size_t{1} << args.log_degree) - 1;
-  const std::size_t gap_mask = (std::size_t{1} << args.log_gap) - 1;
-  const std::size_t total = args.limbs << args.log_degree;
+  const std::size_t poly_words = args.limbs << args.log_degree;
+  const std::size_t total = args.terms * poly_words;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const std::size_t j = i & n_mask;
+    const std::size_t term = i / poly_words, within = i - term * poly_words;
+    const std::size_t j = within & n_mask;
+    const int log_gap = args.log_gap[term];
     std::uint32_t word = 0;
-    if ((j & gap_mask) == 0) {
-      const std::uint32_t q = args.moduli[i >> args.log_degree].value;
-      word = rounded_residue(__dmul_rn(args.coefficients[j >> args.log_gap], args.scale), q);
+    if ((j & ((std::size_t{1} << log_gap) - 1)) == 0) {
+      const std::uint32_t q = args.moduli[within >> args.log_degree].value;
+      word = rounded_residue(__dmul_rn(args.coefficients[term][j >> log_gap], args.scale), q);
     }
     args.out[i] = word;
   }
@@ -60,9 +63,12 @@ __global__ void __launch_bounds__(kThreads) encode_kernel(ScaledEncodingLaunch a
 
 void launch_scaled_encoding(const ScaledEncodingLaunch& args) {
   using namespace scaled_encoding_kernels;
-  if (args.limbs == 0) return;
-  if (args.log_gap > args.log_degree) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // the backend checks first
-  const std::size_t total = args.limbs << args.log_degree;
+  if (args.limbs == 0 || args.terms == 0) return;
+  if (args.terms > scaled_encoding_max_terms) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // the backend checks first
+  for (std::size_t t = 0; t < args.terms; ++t) {
+    if (args.log_gap[t] > args.log_degree) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
+  }
+  const std::size_t total = args.terms * (args.limbs << args.log_degree);
   const auto blocks = static_cast<unsigned>(std::min<std::size_t>((total + kThreads - 1) / kThreads, 65535 * 8));
   encode_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(args.stream_handle)>>>(args);
   CERIUM_CUDA_CHECK(cudaGetLastError());

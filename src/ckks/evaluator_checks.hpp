@@ -190,6 +190,40 @@ Plaintext BasicEvaluator<B>::encode(const UnscaledPlaintext& a, const EncodeOpti
 }
 
 template <backend::PolyBackend B>
+std::vector<Plaintext> BasicEvaluator<B>::encode(std::span<const UnscaledPlaintext* const> many,
+                                                 const EncodeOptions& options) const {
+  std::vector<Plaintext> out;
+  out.reserve(many.size());
+  if constexpr (backend::CoefficientEncoding<B>) {
+    const Encoder encoder(context_);
+    std::vector<const DeviceWords*> words;
+    std::vector<std::size_t> gaps;
+    EncodeOptions resolved;
+    bool together = true;  // every one on this device, with the same resolved options
+    for (std::size_t t = 0; t < many.size() && together; ++t) {
+      require(many[t] != nullptr, "encode: unscaled plaintext {} of {} is null", t, many.size());
+      const EncodeOptions r = encoder.resolve(*many[t], options);  // every check, before the device works
+      together = many[t]->device() == backend_.device() &&
+                 (t == 0 || (r.level == resolved.level && r.scale == resolved.scale && r.slots == resolved.slots));
+      resolved = r;
+      words.push_back(&many[t]->words());
+      gaps.push_back(many[t]->gap());
+    }
+    if (together && !many.empty()) {
+      std::vector<ring::RnsPoly> polys =
+          backend_.encode_scaled_batch(context_->q_basis(resolved.level), words, gaps, resolved.scale);
+      for (auto& poly : polys) out.emplace_back(context_, std::move(poly), resolved.level, resolved.scale, resolved.slots);
+      return out;
+    }
+  }
+  for (std::size_t t = 0; t < many.size(); ++t) {
+    require(many[t] != nullptr, "encode: unscaled plaintext {} of {} is null", t, many.size());
+    out.push_back(encode(*many[t], options));
+  }
+  return out;
+}
+
+template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::download(const Ciphertext& a) const {
   require(!a.empty(), "download: the ciphertext is empty");
   std::vector<ring::RnsPoly> parts;

@@ -207,6 +207,20 @@ TEST_CASE("An unscaled plaintext encodes on the device to the host encoder's wor
         }
       }
     }
+    // A batch (periods mixed; more than one launch's 32) gives the words of one by one.
+    std::vector<UnscaledPlaintext> many;
+    for (std::size_t t = 0; t < 37; ++t) {
+      many.push_back(f.gpu.upload(f.cpu.encoder.unscaled(random_complex(f.rng, t % 3 == 0 ? full : 16), full)));
+    }
+    std::vector<const UnscaledPlaintext*> pointers;
+    for (const auto& u : many) pointers.push_back(&u);
+    const EncodeOptions batch_options{.level = top - 1, .scale = std::ldexp(1.0, 40)};
+    const std::vector<Plaintext> batch = f.gpu.encode(pointers, batch_options);
+    REQUIRE(batch.size() == many.size());
+    for (std::size_t t = 0; t < many.size(); ++t) {
+      INFO("log N " << log_n << ", batch term " << t);
+      CHECK(f.gpu.download(batch[t]).poly() == f.gpu.download(f.gpu.encode(many[t], batch_options)).poly());
+    }
     // The checks come before the device works: scale overflow and a level that does not exist.
     const UnscaledPlaintext on_device = f.gpu.upload(f.cpu.encoder.unscaled(random_complex(f.rng, 8), full));
     CHECK_THROWS_AS(f.gpu.encode(on_device, {.level = 0, .scale = std::ldexp(1.0, 200)}), InvalidArgument);

@@ -24,6 +24,7 @@
 #include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "cerium/core/device.hpp"
 #include "cerium/core/device_memory.hpp"
@@ -157,11 +158,14 @@ concept RescaledProductSum = requires(const B& b, const ring::Rescaler& rescaler
 // k gap and zero elsewhere: the host encoder's words from the same doubles (ckks::UnscaledPlaintext). A backend
 // that computes away from the host (the CUDA backend) provides it, so that weights kept unscaled in its memory are
 // encoded there at each use; the evaluator checks the range before calling.
+// encode_scaled_batch: the same for several (each count = N / gap doubles), one polynomial each, in one pass.
 template <class B>
 concept CoefficientEncoding = requires(const B& b, const ring::RnsBasisPtr& basis, const DeviceWords& coefficients,
-                                       std::size_t count, double scale) {
+                                       std::size_t count, double scale, std::span<const DeviceWords* const> many,
+                                       std::span<const std::size_t> gaps) {
   { b.device() } -> std::same_as<Device>;
   { b.encode_scaled(basis, coefficients, count, count, scale) } -> std::same_as<ring::RnsPoly>;
+  { b.encode_scaled_batch(basis, many, gaps, scale) } -> std::same_as<std::vector<ring::RnsPoly>>;
 };
 
 }  // namespace cerium::backend

@@ -184,6 +184,9 @@ class BasicEvaluator {
   // options)'s words and checks (Encoder::resolve).
   UnscaledPlaintext upload(const UnscaledPlaintext& a) const;
   Plaintext encode(const UnscaledPlaintext& a, const EncodeOptions& options = {}) const;
+  // Several at once with the same options (a sum's plaintexts): on a device that encodes, one launch and one
+  // batched NTT per 32 of them. The words of encode one by one.
+  std::vector<Plaintext> encode(std::span<const UnscaledPlaintext* const> many, const EncodeOptions& options = {}) const;
   // Copies in host memory, wherever the operand is: for the Decryptor, the Encoder and serialization.
   Ciphertext download(const Ciphertext& a) const;
   Plaintext download(const Plaintext& a) const;

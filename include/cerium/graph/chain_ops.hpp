@@ -148,6 +148,11 @@ class ChainOps {
   ckks::Plaintext encode(const ckks::UnscaledPlaintext& unscaled, int level, std::size_t slots) const {
     return ev_.encode(unscaled, ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
   }
+  // Several at one level and slot count (a sum's): one batch where the evaluator encodes on a device.
+  std::vector<ckks::Plaintext> encode(std::span<const ckks::UnscaledPlaintext* const> many, int level,
+                                      std::size_t slots) const {
+    return ev_.encode(many, ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
+  }
 
  private:
   const ckks::BasicEvaluator<B>& ev_;

@@ -479,33 +479,71 @@ class Executor {
   }
 
   // A sum of plaintext products at its root: every product's operand and plaintext, one evaluator call (or one a
-  // part, added, when the plaintexts it encodes for itself pass ExecutorOptions::sum_plaintext_bytes).
+  // part, added, when the plaintexts it encodes for itself pass ExecutorOptions::sum_plaintext_bytes). The
+  // plaintexts kept unscaled are encoded together, one batch a part.
   ckks::Ciphertext compute_sum(const PlainSum& sum, const std::vector<std::optional<ckks::Ciphertext>>& values,
                                PlaintextStream* stream) const {
-    std::vector<std::optional<ckks::Plaintext>> owned(sum.products.size());  // streamed or encoded for this run
-    std::vector<const ckks::Ciphertext*> operands;
-    std::vector<const ckks::Plaintext*> plains;
+    const std::size_t terms = sum.products.size();
+    std::vector<std::optional<ckks::Plaintext>> owned(terms);  // encoded for this run
+    std::vector<const ckks::Ciphertext*> operands(terms);
+    std::vector<const ckks::Plaintext*> plains(terms);
+    std::vector<std::size_t> deferred;  // the part's terms whose plaintexts are kept unscaled
+    std::vector<const ckks::UnscaledPlaintext*> unscaled;
     std::optional<ckks::Ciphertext> total;
     std::size_t owned_bytes = 0, first = 0;
     const auto add_part = [&](std::size_t end) {
-      ckks::Ciphertext part = ops_.multiply_sum(operands, plains);
+      encode_deferred(deferred, unscaled, operands, owned, plains);
+      const auto count = end - first;
+      ckks::Ciphertext part = ops_.multiply_sum(std::span(operands).subspan(first, count),
+                                                std::span(plains).subspan(first, count));
       total = total.has_value() ? ops_.add(*total, part) : std::move(part);
       for (std::size_t t = first; t < end; ++t) owned[t].reset();
-      operands.clear();
-      plains.clear();
+      deferred.clear();
+      unscaled.clear();
       owned_bytes = 0;
       first = end;
     };
-    for (std::size_t t = 0; t < sum.products.size(); ++t) {
+    for (std::size_t t = 0; t < terms; ++t) {
       const NodeId product = sum.products[t];
       const ckks::Ciphertext& a = operand(values, plan_.program.node(product).inputs[0]);
-      operands.push_back(&a);
-      plains.push_back(&plaintext_operand(product, a, stream, owned[t]));
-      if (owned[t].has_value()) owned_bytes += bytes_of(*owned[t]);
-      if (owned_bytes > options_.sum_plaintext_bytes && t + 1 < sum.products.size()) add_part(t + 1);
+      operands[t] = &a;
+      const PlainSource source = plain_source(product, a);
+      if (source.unscaled != nullptr) {
+        deferred.push_back(t);
+        unscaled.push_back(source.unscaled);
+        owned_bytes += planned_bytes(product);
+      } else {
+        plains[t] = source.cached != nullptr ? source.cached : &(owned[t] = plaintext_for(product, a, stream)).value();
+        if (owned[t].has_value()) owned_bytes += bytes_of(*owned[t]);
+      }
+      if (owned_bytes > options_.sum_plaintext_bytes && t + 1 < terms) add_part(t + 1);
     }
-    add_part(sum.products.size());
+    add_part(terms);
     return std::move(*total);
+  }
+
+  // The deferred terms' plaintexts encoded from their unscaled forms into owned: one batch when their operands
+  // share a level and slot count (a sum's do), else one by one.
+  void encode_deferred(const std::vector<std::size_t>& deferred,
+                       const std::vector<const ckks::UnscaledPlaintext*>& unscaled,
+                       const std::vector<const ckks::Ciphertext*>& operands,
+                       std::vector<std::optional<ckks::Plaintext>>& owned,
+                       std::vector<const ckks::Plaintext*>& plains) const {
+    if (deferred.empty()) return;
+    const ckks::Ciphertext& a = *operands[deferred.front()];
+    const bool alike = std::all_of(deferred.begin(), deferred.end(), [&](std::size_t t) {
+      return operands[t]->level() == a.level() && operands[t]->slots() == a.slots();
+    });
+    if (alike) {
+      std::vector<ckks::Plaintext> encoded = ops_.encode(unscaled, a.level(), a.slots());
+      for (std::size_t k = 0; k < deferred.size(); ++k) owned[deferred[k]] = std::move(encoded[k]);
+    } else {
+      for (std::size_t k = 0; k < deferred.size(); ++k) {
+        const ckks::Ciphertext& operand = *operands[deferred[k]];
+        owned[deferred[k]] = ops_.encode(*unscaled[k], operand.level(), operand.slots());
+      }
+    }
+    for (const std::size_t t : deferred) plains[t] = &*owned[t];
   }
 
   // After a sum's root: the inputs the sum's members read last (the members' own values were never made).
@@ -536,19 +574,27 @@ class Executor {
   // encoded now into `owned`.
   const ckks::Plaintext& plaintext_operand(NodeId id, const ckks::Ciphertext& a, PlaintextStream* stream,
                                            std::optional<ckks::Plaintext>& owned) const {
-    if (options_.cache_plaintexts) {
-      std::unique_lock lock(cache_mutex_);
-      const bool keep = cache_.contains(id) || (!cache_full_ && room_for(cached_bytes_, id));
-      if (!keep) cache_full_ = true;
-      lock.unlock();
-      if (keep) return cached(id, a);
-      if (const ckks::UnscaledPlaintext* unscaled = kept_unscaled(id)) {
-        owned = ops_.encode(*unscaled, a.level(), a.slots());
-        return *owned;
-      }
-    }
-    owned = plaintext_for(id, a, stream);
+    const PlainSource source = plain_source(id, a);
+    if (source.cached != nullptr) return *source.cached;
+    owned = source.unscaled != nullptr ? ops_.encode(*source.unscaled, a.level(), a.slots())
+                                       : plaintext_for(id, a, stream);
     return *owned;
+  }
+
+  // Where a plaintext node's operand comes from: the cache (encoded into it on first use while it has room), the
+  // plaintexts kept unscaled, or neither (null, null: streamed or encoded at each use).
+  struct PlainSource {
+    const ckks::Plaintext* cached = nullptr;
+    const ckks::UnscaledPlaintext* unscaled = nullptr;
+  };
+  PlainSource plain_source(NodeId id, const ckks::Ciphertext& a) const {
+    if (!options_.cache_plaintexts) return {};
+    std::unique_lock lock(cache_mutex_);
+    const bool keep = cache_.contains(id) || (!cache_full_ && room_for(cached_bytes_, id));
+    if (!keep) cache_full_ = true;
+    lock.unlock();
+    if (keep) return {.cached = &cached(id, a)};
+    return {.unscaled = kept_unscaled(id)};
   }
 
   // Node id's plaintext kept unscaled where the evaluator computes (made on first use while there is room), or null:

@@ -147,27 +147,58 @@ ring::RnsPoly CudaBackend::place_blocks(const ring::RnsBasisPtr& basis, std::spa
 
 ring::RnsPoly CudaBackend::encode_scaled(const ring::RnsBasisPtr& basis, const DeviceWords& coefficients,
                                          std::size_t count, std::size_t gap, double scale) const {
+  require(count != 0 && count * gap == state_->n,
+          "encode_scaled: {} coefficients at every {}th of {} (count x gap must be the ring degree)", count, gap,
+          state_->n);
+  const DeviceWords* words_of[] = {&coefficients};
+  const std::size_t gaps[] = {gap};
+  return std::move(encode_scaled_batch(basis, words_of, gaps, scale).front());
+}
+
+std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasisPtr& basis,
+                                                            std::span<const DeviceWords* const> coefficients,
+                                                            std::span<const std::size_t> gaps, double scale) const {
   const std::size_t n = state_->n;
-  require(basis != nullptr && std::has_single_bit(gap) && gap <= n && count * gap == n,
-          "encode_scaled: {} coefficients at every {}th of {} (count x gap must be the ring degree)", count, gap, n);
+  require(basis != nullptr && coefficients.size() == gaps.size(),
+          "encode_scaled_batch: {} coefficient buffers for {} gaps", coefficients.size(), gaps.size());
   require<MismatchError>(basis->ring_degree() == n, "encode_scaled: a basis of degree {} on a CUDA backend of degree {}",
                          basis->ring_degree(), n);
-  require<MismatchError>(coefficients.device() == state_->device && coefficients.size() == 2 * count,
-                         "encode_scaled: {} words on {} for {} doubles on this backend's {}", coefficients.size(),
-                         to_string(coefficients.device()), count, to_string(state_->device));
   require(std::isfinite(scale) && scale > 0, "encode_scaled: scale {} must be positive and finite", scale);
-  ring::RnsPoly out = allocate(basis, {.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
-  cuda::detail::ScaledEncodingLaunch launch;
-  launch.out = words(*this, out, "encode_scaled");
-  launch.coefficients = reinterpret_cast<const double*>(coefficients.data());
-  launch.moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
-  launch.scale = scale;
-  launch.log_degree = std::countr_zero(n);
-  launch.log_gap = std::countr_zero(gap);
-  launch.limbs = basis->size();
-  launch.stream_handle = state_->stream.native_handle();
-  cuda::detail::launch_scaled_encoding(launch);
-  to_ntt(out);
+  for (std::size_t t = 0; t < gaps.size(); ++t) {
+    require(std::has_single_bit(gaps[t]) && gaps[t] <= n / 2, "encode_scaled: term {}: a gap of {} at degree {}", t,
+            gaps[t], n);
+    require<MismatchError>(coefficients[t] != nullptr && coefficients[t]->device() == state_->device &&
+                               coefficients[t]->size() == 2 * (n / gaps[t]),
+                           "encode_scaled: term {}: {} words on {} for {} doubles on this backend's {}", t,
+                           coefficients[t] == nullptr ? 0 : coefficients[t]->size(),
+                           coefficients[t] == nullptr ? std::string("nothing") : to_string(coefficients[t]->device()),
+                           n / gaps[t], to_string(state_->device));
+  }
+  std::vector<ring::RnsPoly> out;
+  if (gaps.empty()) return out;
+  // One allocation, the polynomials consecutive: one encoding launch and one batched NTT per group of terms.
+  auto storage = DeviceWords::slices(state_->device, gaps.size(), basis->size() * n, BufferInit::uninitialized);
+  out.reserve(gaps.size());
+  for (auto& words : storage) out.emplace_back(basis, ring::PolyForm::coefficient, std::move(words));
+  const auto* moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
+  for (std::size_t first = 0; first < gaps.size(); first += cuda::detail::scaled_encoding_max_terms) {
+    const std::size_t terms = std::min(cuda::detail::scaled_encoding_max_terms, gaps.size() - first);
+    cuda::detail::ScaledEncodingLaunch launch;
+    launch.out = words(*this, out[first], "encode_scaled");
+    for (std::size_t t = 0; t < terms; ++t) {
+      launch.coefficients[t] = reinterpret_cast<const double*>(coefficients[first + t]->data());
+      launch.log_gap[t] = std::countr_zero(gaps[first + t]);
+    }
+    launch.terms = terms;
+    launch.moduli = moduli;
+    launch.scale = scale;
+    launch.log_degree = std::countr_zero(n);
+    launch.limbs = basis->size();
+    launch.stream_handle = state_->stream.native_handle();
+    cuda::detail::launch_scaled_encoding(launch);
+    state_->ntt_forward(launch.out, basis->primes(), terms);
+  }
+  for (auto& poly : out) poly.set_form(ring::PolyForm::ntt);
   return out;
 }
 

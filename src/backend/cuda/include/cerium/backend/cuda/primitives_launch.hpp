@@ -251,15 +251,19 @@ struct BlockExpansionLaunch {
 void launch_block_expansion(const BlockExpansionLaunch& launch);
 
 // --- encoding from unscaled coefficients (ckks::UnscaledPlaintext) ---------------------------------------------
-// out (limbs x N words, coefficient form) gets, at word k gap of limb i, round(scale coefficients[k]) mod
-// moduli[i] (rounded half away from zero, exact for any magnitude), and 0 at every other word.
+// Polynomial t of out (limbs x N words each, consecutive, coefficient form) gets, at word k gap_t of limb i,
+// round(scale coefficients[t][k]) mod moduli[i] (rounded half away from zero, exact for any magnitude), and 0 at
+// every other word: a sum's plaintexts in one launch.
+inline constexpr std::size_t scaled_encoding_max_terms = 32;
+
 struct ScaledEncodingLaunch {
   std::uint32_t* out = nullptr;
-  const double* coefficients = nullptr;   // N / gap doubles, on the device
+  const double* coefficients[scaled_encoding_max_terms] = {};  // term t's N / gap_t doubles, on the device
+  int log_gap[scaled_encoding_max_terms] = {};
+  std::size_t terms = 0;
   const math::Modulus* moduli = nullptr;  // limbs entries, on the device
   double scale = 1;
   int log_degree = 0;
-  int log_gap = 0;
   std::size_t limbs = 0;
   void* stream_handle = nullptr;  // cudaStream_t
 };
