@@ -31,8 +31,10 @@ std::size_t element_size(Precision p) { return p == Precision::f32 ? 4 : 8; }
 template <class T>
 void put(std::vector<unsigned char>& out, T value) {
   static_assert(std::endian::native == std::endian::little, "weight files are little-endian; so is every target here");
-  const auto* p = reinterpret_cast<const unsigned char*>(&value);
-  out.insert(out.end(), p, p + sizeof(T));
+  // Resized and copied into (not inserted from a pointer range), which GCC 12 at -O3 misreads as overlapping.
+  const std::size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &value, sizeof(T));
 }
 
 struct Reader {
@@ -139,7 +141,10 @@ const std::vector<double>& WeightFile::values(const std::string& name, const std
                          tensors_.size());
   const auto describe = [](const std::vector<std::uint64_t>& d) {
     std::string s;
-    for (const auto v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
+    for (const auto v : d) {
+      if (!s.empty()) s += 'x';
+      s += std::to_string(v);
+    }
     return s.empty() ? std::string("a scalar") : s;
   };
   require<MismatchError>(it->second.dims == dims, "weight file: tensor '{}' is {}; the model expects {}", name,
