@@ -42,9 +42,10 @@ struct DecomposedPoly {
 DecomposedPoly decompose_and_mod_up(const Context& context, const ring::RnsPoly& c, int level);
 
 // The checks every backend runs before the two steps (MismatchError / LevelError naming what differs): c over
-// Q_level in NTT form; a decomposition with the level's digit count over Q_l u P, a key of these parameters with
-// enough digits, and an automorphism of the ring's degree.
+// Q_level in NTT form.
 void require_key_switch_input(const Context& context, const ring::RnsPoly& c, int level);
+// Before the second step: a decomposition with the level's digit count over Q_l u P, a key of these parameters with
+// enough digits, and an automorphism of the ring's degree.
 void require_key_switch_apply_inputs(const Context& context, const DecomposedPoly& decomposed, const SwitchingKey& key,
                                      const ring::Automorphism* automorphism);
 
