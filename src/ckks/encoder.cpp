@@ -98,11 +98,7 @@ Encoder::Transformed Encoder::transform(std::span<const std::complex<double>> va
   return out;
 }
 
-std::vector<detail::RoundedInteger> Encoder::rounded(std::span<const double> coefficients, double largest,
-                                                     int level, double scale, const char* operation) const {
-  // Rounding is monotone, so the largest product is the product of the largest: the check of every scaled
-  // coefficient in one multiply (and an overflow to infinity is caught).
-  require_in_range(largest * scale, *context_->q_basis(level), scale, level, operation);
+std::vector<detail::RoundedInteger> Encoder::rounded(std::span<const double> coefficients, double scale) {
   std::vector<detail::RoundedInteger> out(coefficients.size());
   for (std::size_t k = 0; k < coefficients.size(); ++k) out[k] = detail::round_exact(coefficients[k] * scale);
   return out;
@@ -113,7 +109,11 @@ std::vector<detail::RoundedInteger> Encoder::rounded_coefficients(std::span<cons
                                                                   const char* operation) const {
   const Transformed u = transform(values, resolved.slots, operation);
   // The range is Q_level's whatever the basis: over Q_level u P the integers must be encode's.
-  return rounded(u.coefficients, u.largest, resolved.level, resolved.scale, operation);
+  // Rounding is monotone, so the largest product is the product of the largest: the check of every scaled
+  // coefficient in one multiply (and an overflow to infinity is caught).
+  require_in_range(u.largest * resolved.scale, *context_->q_basis(resolved.level), resolved.scale, resolved.level,
+                   operation);
+  return rounded(u.coefficients, resolved.scale);
 }
 
 ring::RnsPoly Encoder::poly_of(std::span<const detail::RoundedInteger> rounded, std::size_t gap,
@@ -166,7 +166,7 @@ EncodeOptions Encoder::resolve(const UnscaledPlaintext& unscaled, const EncodeOp
 Plaintext Encoder::encode(const UnscaledPlaintext& unscaled, const EncodeOptions& options) const {
   const EncodeOptions resolved = resolve(unscaled, options);
   const std::vector<detail::RoundedInteger> integers =
-      rounded(unscaled.host_coefficients(), unscaled.largest(), resolved.level, resolved.scale, "encode");
+      rounded(unscaled.host_coefficients(), resolved.scale);  // resolve checked the range
   return Plaintext(context_, poly_of(integers, unscaled.gap(), context_->q_basis(resolved.level)), resolved.level,
                    resolved.scale, resolved.slots);
 }

@@ -112,9 +112,8 @@ class Encoder {
   };
   // The special IFFT of values zero-padded to `size` slots (checks the values are finite).
   Transformed transform(std::span<const std::complex<double>> values, std::size_t size, const char* operation) const;
-  // Each coefficient times the scale, rounded; scale overflow checked against Q_level.
-  std::vector<detail::RoundedInteger> rounded(std::span<const double> coefficients, double largest, int level,
-                                              double scale, const char* operation) const;
+  // Each coefficient times the scale, rounded (the caller checks the range first).
+  static std::vector<detail::RoundedInteger> rounded(std::span<const double> coefficients, double scale);
   // transform then rounded: the coefficients at multiples of N / 2 slots, Re parts first.
   std::vector<detail::RoundedInteger> rounded_coefficients(std::span<const std::complex<double>> values,
                                                            const Resolved& resolved, const char* operation) const;
