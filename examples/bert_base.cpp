@@ -12,6 +12,8 @@
 //   --rows R --ffn-blocks B                  token rows per ciphertext (32) and FFN column blocks (4)
 //   --seed S                                 the weights' and tokens' seed (1)
 //   --profile                                a second, profiled run: the per-layer-type table
+//   --capture [K]                            on a GPU, record the layers' runs as CUDA graphs (K nodes to a graph;
+//                                            default 20000) and time a replay against the run issued node by node
 //   --placement R,R,...                      with --plan-only: the layers placed over R ranks (ciphertext-parallel)
 //                                            next to limb-parallel sharding: bytes moved, predicted times, per
 //                                            attention and FFN (graph/passes/rank_placement.hpp)
@@ -48,7 +50,8 @@ struct Options {
   nn::BertConfig config{.layers = 12, .hidden = 768, .heads = 12, .ffn = 3072};
   std::size_t tokens = 128, rows = 32, ffn_blocks = 4;
   std::uint64_t seed = 1;
-  bool plan_only = false, cpu = false, profile = false;
+  bool plan_only = false, cpu = false, profile = false, capture = false;
+  std::size_t segment_nodes = 20000;
   std::vector<int> placement_ranks;
 };
 
@@ -60,6 +63,10 @@ bool parse(int argc, char** argv, Options& o) {
     if (arg == "--plan-only") o.plan_only = true;
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--profile") o.profile = true;
+    else if (arg == "--capture") {
+      o.capture = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-') o.segment_nodes = std::strtoull(argv[++i], nullptr, 10);
+    }
     else if (arg == "--layers" && has_value) o.config.layers = number();
     else if (arg == "--tokens" && has_value) o.tokens = number();
     else if (arg == "--hidden" && has_value) o.config.hidden = number();
@@ -109,7 +116,7 @@ int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
-               "usage: {} [--plan-only] [--cpu] [--profile] [--layers L] [--tokens T] [--hidden H] [--heads A] "
+               "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S]\n",
                argv[0]);
     return 2;
@@ -174,16 +181,35 @@ int main(int argc, char** argv) {
     for (std::size_t b = 0; b < packed.size(); ++b) {
       inputs.push_back(evaluator.upload(encryptor.encrypt(encoder.encode(packed[b], plans.front().input_encoding(b)))));
     }
-    std::vector<ckks::Ciphertext> again;
-    if (o.profile) {
-      for (const auto& c : inputs) again.push_back(c.clone());
+    std::vector<ckks::Ciphertext> again, recorded;
+    for (const auto& c : inputs) {
+      if (o.profile) again.push_back(c.clone());
+      if (o.capture) recorded.push_back(c.clone());
     }
     // The executors and their plaintexts made once, before the timed run (the profiled run reuses them).
-    const StagedExecutors<std::decay_t<decltype(evaluator.backend())>> stages(plans, evaluator, bootstrapper);
+    StagedExecutors<std::decay_t<decltype(evaluator.backend())>> stages(plans, evaluator, bootstrapper);
     stages.prepare();
     const StagedRun run = stages.run(std::move(inputs));
     fmt::print("encrypted BERT: {:.3f} s for {} layers ({:.3f} s a layer)\n", run.seconds, plans.size(),
                run.seconds / static_cast<double>(plans.size()));
+    if (o.capture) {
+      // Recorded once (another run node by node, then the capture), replayed on the same input: the same words.
+      const double seconds = stages.capture(recorded, o.segment_nodes);
+      if (stages.captured()) {
+        fmt::print("layers recorded as CUDA graphs in {:.1f} s\n", seconds);
+        const StagedRun replay = stages.run(std::move(recorded));
+        bool same = replay.outputs.size() == run.outputs.size();
+        for (std::size_t b = 0; same && b < run.outputs.size(); ++b) {
+          const ckks::Ciphertext x = evaluator.download(replay.outputs[b]), y = evaluator.download(run.outputs[b]);
+          same = x.level() == y.level() && x.scale() == y.scale();
+          for (std::size_t k = 0; same && k < x.size(); ++k) same = x.part(k) == y.part(k);
+        }
+        fmt::print("encrypted BERT replayed: {:.3f} s for {} layers ({:.3f} s a layer); the same words: {}\n",
+                   replay.seconds, plans.size(), replay.seconds / static_cast<double>(plans.size()),
+                   same ? "yes" : "NO");
+        if (!same) return 1;
+      }
+    }
     const ckks::Decryptor decryptor(keygen.secret_key());
     std::vector<std::vector<std::complex<double>>> slots_out;
     for (const auto& c : run.outputs) slots_out.push_back(encoder.decode(decryptor.decrypt(evaluator.download(c))));

@@ -18,6 +18,9 @@
 //                                               plaintext twin, the time of each (1)
 //   --time-limit S                              start no image past S seconds of runs (none)
 //   --no-profile                                skip the per-layer breakdown (a second, profiled run)
+//   --no-capture                                on a GPU, issue every image's run node by node instead of
+//                                               replaying it as recorded CUDA graphs (graph::CapturedRun)
+//   --segment-nodes K                           record K nodes to a graph (default: the whole run in one)
 //   --cache-gib G                               at most G GiB of plaintexts kept encoded on the device, the rest
 //                                               kept unscaled there and encoded at each use (a model whose
 //                                               weights outgrow the GPU; default: what the device has room for)
@@ -36,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -51,6 +55,7 @@
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/captured_run.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/plain_ops.hpp"
@@ -97,6 +102,8 @@ struct RunSettings {
   bool fuse = true;             // sums of plaintext products in one call (graph::RunOptions::fuse_plain_sums)
   double time_limit_s = 0;      // stop starting new images past it (0: none)
   double cache_gib = -1;        // the plaintext cache's bound (negative: sized to the device)
+  bool capture = true;          // on a GPU, record the run as CUDA graphs and replay them (graph::CapturedRun)
+  std::size_t segment_nodes = 0;  // nodes per recorded graph (0: one graph)
 };
 
 // Encrypts each sample, runs the plan, decrypts the logits and compares the class with the plaintext twin's (the
@@ -180,6 +187,36 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
     profile.print();
   }
 
+  // On a GPU: the run recorded once as CUDA graphs and replayed for each image (the executor's words, checked on
+  // the first image; both timed warm).
+  std::function<std::vector<ckks::Ciphertext>(std::vector<ckks::Ciphertext>)> run_image = [&](auto inputs) {
+    return executor.run(std::move(inputs), {}, run_options);
+  };
+  if constexpr (backend::WorkCapture<B>) {
+    if (settings.capture) {
+      start = std::chrono::steady_clock::now();
+      auto captured = std::make_shared<const graph::CapturedRun<B>>(
+          executor, first_input, graph::CaptureOptions{.segment_nodes = settings.segment_nodes, .run = run_options});
+      fmt::print("run recorded as {} CUDA graph(s) in {:.1f} s (an eager run first, then {:.1f} s to record and "
+                 "instantiate)\n",
+                 captured->segments(), seconds_since(start), captured->capture_seconds());
+      start = std::chrono::steady_clock::now();
+      const auto eager = executor.run(inputs_copy(), {}, run_options);
+      const ckks::Ciphertext eager_words = evaluator.download(eager.at(0));
+      const double eager_s = seconds_since(start);
+      start = std::chrono::steady_clock::now();
+      const auto replayed = captured->run(first_input);
+      const ckks::Ciphertext replayed_words = evaluator.download(replayed.at(0));
+      const double replay_s = seconds_since(start);
+      bool same = eager_words.level() == replayed_words.level() && eager_words.scale() == replayed_words.scale();
+      for (std::size_t k = 0; same && k < eager_words.size(); ++k) same = eager_words.part(k) == replayed_words.part(k);
+      fmt::print("one image issued node by node: {:.3f} s; replayed: {:.3f} s; the same words: {}\n", eager_s,
+                 replay_s, same ? "yes" : "NO");
+      if (!same) return 1;
+      run_image = [captured](std::vector<ckks::Ciphertext> inputs) { return captured->run(inputs); };
+    }
+  }
+
   // The plaintext references of each image, computed on host threads a window ahead while the GPU runs.
   struct Reference {
     std::vector<double> twin_logits;
@@ -215,7 +252,7 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
     }
     auto inputs = encrypt(s);
     start = std::chrono::steady_clock::now();
-    outputs = executor.run(std::move(inputs), {}, run_options);
+    outputs = run_image(std::move(inputs));
     const std::vector<double> logits = decrypt_logits(outputs.at(0));  // the download waits for the device
     times.push_back(seconds_since(start));
 
@@ -330,6 +367,10 @@ int main(int argc, char** argv) {
       image_count = std::max<std::size_t>(1, std::strtoull(argv[++i], nullptr, 10));
     } else if (arg == "--time-limit" && i + 1 < argc) {
       settings.time_limit_s = std::atof(argv[++i]);
+    } else if (arg == "--no-capture") {
+      settings.capture = false;
+    } else if (arg == "--segment-nodes" && i + 1 < argc) {
+      settings.segment_nodes = std::strtoull(argv[++i], nullptr, 10);
     } else if (arg == "--no-profile") {
       settings.profile = false;
     } else if (arg == "--cache-gib" && i + 1 < argc) {
@@ -339,7 +380,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
-                 "[--images N] [--time-limit S] [--no-profile] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
+                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }

@@ -3,14 +3,16 @@
 // last one's outputs as they are. The executors are made once and kept with their plaintexts: on a GPU encoded as
 // far as the device has room (plaintext_budget.hpp) and unscaled past it, encoded there at each use; on the CPU
 // all unscaled. prepare() readies every plaintext ahead on all host cores, so the runs after it encode nothing on
-// the host. Per run: each stage's seconds; with a `profile` table, every node's time into it as well (the device
-// waited for after each node).
+// the host. On a GPU, capture() records each stage's run as CUDA graphs (graph::CapturedRun), so that the runs
+// after it replay them. Per run: each stage's seconds; with a `profile` table, every node's time into it as well
+// (the device waited for after each node, issued node by node).
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <span>
 #include <utility>
@@ -18,6 +20,7 @@
 
 #include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/evaluator.hpp"
+#include "cerium/graph/captured_run.hpp"
 #include "cerium/graph/executor.hpp"
 #include "layer_profile.hpp"
 #include "plaintext_budget.hpp"
@@ -34,7 +37,7 @@ class StagedExecutors {
   // The plans, evaluator and bootstrapper must outlive this object. The plaintext budget covers every stage.
   StagedExecutors(std::span<const cerium::graph::Plan> plans, const cerium::ckks::BasicEvaluator<B>& evaluator,
                   const cerium::boot::BasicBootstrapper<B>& bootstrapper)
-      : plans_(plans) {
+      : plans_(plans), evaluator_(&evaluator) {
     // 0 (everything fits) stays unbounded; a bound is shared out evenly, at least a byte (none encoded) each.
     const std::size_t budget = plaintext_cache_bytes<B>(plans);
     const std::size_t cache_bytes = budget == 0 ? 0 : std::max<std::size_t>(1, budget / plans.size());
@@ -62,6 +65,30 @@ class StagedExecutors {
     return seconds;
   }
 
+  // On a backend that records device work: each stage run once node by node on `inputs` (the stages in turn, each
+  // on the last one's outputs), then recorded, `segment_nodes` nodes to a graph (0: one a stage); later runs
+  // without a profile replay them. Returns the seconds it took; elsewhere it does nothing and returns 0.
+  double capture(const std::vector<cerium::ckks::Ciphertext>& inputs, std::size_t segment_nodes = 0) {
+    const auto start = std::chrono::steady_clock::now();
+    if constexpr (cerium::backend::WorkCapture<B>) {
+      replays_.clear();
+      std::vector<cerium::ckks::Ciphertext> values;
+      for (const auto& c : inputs) values.push_back(c.clone());
+      for (std::size_t s = 0; s < executors_.size(); ++s) {
+        auto captured = std::make_shared<const cerium::graph::CapturedRun<B>>(
+            *executors_[s], values, cerium::graph::CaptureOptions{.segment_nodes = segment_nodes});
+        values.clear();
+        for (const auto& c : captured->outputs()) values.push_back(c.clone());
+        fmt::print("  stage {}/{} recorded as {} CUDA graph(s) ({:.1f} s to record and instantiate)\n", s + 1,
+                   executors_.size(), captured->segments(), captured->capture_seconds());
+        std::fflush(stdout);
+        replays_.push_back([captured](const std::vector<cerium::ckks::Ciphertext>& in) { return captured->run(in); });
+      }
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  bool captured() const { return !replays_.empty(); }
+
   StagedRun run(std::vector<cerium::ckks::Ciphertext> inputs, LayerProfile* profile = nullptr) const {
     using clock = std::chrono::steady_clock;
     StagedRun run;
@@ -74,9 +101,13 @@ class StagedExecutors {
         run.outputs = executors_[s]->run(std::move(run.outputs),
                                          [&](const cerium::graph::RunProgress& p) { profile->add(p); },
                                          {.profile = true});
+      } else if (!replays_.empty()) {
+        run.outputs = replays_[s](run.outputs);
       } else {
         run.outputs = executors_[s]->run(std::move(run.outputs));
       }
+      // The stage's time is the device's: wait for what the host queued (a replay returns at once).
+      if constexpr (requires { evaluator_->backend().synchronize(); }) evaluator_->backend().synchronize();
       run.stage_seconds.push_back(std::chrono::duration<double>(clock::now() - stage_start).count());
       fmt::print("  stage {}/{}: {:.3f} s\n", s + 1, executors_.size(), run.stage_seconds.back());
       std::fflush(stdout);
@@ -87,7 +118,10 @@ class StagedExecutors {
 
  private:
   std::span<const cerium::graph::Plan> plans_;
+  const cerium::ckks::BasicEvaluator<B>* evaluator_;
   std::vector<std::unique_ptr<cerium::graph::Executor<B>>> executors_;
+  // capture()'s replays, one a stage (type-erased: the CPU backend has no CapturedRun).
+  std::vector<std::function<std::vector<cerium::ckks::Ciphertext>(const std::vector<cerium::ckks::Ciphertext>&)>> replays_;
 };
 
 // One pass over the stages with executors made for it (their plaintexts prepared inside the timed run).

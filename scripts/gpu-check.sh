@@ -10,7 +10,8 @@
 # sanitizers are skipped past it, and every step is cut short so that the whole script ends near it),
 # GPU_CHECK_QUICK=1 (only the GPU test suite and the GPU benchmarks: for iterating on kernels), GPU_CHECK_SANITIZE
 # (quick mode: 1 runs memcheck on the [quick] tests, full every sanitizer on the GPU tests as a full run does),
-# GPU_CHECK_CTEST=0 (skip the CPU suites' ctest run: CI runs them), GPU_CHECK_CPU_BENCH=0 (skip the CPU benchmarks),
+# GPU_CHECK_CTEST=0 (skip the CPU suites' ctest run: CI runs them), GPU_SOAK=1 (the hidden 1,000-bootstrap soak
+# test), GPU_CHECK_CPU_BENCH=0 (skip the CPU benchmarks),
 # GPU_BENCH_FILTER (a --benchmark_filter for the GPU benchmarks), GPU_TEST_FILTER (Catch2 test spec),
 # GPU_MEMCHECK_FILTER and GPU_SANITIZE_FILTER (the tests memcheck, and racecheck, initcheck and synccheck, cover),
 # GPU_CHECK_EXAMPLES=1 (run examples/deep_program, examples/resnet20 and examples/minilm on the GPU; GPU_RESNET_ARGS
@@ -179,6 +180,11 @@ if [[ -x $test_bin ]] && [[ ${GPU_CHECK_TESTS:-1} == 1 ]]; then
   # The GPU suite once more in full view: per-test timing and the device the warnings name.
   run_step gpu-tests-verbose "$test_log" 240 "$test_bin" ${GPU_TEST_FILTER:+"$GPU_TEST_FILTER"} --durations yes \
     --warn NoAssertions || true
+fi
+
+# The hidden soak (GPU_SOAK=1): 1,000 chained bootstraps at N = 2^16, precision and device memory every 50 rounds.
+if [[ -x $test_bin ]] && [[ ${GPU_SOAK:-0} == 1 ]]; then
+  run_step gpu-soak "$test_log" 150 "$test_bin" "[soak]" --durations yes || true
 fi
 
 # --- sanitizers ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/captured_run.hpp"
 #include "cerium/graph/eager.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -102,19 +104,26 @@ void report(benchmark::State& state, const GpuGraphSetup& s, const graph::Plan& 
 }
 
 // Argument: 0 eager, 1 executor without hoisting, 2 executor with hoisting, 3 that with its plaintexts cached on the
-// device (ExecutorOptions::cache_plaintexts: how a program run many times runs; eager encodes at each use).
+// device (ExecutorOptions::cache_plaintexts: how a program run many times runs; eager encodes at each use), 4 that
+// recorded as a CUDA graph and replayed (graph::CapturedRun).
 void BM_graph_block_gpu(benchmark::State& state) {
   GpuGraphSetup& s = setup();
   const int mode = static_cast<int>(state.range(0));
   graph::PlanOptions options;
   options.hoist_rotations = mode >= 2;
   const graph::Plan plan = graph::plan(s.program, options);
-  const graph::Executor<backend::CudaBackend> executor(plan, s.evaluator, nullptr, {.cache_plaintexts = mode == 3});
+  const graph::Executor<backend::CudaBackend> executor(plan, s.evaluator, nullptr, {.cache_plaintexts = mode >= 3});
   graph::Eager<backend::CudaBackend> eager(s.evaluator);
+  std::vector<ckks::Ciphertext> example;
+  example.push_back(s.x.clone());
+  std::optional<graph::CapturedRun<backend::CudaBackend>> captured;
+  if (mode == 4) captured.emplace(executor, example);
   for (auto _ : state) {
     const double seconds = device_seconds([&] {
       if (mode == 0) {
         benchmark::DoNotOptimize(cerium_bench::graph_block(eager, eager.input(s.x), kRounds, s.weights));
+      } else if (mode == 4) {
+        benchmark::DoNotOptimize(captured->run(example));
       } else {
         std::vector<ckks::Ciphertext> inputs;
         inputs.push_back(s.x.clone());
@@ -127,5 +136,5 @@ void BM_graph_block_gpu(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_graph_block_gpu)->ArgName("mode")->DenseRange(0, 3)->UseManualTime()->Iterations(1)->Unit(
+BENCHMARK(BM_graph_block_gpu)->ArgName("mode")->DenseRange(0, 4)->UseManualTime()->Iterations(1)->Unit(
     benchmark::kMillisecond);

@@ -132,14 +132,25 @@ ring::RnsPoly Encoder::poly_of(std::span<const detail::RoundedInteger> rounded, 
   return poly;
 }
 
-UnscaledPlaintext Encoder::unscaled(std::span<const std::complex<double>> period, std::size_t slots) const {
+std::size_t Encoder::unscaled_slots(std::span<const std::complex<double>> period, std::size_t slots,
+                                    const char* operation) const {
   const std::size_t max_slots = context_->parameters().max_slots();
   if (slots == 0) slots = max_slots;
   require(std::has_single_bit(slots) && slots <= max_slots,
-          "unscaled: {} slots; pass a power of two up to N/2 = {} (0 means N/2)", slots, max_slots);
+          "{}: {} slots; pass a power of two up to N/2 = {} (0 means N/2)", operation, slots, max_slots);
   require(std::has_single_bit(period.size()) && period.size() <= slots,
-          "unscaled: a period of {} values for {} slots (a power of two up to the slots is needed)", period.size(),
-          slots);
+          "{}: a period of {} values for {} slots (a power of two up to the slots is needed)", operation,
+          period.size(), slots);
+  for (std::size_t i = 0; i < period.size(); ++i) {
+    require(std::isfinite(period[i].real()) && std::isfinite(period[i].imag()),
+            "{}: value {} at index {} is not finite", operation,
+            fmt::format("({}, {})", period[i].real(), period[i].imag()), i);
+  }
+  return slots;
+}
+
+UnscaledPlaintext Encoder::unscaled(std::span<const std::complex<double>> period, std::size_t slots) const {
+  slots = unscaled_slots(period, slots, "unscaled");
   Transformed u = transform(period, period.size(), "unscaled");
   DeviceWords words(Device::cpu(), 2 * u.coefficients.size(), BufferInit::uninitialized);
   std::memcpy(words.data(), u.coefficients.data(), u.coefficients.size() * sizeof(double));

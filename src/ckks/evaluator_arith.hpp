@@ -239,23 +239,31 @@ void BasicEvaluator<B>::sub_inplace(Ciphertext& a, const Plaintext& b) const {
 }
 
 template <backend::PolyBackend B>
+const ring::RnsPoly& BasicEvaluator<B>::half_monomial() const {
+  std::call_once(half_monomial_->made, [&] {
+    const auto& basis = context_->q_basis(context_->max_level());
+    ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient});
+    const std::size_t half = context_->ring_degree() / 2;
+    for (std::size_t i = 0; i < basis->size(); ++i) poly.limb(i)[half] = 1;
+    ring::RnsPoly placed = backend_.place(std::move(poly));
+    backend_.to_ntt(placed);
+    half_monomial_->poly = std::move(placed);
+  });
+  return half_monomial_->poly;
+}
+
+template <backend::PolyBackend B>
 ring::RnsPoly BasicEvaluator<B>::constant_poly(std::complex<double> value, double scale, int level,
                                                const char* operation) const {
-  // A constant slot vector z is the polynomial Re z + Im z X^(N/2): X^(N/2) is i at every slot's root.
+  // A constant slot vector z is the polynomial Re z + Im z X^(N/2): X^(N/2) is i at every slot's root. In NTT
+  // form (linear, and the NTT of 1 is 1 everywhere) that is Re z + Im z NTT(X^(N/2)), word for word.
   const auto& basis = context_->q_basis(level);
   const auto re = evaluator_detail::rounded_residues(value.real() * scale, *basis, operation);
   const auto im = evaluator_detail::rounded_residues(value.imag() * scale, *basis, operation);
-  // Written on the host (2 words per limb) and placed where the backend computes.
-  ring::RnsPoly poly(basis, ring::PolyOptions{.form = ring::PolyForm::coefficient});
-  const std::size_t half = context_->ring_degree() / 2;
-  for (std::size_t i = 0; i < basis->size(); ++i) {
-    auto limb = poly.limb(i);
-    limb[0] = re[i];
-    limb[half] = im[i];
-  }
-  ring::RnsPoly placed = backend_.place(std::move(poly));
-  backend_.to_ntt(placed);
-  return placed;
+  ring::RnsPoly poly = backend_.prefix(half_monomial(), basis);
+  backend_.multiply_scalar(poly, im);
+  backend_.add_scalar(poly, re);
+  return poly;
 }
 
 template <backend::PolyBackend B>

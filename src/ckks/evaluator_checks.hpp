@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -172,6 +173,23 @@ UnscaledPlaintext BasicEvaluator<B>::upload(const UnscaledPlaintext& a) const {
     if (a.device() != backend_.device()) return a.copy_to(backend_.device());
   }
   return a.copy_to(a.device());
+}
+
+template <backend::PolyBackend B>
+UnscaledPlaintext BasicEvaluator<B>::unscaled(std::span<const std::complex<double>> period, std::size_t slots) const {
+  const Encoder encoder(context_);
+  if constexpr (backend::SlotTransform<B> && backend::CoefficientEncoding<B>) {
+    slots = encoder.unscaled_slots(period, slots, "unscaled");  // every check, before the device works
+    const std::size_t p = period.size();
+    DeviceWords host(Device::cpu(), 4 * p, BufferInit::uninitialized);
+    std::memcpy(host.data(), period.data(), p * sizeof(std::complex<double>));
+    DeviceWords values = host.copy_to(backend_.device(), 4 * p);
+    DeviceWords out(backend_.device(), 4 * p, BufferInit::uninitialized);
+    const double largest = backend_.special_ifft_split(context_->fft(p), values, out);
+    return UnscaledPlaintext(context_, slots, p, largest, std::move(out));
+  } else {
+    return upload(encoder.unscaled(period, slots));
+  }
 }
 
 template <backend::PolyBackend B>

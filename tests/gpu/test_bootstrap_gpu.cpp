@@ -1,14 +1,19 @@
 // Bootstrapping on the CUDA backend gives exactly the CPU bootstrapper's words (same keys, same input), full
 // and sparse slots, at a toy size; and its precision meets the toy tests' bound (mean >= 20 bits, worst >= 16).
 // At N = 2^16 (the 128-bit bootstrappable_n16 preset, full slots) the GPU bootstrap meets the same bound, once
-// and over ten chained rounds of (multiply by fresh random signs, bootstrap).
+// and over ten chained rounds of (multiply by fresh random signs, bootstrap). A hidden soak test ("[soak]", run by
+// name) chains 1,000 such rounds and logs precision and device memory every 50.
 
 #include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <future>
 #include <cmath>
 #include <memory>
 #include <random>
 #include <utility>
 
+#include "cerium/backend/cuda/memory.hpp"
 #include "cerium/boot/cuda_bootstrap_graph.hpp"
 #include "cerium/boot/cuda_bootstrapper.hpp"
 #include "gpu_test_support.hpp"
@@ -122,4 +127,82 @@ TEST_CASE("CUDA bootstrapping at N = 2^16 keeps 20 / 16 bits over ten chained ro
     CHECK(drift_mean_bits >= 18.5);
     CHECK(drift_worst_bits >= 16);
   }
+}
+
+TEST_CASE("Soak: 1,000 chained bootstraps at N = 2^16 keep their precision and their memory", "[.][gpu][soak]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  constexpr int kRounds = 1000, kEvery = 50;
+  Fixture f(presets::bootstrappable_n16(), {.relinearization = false});
+  CudaBootstrapper boot(f.context, BootstrapConfig{}, backend::CudaBackend(f.context));
+  boot.set_keys(std::make_shared<const BootstrapKeys>(boot.generate_keys(f.keygen)));
+  const auto& ev = boot.evaluator();
+  const std::size_t slots = boot.slots();
+  auto rng = cerium_test::make_rng(2603);
+  Values want = random_real(rng, slots);
+  Ciphertext current = boot.bootstrap(ev.upload(f.encrypt(want, 1, slots)));
+  // Each round multiplies by a fresh encryption of random signs (the message keeps its size, so a thousand rounds
+  // neither vanish nor overflow) and bootstraps. The encryptions are made on host threads a few rounds ahead, each
+  // with its own encryptor and seed.
+  const int level = current.level();
+  const double scale = current.scale();
+  struct Signs {
+    Values values;
+    Ciphertext encrypted;
+  };
+  const auto make_signs = [&](std::uint64_t seed) {
+    std::mt19937_64 local(seed);
+    std::bernoulli_distribution sign(0.5);
+    Signs s{Values(slots), {}};
+    for (auto& v : s.values) v = sign(local) ? 1.0 : -1.0;
+    const cerium::ckks::Encryptor encryptor(f.keygen.public_key());
+    s.encrypted = encryptor.encrypt(f.encoder.encode(s.values, {.level = level, .scale = scale, .slots = slots}));
+    return s;
+  };
+  std::deque<std::future<Signs>> ahead;
+  const auto top_up = [&] {
+    while (ahead.size() < 8) ahead.push_back(std::async(std::launch::async, make_signs, rng()));
+  };
+  top_up();
+  std::size_t in_use_first = 0, reserved_first = 0;
+  double worst_round_bits = 100, worst_drift_mean = 100;
+  for (int round = 1; round <= kRounds; ++round) {
+    Signs signs = ahead.front().get();
+    ahead.pop_front();
+    top_up();
+    for (std::size_t i = 0; i < slots; ++i) want[i] *= signs.values[i];
+    const Ciphertext product = ev.rescale(ev.multiply(current, ev.upload(signs.encrypted)));
+    const bool logged = round % kEvery == 0 || round == 1;
+    const Values given = logged ? f.decrypt(ev.download(product)) : Values{};
+    current = boot.bootstrap(product);
+    if (!logged) continue;
+    const Values got = f.decrypt(ev.download(current));
+    const auto [mean_bits, worst_bits] = mean_and_worst_bits(got, given);
+    const auto [drift_mean, drift_worst] = mean_and_worst_bits(got, want);
+    const cuda::MemoryStats memory = cuda::memory_stats();
+    if (round == kEvery) {
+      in_use_first = memory.in_use;
+      reserved_first = memory.reserved;
+    }
+    std::printf("soak round %4d: this bootstrap %.2f / %.2f bits (mean / worst), against the exact product %.2f / "
+                "%.2f; device memory in use %.3f GiB, pool %.3f GiB\n",
+                round, mean_bits, worst_bits, drift_mean, drift_worst, memory.in_use / 1073741824.0,
+                memory.reserved / 1073741824.0);
+    std::fflush(stdout);
+    INFO("round " << round);
+    CHECK(mean_bits >= 20);
+    CHECK(worst_bits >= 16);
+    // Independent errors add up: about half a bit lost each time the rounds double, from one bootstrap's bound.
+    const double lost = 0.5 * std::log2(static_cast<double>(round));
+    CHECK(drift_mean >= 20 - lost - 1);
+    CHECK(drift_worst >= 16 - lost - 1);
+    if (round >= kEvery) {
+      CHECK(memory.in_use == in_use_first);                   // the same objects alive every round: no leak
+      CHECK(memory.reserved <= reserved_first + (reserved_first >> 4));  // the pool steady
+    }
+    worst_round_bits = std::min(worst_round_bits, worst_bits);
+    worst_drift_mean = std::min(worst_drift_mean, drift_mean);
+  }
+  std::printf("soak: %d chained bootstraps; worst single-bootstrap worst-slot precision %.2f bits; mean drift "
+              "against the exact product at its lowest %.2f bits\n",
+              kRounds, worst_round_bits, worst_drift_mean);
 }

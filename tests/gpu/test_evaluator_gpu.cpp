@@ -1,7 +1,9 @@
 // Every evaluator operation on the CUDA backend gives exactly the CPU backend's words, on fresh random inputs, at
 // N = 2^12 .. 2^16, with one- and two-prime levels, several dnum values and at several levels.
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -225,6 +227,43 @@ TEST_CASE("An unscaled plaintext encodes on the device to the host encoder's wor
     const UnscaledPlaintext on_device = f.gpu.upload(f.cpu.encoder.unscaled(random_complex(f.rng, 8), full));
     CHECK_THROWS_AS(f.gpu.encode(on_device, {.level = 0, .scale = std::ldexp(1.0, 200)}), InvalidArgument);
     CHECK_THROWS_AS(f.gpu.encode(on_device, {.level = top + 1}), LevelError);
+  }
+}
+
+TEST_CASE("Slot values transformed on the device give the host encoder's unscaled words", "[gpu][evaluator][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  for (const int log_n : {12, 16}) {
+    GpuFixture f(toy(log_n, 4, 2, 2), KeyRequest{});
+    const std::size_t full = f.cpu.max_slots();
+    const int top = f.cpu.context->max_level();
+    for (const std::size_t period : {std::size_t{1}, std::size_t{2}, std::size_t{16}, std::size_t{1024}, full}) {
+      for (const double magnitude : {1.0, 1e6}) {
+        auto values = random_complex(f.rng, period);
+        for (auto& v : values) v *= magnitude;
+        for (const std::size_t slots : {full, std::max<std::size_t>(period, 8)}) {
+          INFO("log N " << log_n << ", period " << period << ", magnitude " << magnitude << ", slots " << slots);
+          const UnscaledPlaintext want = f.cpu.encoder.unscaled(values, slots);
+          const UnscaledPlaintext got = f.gpu.unscaled(values, slots);
+          REQUIRE_FALSE(got.device().host_accessible());
+          CHECK(got.slots() == want.slots());
+          CHECK(got.period() == want.period());
+          CHECK(got.largest() == want.largest());
+          const UnscaledPlaintext back = got.copy_to(Device::cpu());
+          CHECK(std::ranges::equal(back.host_coefficients(), want.host_coefficients()));
+          // Finished on the device at two levels: the host encoder's plaintexts.
+          for (const int level : {0, top}) {
+            const EncodeOptions options{.level = level, .scale = std::ldexp(1.0, 30 + 10 * level)};
+            CHECK(f.gpu.download(f.gpu.encode(got, options)).poly() == f.cpu.encoder.encode(want, options).poly());
+          }
+        }
+      }
+    }
+    // The host's checks, before anything reaches the device.
+    auto bad = random_complex(f.rng, 8);
+    bad[3] = {std::nan(""), 0.0};
+    CHECK_THROWS_AS(f.gpu.unscaled(bad, full), InvalidArgument);
+    CHECK_THROWS_AS(f.gpu.unscaled(random_complex(f.rng, 6), full), InvalidArgument);
+    CHECK_THROWS_AS(f.gpu.unscaled(random_complex(f.rng, 16), 8), InvalidArgument);
   }
 }
 

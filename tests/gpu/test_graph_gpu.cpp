@@ -1,5 +1,6 @@
 // Planned programs on the CUDA backend give exactly the CPU executor's words (hoisted rotations included), and the
-// eager twin on the GPU gives the same words as the GPU executor without hoisting.
+// eager twin on the GPU gives the same words as the GPU executor without hoisting; runs recorded as CUDA graphs
+// (graph::CapturedRun) give the executor's words for fresh inputs.
 
 #include <cmath>
 #include <cstddef>
@@ -8,7 +9,9 @@
 #include <vector>
 
 #include "cerium/backend/cuda/memory.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/cuda_evaluator.hpp"
+#include "cerium/graph/captured_run.hpp"
 #include "cerium/graph/eager.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -116,4 +119,120 @@ TEST_CASE("A program whose plaintexts total over 10 GB runs on a device capped a
   for (std::size_t i = 0; i < slots; ++i) worst = std::max(worst, std::fabs(got[i] - xs[i] * weight_sum[i]));
   INFO("worst error " << worst);
   CHECK(worst < 1e-4);
+}
+
+namespace {
+
+std::vector<Ciphertext> clones(const std::vector<Ciphertext>& values) {
+  std::vector<Ciphertext> out;
+  for (const auto& v : values) out.push_back(v.clone());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A run captured as CUDA graphs gives the executor's words for fresh inputs", "[gpu][program][capture]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  Fixture f(toy(12, 6, 2, 2), {.relinearization = true});
+  auto rng = cerium_test::make_rng(4413);
+  for (int trial = 0; trial < 4; ++trial) {
+    const graph_test::ProgramShape shape{.seed = rng(), .operations = 24, .depth = 5, .slots = 16};
+    INFO("trial " << trial << ", program seed " << shape.seed);
+    graph::Tracer tracer(f.context);
+    graph_test::random_program(tracer, {tracer.input("x", shape.slots), tracer.input("y", shape.slots)}, shape);
+    const graph::Plan plan = graph::plan(std::move(tracer).finish());
+    f.evaluator.set_galois_keys(
+        std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps, plan.keys.conjugation)));
+    CudaEvaluator gpu(f.context, backend::CudaBackend(f.context));
+    gpu.set_relinearization_key(f.evaluator.relinearization_key());
+    gpu.set_galois_keys(f.evaluator.galois_keys());
+    const auto fresh = [&] {
+      std::vector<Ciphertext> v;
+      for (std::size_t i = 0; i < 2; ++i) {
+        v.push_back(gpu.upload(
+            f.encryptor.encrypt(f.encoder.encode(random_complex(rng, shape.slots), plan.input_encoding(i)))));
+      }
+      return v;
+    };
+    // Plaintexts encoded in the cache, then all of them kept unscaled (encoded on the device inside the graphs).
+    for (const std::size_t cache_bytes : {std::size_t{0}, std::size_t{1}}) {
+      const graph::Executor<backend::CudaBackend> executor(
+          plan, gpu, nullptr, {.cache_plaintexts = true, .plaintext_cache_bytes = cache_bytes});
+      for (const std::size_t segment : {std::size_t{0}, std::size_t{7}}) {
+        INFO("cache bytes " << cache_bytes << ", segment nodes " << segment);
+        const std::vector<Ciphertext> examples = fresh();
+        const graph::CapturedRun<backend::CudaBackend> captured(executor, examples, {.segment_nodes = segment});
+        CHECK(captured.segments() == (segment == 0 ? 1 : (plan.program.size() + segment - 1) / segment));
+        const auto eager_first = executor.run(clones(examples));
+        for (std::size_t o = 0; o < eager_first.size(); ++o) {
+          CHECK(same_words(gpu.download(captured.outputs()[o]), gpu.download(eager_first[o])));
+        }
+        for (int round = 0; round < 2; ++round) {
+          const std::vector<Ciphertext> inputs = fresh();
+          const auto want = executor.run(clones(inputs));
+          const auto got = captured.run(inputs);
+          REQUIRE(got.size() == want.size());
+          for (std::size_t o = 0; o < got.size(); ++o) {
+            CHECK(got[o].level() == want[o].level());
+            CHECK(got[o].scale() == want[o].scale());
+            CHECK(same_words(gpu.download(got[o]), gpu.download(want[o])));
+          }
+        }
+        // Host inputs are uploaded into the recorded buffers; another shape is refused by name.
+        const std::vector<Ciphertext> inputs = fresh();
+        std::vector<Ciphertext> on_host;
+        for (const auto& c : inputs) on_host.push_back(gpu.download(c));
+        const auto want = executor.run(clones(inputs));
+        const auto got = captured.run(on_host);
+        CHECK(same_words(gpu.download(got.at(0)), gpu.download(want.at(0))));
+        std::vector<Ciphertext> lower = clones(inputs);
+        lower[0] = gpu.upload(f.encryptor.encrypt(
+            f.encoder.encode(random_complex(rng, shape.slots), {.level = plan.input_encoding(0).level - 1,
+                                                                 .slots = shape.slots})));
+        CHECK_THROWS_AS(captured.run(lower), InvalidArgument);
+      }
+    }
+    // Runs that need the host are refused before anything is recorded.
+    const graph::Executor<backend::CudaBackend> uncached(plan, gpu);
+    CHECK_THROWS_AS(graph::CapturedRun<backend::CudaBackend>(uncached, fresh()), UnsupportedError);
+    const graph::Executor<backend::CudaBackend> streamed(
+        plan, gpu, nullptr, {.cache_plaintexts = true, .plaintext_cache_bytes = 1, .keep_rest_unscaled = false});
+    if (plan.plaintext_encoded_bytes > 0) {
+      CHECK_THROWS_AS(graph::CapturedRun<backend::CudaBackend>(streamed, fresh()), UnsupportedError);
+    }
+  }
+}
+
+TEST_CASE("A captured run with placed bootstraps gives the executor's words", "[gpu][program][capture][bootstrap]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
+  boot::CudaBootstrapper bootstrapper(f.context, boot::BootstrapConfig{}, backend::CudaBackend(f.context));
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  // x <- x^2 / 2 + 1/4 twenty times, plus a plaintext product: 41 levels of products, so the planner places
+  // bootstraps.
+  graph::Tracer t(f.context);
+  auto x = t.input("x");
+  auto rng = cerium_test::make_rng(4414);
+  const Values weights = random_real(rng, f.max_slots());
+  for (int i = 0; i < 20; ++i) x = t.add(t.multiply(t.multiply(x, x), 0.5), 0.25);
+  x = t.multiply(x, graph::PlainVector(weights));
+  t.output(x, "x");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  REQUIRE(plan.bootstraps() > 0);
+  const auto& gpu = bootstrapper.evaluator();
+  const graph::Executor<backend::CudaBackend> executor(plan, gpu, &bootstrapper, {.cache_plaintexts = true});
+  const auto encrypt = [&] {
+    std::vector<Ciphertext> v;
+    v.push_back(gpu.upload(f.encryptor.encrypt(f.encoder.encode(random_real(rng, f.max_slots()), plan.input_encoding(0)))));
+    return v;
+  };
+  const graph::CapturedRun<backend::CudaBackend> captured(executor, encrypt(), {.segment_nodes = 9});
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<Ciphertext> inputs = encrypt();
+    const auto want = executor.run(clones(inputs));
+    const auto got = captured.run(inputs);
+    CHECK(same_words(gpu.download(got.at(0)), gpu.download(want.at(0))));
+  }
 }

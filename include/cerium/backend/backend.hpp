@@ -20,6 +20,7 @@
 
 #include <array>
 #include <concepts>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -28,6 +29,7 @@
 
 #include "cerium/core/device.hpp"
 #include "cerium/core/device_memory.hpp"
+#include "cerium/math/special_fft.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
@@ -166,6 +168,27 @@ concept CoefficientEncoding = requires(const B& b, const ring::RnsBasisPtr& basi
   { b.device() } -> std::same_as<Device>;
   { b.encode_scaled(basis, coefficients, count, count, scale) } -> std::same_as<ring::RnsPoly>;
   { b.encode_scaled_batch(basis, many, gaps, scale) } -> std::same_as<std::vector<ring::RnsPoly>>;
+};
+
+// Optional: encoding's first half on the backend's device. `values` holds tables.slots() complex doubles there
+// (overwritten); `out` receives their special inverse FFT split into real parts then imaginary parts, the host's
+// words (math::special_ifft); returns the largest magnitude among them. A backend that computes away from the host
+// provides it, so that a plaintext crosses to it as its slot values and is transformed there
+// (ckks::BasicEvaluator::unscaled).
+template <class B>
+concept SlotTransform = requires(const B& b, const math::SpecialFftTables& tables, DeviceWords& words) {
+  { b.special_ifft_split(tables, words, words) } -> std::same_as<double>;
+};
+
+// Optional: the device work that a callable queues, recorded once and replayed without the host issuing each
+// operation again (a CUDA graph), and a copy of words into an existing polynomial, queued in the same order. A
+// backend whose operations are launched by the host onto a device queue provides it: issuing thousands of small
+// operations costs the host about as long as the device takes to run them (graph::CapturedRun).
+template <class B>
+concept WorkCapture = requires(const B& b, const std::function<void()>& work, ring::RnsPoly& x, const ring::RnsPoly& y) {
+  { b.capture(work) };
+  b.capture(work).replay();
+  b.copy_into(x, y);
 };
 
 }  // namespace cerium::backend

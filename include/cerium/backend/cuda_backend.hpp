@@ -14,11 +14,14 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "cerium/backend/backend.hpp"
+#include "cerium/backend/cuda/graph.hpp"
+#include "cerium/math/special_fft.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
 #include "cerium/ring/rns_poly.hpp"
@@ -49,6 +52,19 @@ class CudaBackend {
   const rlwe::ContextPtr& context() const;  // the context whose primes its tables cover
   // Waits for all work queued so far (DeviceError for a failure in it).
   void synchronize() const;
+
+  // --- SlotTransform (backend.hpp) ---
+  // The special inverse FFT of `values` (tables.slots() complex doubles, interleaved, on this device; overwritten)
+  // into `out` (2 tables.slots() doubles: the real parts, then the imaginary parts), the host's words
+  // (math::special_ifft, ckks::Encoder::unscaled); returns their largest magnitude (it waits for the device).
+  double special_ifft_split(const math::SpecialFftTables& tables, DeviceWords& values, DeviceWords& out) const;
+
+  // --- WorkCapture (backend.hpp) ---
+  // The work `work` queues on this backend's stream, captured as a CUDA graph (cuda/graph.hpp says what capture
+  // may do); the pool's unused memory goes back to the driver first, so the graph's own allocations find room.
+  cuda::Graph capture(const std::function<void()>& work) const;
+  // x's words := y's (the same limbs and degree, device polynomials), queued on the work stream.
+  void copy_into(ring::RnsPoly& x, const ring::RnsPoly& y) const;
 
   // --- PolyBackend ---
   // PolyBackend's storage and placement (backend.hpp), in device memory from the pool: place uploads a host

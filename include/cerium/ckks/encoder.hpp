@@ -69,6 +69,11 @@ class Encoder {
   // scale with encode_periodic(period, options)'s words. An evaluator uploads it and encodes it where it computes.
   // encode's checks on the values and the counts.
   UnscaledPlaintext unscaled(std::span<const std::complex<double>> period, std::size_t slots = 0) const;
+  // unscaled's checks alone (finite values, a period and a slot count that are powers of two with period <= slots
+  // <= N/2), naming `operation`; returns the slot count (0: N/2). What an evaluator that transforms on its device
+  // checks first.
+  std::size_t unscaled_slots(std::span<const std::complex<double>> period, std::size_t slots,
+                             const char* operation) const;
   // options.slots 0: the unscaled plaintext's. InvalidArgument for coefficients in device memory, a slot count below
   // the period, or scale overflow; LevelError for a level that does not exist; MismatchError for an empty one or
   // another context's.

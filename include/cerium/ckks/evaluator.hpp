@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -184,6 +185,11 @@ class BasicEvaluator {
   // options)'s words and checks (Encoder::resolve).
   UnscaledPlaintext upload(const UnscaledPlaintext& a) const;
   Plaintext encode(const UnscaledPlaintext& a, const EncodeOptions& options = {}) const;
+  // Encoding's first half where the evaluator computes: Encoder::unscaled(period, slots)'s words and checks. With
+  // a backend that transforms on its device (backend::SlotTransform, the CUDA backend) the p slot values cross
+  // over and the special inverse FFT runs there (it waits for the device: the range check needs the largest
+  // coefficient); elsewhere the host encoder's, uploaded.
+  UnscaledPlaintext unscaled(std::span<const std::complex<double>> period, std::size_t slots = 0) const;
   // Several at once with the same options (a sum's plaintexts): on a device that encodes, one launch and one
   // batched NTT per 32 of them. The words of encode one by one.
   std::vector<Plaintext> encode(std::span<const UnscaledPlaintext* const> many, const EncodeOptions& options = {}) const;
@@ -223,8 +229,12 @@ class BasicEvaluator {
   void add_or_sub(Ciphertext& a, const Ciphertext& b, bool subtract) const;
   void add_or_sub_plain(Ciphertext& a, const Plaintext& b, bool subtract) const;
   void add_constant(Ciphertext& a, std::complex<double> constant, const char* operation) const;
-  // A constant value * scale as an NTT-form polynomial over a level: Re at X^0, Im at X^(N/2).
+  // A constant value * scale as an NTT-form polynomial over a level: Re at X^0, Im at X^(N/2), made where the
+  // backend computes from half_monomial() by scalar passes (no upload: a CUDA graph can capture it).
   ring::RnsPoly constant_poly(std::complex<double> value, double scale, int level, const char* operation) const;
+  // X^(N/2) over the top level's primes in NTT form where the backend computes: made (uploaded) on first use,
+  // shared by copies of this evaluator.
+  const ring::RnsPoly& half_monomial() const;
   void tensor(Ciphertext& a, const Ciphertext& b) const;
   double tensor_scale(const Ciphertext& a, const Ciphertext& b) const;  // the checks of a product; its scale
   Ciphertext tensor_product(const Ciphertext& a, const Ciphertext& b) const;  // out of place
@@ -239,6 +249,11 @@ class BasicEvaluator {
   std::vector<double> level_products_;  // index: level; [0] unused
   std::shared_ptr<const RelinearizationKey> relin_key_;
   std::shared_ptr<const GaloisKeys> galois_keys_;
+  struct HalfMonomial {
+    std::once_flag made;
+    ring::RnsPoly poly;
+  };
+  std::shared_ptr<HalfMonomial> half_monomial_ = std::make_shared<HalfMonomial>();
 };
 
 // The evaluator on the CPU: operands in host memory, upload and download plain copies.

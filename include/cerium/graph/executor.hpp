@@ -125,6 +125,10 @@ class Executor {
     }
   }
 
+  const Plan& plan() const { return plan_; }                                         // the one given
+  const ckks::BasicEvaluator<B>& evaluator() const { return ops_.evaluator(); }       // the one given
+  const ExecutorOptions& options() const { return options_; }
+
   // With cache_plaintexts: encodes every plaintext the plan multiplies or adds, on `threads` host threads (0: one
   // per core), and uploads them, so that the first run does not encode one at a time on one core. Returns how many
   // it encoded (those already cached are skipped). Without the cache it does nothing: runs encode at each use.
@@ -198,28 +202,75 @@ class Executor {
   // `progress` hears after each node.
   std::vector<ckks::Ciphertext> run(std::vector<ckks::Ciphertext> inputs, const RunProgressCallback& progress = {},
                                     RunOptions run_options = {}) const {
-    const bool profile = run_options.profile && static_cast<bool>(progress);
+    Walk walk = start(std::move(inputs), run_options);
+    advance(walk, plan_.program.size(), progress);
+    return finish(std::move(walk));
+  }
+
+  // A run taken a segment of nodes at a time: start, advance to a node (any number of times), finish. run() is
+  // the three at once; graph::CapturedRun records each segment's device work as a CUDA graph. A Walk holds the
+  // run's live values and is bound to this executor.
+  class Walk {
+   public:
+    NodeId next_node() const { return next_; }  // the first node not run yet
+    std::size_t nodes() const { return values_.size(); }
+
+   private:
+    friend class Executor;
+    Walk() = default;
+    std::vector<ckks::Ciphertext> inputs_;
+    RunOptions options_;
+    bool profile_ = false;
+    std::chrono::steady_clock::time_point start_;
+    RunProgress state_;
+    std::vector<std::optional<ckks::Ciphertext>> values_;
+    std::vector<std::optional<ckks::Ciphertext>> hoisted_;  // rotations computed with their group
+    std::vector<ckks::Ciphertext> outputs_;
+    std::size_t next_input_ = 0;
+    NodeId next_ = 0;
+    std::vector<std::vector<int>> readers_;
+    std::unique_ptr<PlaintextStream> stream_;
+  };
+
+  // A run's beginning: its inputs checked for count (each is checked for level, scale and slots when its node
+  // comes), nothing computed yet.
+  Walk start(std::vector<ckks::Ciphertext> inputs, RunOptions run_options = {}) const {
     const Program& program = plan_.program;
     require(inputs.size() == program.inputs().size(), "executor: {} inputs given; the program takes {}",
             inputs.size(), program.inputs().size());
-    using clock = std::chrono::steady_clock;
-    const clock::time_point start = clock::now();
-    RunProgress state{.nodes = program.size(), .bootstraps = plan_.bootstraps()};
-    std::vector<std::optional<ckks::Ciphertext>> values(program.size());
-    std::vector<std::optional<ckks::Ciphertext>> hoisted(program.size());  // rotations computed with their group
-    std::vector<ckks::Ciphertext> outputs;
-    std::size_t next_input = 0;
     const RankPlacement* placed = options_.placement;
     require(placed == nullptr || (options_.communicator != nullptr && placed->rank.size() == program.size() &&
                                   placed->ranks == options_.communicator->size()),
             "executor: a placement needs a communicator of its {} ranks and one rank per node",
             placed ? placed->ranks : 0);
-    const std::vector<std::vector<int>> readers = placed ? reading_ranks(*placed) : std::vector<std::vector<int>>{};
-    const PlainSums& sums = run_options.fuse_plain_sums ? sums_ : no_sums_;
+    Walk walk;
+    walk.inputs_ = std::move(inputs);
+    walk.options_ = run_options;
+    walk.start_ = std::chrono::steady_clock::now();
+    walk.state_ = RunProgress{.nodes = program.size(), .bootstraps = plan_.bootstraps()};
+    walk.values_.resize(program.size());
+    walk.hoisted_.resize(program.size());
+    if (placed != nullptr) walk.readers_ = reading_ranks(*placed);
+    walk.stream_ = placed ? nullptr : plaintext_stream(run_options.fuse_plain_sums ? sums_ : no_sums_);
+    return walk;
+  }
+
+  // Runs the walk's nodes up to `end` (exclusive; clamped to the program's size); `progress` hears after each.
+  void advance(Walk& walk, NodeId end, const RunProgressCallback& progress = {}) const {
+    require(walk.values_.size() == plan_.program.size(), "executor: a walk of another program ({} nodes, not {})",
+            walk.values_.size(), plan_.program.size());
+    const bool profile = walk.options_.profile && static_cast<bool>(progress);
+    const Program& program = plan_.program;
+    using clock = std::chrono::steady_clock;
+    RunProgress& state = walk.state_;
+    auto& values = walk.values_;
+    auto& hoisted = walk.hoisted_;
+    const RankPlacement* placed = options_.placement;
+    const PlainSums& sums = walk.options_.fuse_plain_sums ? sums_ : no_sums_;
     // When each value is read last: a sum's members read theirs at its root.
-    const std::vector<NodeId>& last_use = run_options.fuse_plain_sums ? fused_last_use_ : plan_.memory.last_use;
-    std::unique_ptr<PlaintextStream> stream = placed ? nullptr : plaintext_stream(sums);
-    for (NodeId id = 0; id < program.size(); ++id) {
+    const std::vector<NodeId>& last_use = walk.options_.fuse_plain_sums ? fused_last_use_ : plan_.memory.last_use;
+    end = std::min<NodeId>(end, program.size());
+    for (NodeId id = walk.next_; id < end; ++id) {
       const Node& node = program.node(id);
       const NodePlan& p = plan_.nodes[id];
       const clock::time_point node_start = clock::now();
@@ -229,17 +280,17 @@ class Executor {
       if (sum >= 0 && sums.sums[static_cast<std::size_t>(sum)].root != id) {
         // A member of a sum of plaintext products: computed with the sum at its root, its inputs kept until then.
       } else if (!here) {
-        if (node.op == Op::input) ++next_input;
-        if (node.op == Op::output) outputs.emplace_back();
+        if (node.op == Op::input) ++walk.next_input_;
+        if (node.op == Op::output) walk.outputs_.emplace_back();
       } else if (node.op == Op::output) {
-        outputs.push_back(take_or_copy(values, node.inputs[0], id, last_use));
+        walk.outputs_.push_back(take_or_copy(values, node.inputs[0], id, last_use));
       } else {
-        ckks::Ciphertext value = node.op == Op::input    ? receive(std::move(inputs[next_input++]), id)
-                                 : hoisted[id].has_value() ? std::move(*hoisted[id])
-                                 : plan_.hoisting.group_of[id] >= 0 && placed == nullptr
-                                     ? rotate_group(id, values, hoisted)
-                                 : sum >= 0 ? compute_sum(sums.sums[static_cast<std::size_t>(sum)], values, stream.get())
-                                            : compute(id, values, stream.get());
+        ckks::Ciphertext value =
+            node.op == Op::input                                   ? receive(std::move(walk.inputs_[walk.next_input_++]), id)
+            : hoisted[id].has_value()                              ? std::move(*hoisted[id])
+            : plan_.hoisting.group_of[id] >= 0 && placed == nullptr ? rotate_group(id, values, hoisted)
+            : sum >= 0 ? compute_sum(sums.sums[static_cast<std::size_t>(sum)], values, walk.stream_.get())
+                       : compute(id, values, walk.stream_.get());
         hoisted[id].reset();
         if (p.bootstrap) {
           if (profile) ops_.wait();
@@ -253,7 +304,7 @@ class Executor {
         }
         values[id] = std::move(value);
       }
-      if (placed != nullptr && node.op != Op::output) move_to_readers(*placed, readers[id], id, values);
+      if (placed != nullptr && node.op != Op::output) move_to_readers(*placed, walk.readers_[id], id, values);
       if (sum < 0) {
         for (const NodeId input : node.inputs) {
           if (last_use[input] == id) values[input].reset();
@@ -261,18 +312,38 @@ class Executor {
       } else if (sums.sums[static_cast<std::size_t>(sum)].root == id) {
         release_sum_inputs(sums, sum, last_use, values);
       }
+      walk.next_ = id + 1;
       if (progress) {
         if (profile) ops_.wait();
         const clock::time_point now = clock::now();
         state.nodes_done = id + 1;
         state.node = id;
-        state.elapsed_seconds = std::chrono::duration<double>(now - start).count();
+        state.elapsed_seconds = std::chrono::duration<double>(now - walk.start_).count();
         state.node_seconds = profile ? std::chrono::duration<double>(now - node_start).count() : 0;
         state.bootstrap_seconds = bootstrap_seconds;
         progress(state);
       }
     }
-    return outputs;
+  }
+
+  // The outputs of a walk run to its end (InvalidArgument before that).
+  std::vector<ckks::Ciphertext> finish(Walk&& walk) const {
+    require(walk.values_.size() == plan_.program.size() && walk.next_ == plan_.program.size(),
+            "executor: the walk has run {} of its {} nodes; advance it to the end before finishing", walk.next_,
+            walk.values_.size());
+    return std::move(walk.outputs_);
+  }
+
+  // Plaintext operands that a run would encode on the host and copy over (not cached, not kept unscaled where
+  // the evaluator computes): with the cache, those past its bounds; without it, every one. A run with none
+  // queues nothing but device work after its first (graph::CapturedRun needs that).
+  std::size_t host_encoded_plaintexts() const {
+    const std::vector<NodeId> plain = plain_nodes(sums_);
+    if (!options_.cache_plaintexts) return plain.size();
+    std::lock_guard lock(cache_mutex_);
+    return static_cast<std::size_t>(std::count_if(plain.begin(), plain.end(), [&](NodeId id) {
+      return !cache_.contains(id) && !unscaled_.contains(id);
+    }));
   }
 
  private:

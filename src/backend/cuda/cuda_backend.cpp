@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,11 @@ Device CudaBackend::device() const { return state_->device; }
 const rlwe::ContextPtr& CudaBackend::context() const { return state_->context; }
 void CudaBackend::synchronize() const { state_->stream.synchronize(); }
 
+cuda::Graph CudaBackend::capture(const std::function<void()>& work) const {
+  cuda::release_unused_memory(state_->device.index);
+  return cuda::Graph::capture(state_->stream, work);
+}
+
 namespace {
 
 // The device words of a polynomial this backend computes on; a clear error for anything else.
@@ -100,6 +106,14 @@ ring::RnsPoly CudaBackend::allocate(const ring::RnsBasisPtr& basis, ring::PolyOp
   require(basis != nullptr, "allocate: no basis given");
   options.shards = {{state_->device, basis->size()}};
   return ring::RnsPoly(basis, std::move(options));
+}
+
+void CudaBackend::copy_into(ring::RnsPoly& x, const ring::RnsPoly& y) const {
+  require<MismatchError>(x.limb_count() == y.limb_count() && x.n() == y.n(),
+                         "copy_into: {} limbs of degree {} into {} limbs of degree {}", y.limb_count(), y.n(),
+                         x.limb_count(), x.n());
+  copy_words(words(*this, x, "copy_into"), words(*this, y, "copy_into"), y.limb_count() * y.n(), state_->stream);
+  x.set_form(y.form());
 }
 
 ring::RnsPoly CudaBackend::clone(const ring::RnsPoly& y) const {
@@ -200,6 +214,33 @@ std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasis
   }
   for (auto& poly : out) poly.set_form(ring::PolyForm::ntt);
   return out;
+}
+
+double CudaBackend::special_ifft_split(const math::SpecialFftTables& tables, DeviceWords& values,
+                                       DeviceWords& out) const {
+  const std::size_t p = tables.slots();
+  require<MismatchError>(tables.ring_degree() == state_->n,
+                         "special_ifft_split: FFT tables of degree {} on a CUDA backend of degree {}",
+                         tables.ring_degree(), state_->n);
+  require<MismatchError>(values.device() == state_->device && out.device() == state_->device &&
+                             values.size() == 4 * p && out.size() == 4 * p,
+                         "special_ifft_split: {} and {} words on {} and {} for {} complex values on this backend's {}",
+                         values.size(), out.size(), to_string(values.device()), to_string(out.device()), p,
+                         to_string(state_->device));
+  DeviceWords largest(state_->device, 2, BufferInit::zero);
+  cuda::detail::SpecialFftLaunch launch;
+  launch.values = reinterpret_cast<double*>(values.data());
+  launch.twiddles = reinterpret_cast<const double*>(state_->fft_twiddle_table(tables).data());
+  launch.out = reinterpret_cast<double*>(out.data());
+  launch.largest = reinterpret_cast<unsigned long long*>(largest.data());
+  launch.size = p;
+  launch.inverse_size = 1.0 / static_cast<double>(p);
+  launch.stream_handle = state_->stream.native_handle();
+  cuda::detail::launch_special_ifft(launch);
+  const DeviceWords host = largest.copy_to(Device::cpu(), 2);
+  double value = 0;
+  std::memcpy(&value, host.data(), sizeof(value));
+  return value;
 }
 
 ring::RnsPoly CudaBackend::expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed,

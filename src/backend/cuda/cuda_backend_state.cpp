@@ -1,6 +1,7 @@
 #include "cuda_backend_state.hpp"
 
 #include <algorithm>
+#include <complex>
 
 #include "cerium/backend/cuda/upload.hpp"
 #include "cerium/core/check.hpp"
@@ -121,6 +122,13 @@ const cuda::DeviceBuffer& CudaBackend::State::moduli_table(const ring::RnsBasis&
     std::vector<math::Modulus> table;
     for (std::size_t i = 0; i < basis.size(); ++i) table.push_back(basis.modulus(i));
     return std::make_unique<cuda::DeviceBuffer>(cuda::upload_table<math::Modulus>(table));
+  });
+}
+
+const cuda::DeviceBuffer& CudaBackend::State::fft_twiddle_table(const math::SpecialFftTables& tables) {
+  return find_or_build(mutex, fft_twiddles, tables.slots(), [&] {
+    const auto twiddles = tables.twiddles();
+    return std::make_unique<cuda::DeviceBuffer>(cuda::upload_table<std::complex<double>>(twiddles));
   });
 }
 

@@ -21,6 +21,7 @@
 #include "cerium/backend/cuda/ntt_launch.hpp"
 #include "cerium/backend/cuda/rescale.hpp"
 #include "cerium/backend/cuda/stream.hpp"
+#include "cerium/math/special_fft.hpp"
 #include "cerium/backend/cuda_backend.hpp"
 
 namespace cerium::backend {
@@ -73,6 +74,7 @@ struct CudaBackend::State {
   std::map<std::uint32_t, std::unique_ptr<cuda::AutomorphismPlan>> automorphism;
   std::map<Primes, std::unique_ptr<cuda::DeviceBuffer>> moduli;
   std::map<std::pair<Primes, std::size_t>, std::unique_ptr<ModDownRescaleTables>> mod_down_rescale;
+  std::map<std::size_t, std::unique_ptr<cuda::DeviceBuffer>> fft_twiddles;  // by slot count
 
   const cuda::ElementwisePlan& elementwise_plan(const ring::RnsBasis& basis);
   const cuda::RescalePlan& rescale_plan(const ring::Rescaler& rescaler);
@@ -85,6 +87,8 @@ struct CudaBackend::State {
   const ModDownRescaleTables& mod_down_rescale_tables(const ring::ModDown& mod_down, const ring::Rescaler& rescaler);
   // The basis's math::Modulus entries on the device.
   const cuda::DeviceBuffer& moduli_table(const ring::RnsBasis& basis);
+  // The special FFT's twiddles (SpecialFftTables::twiddles(), complex doubles) on the device.
+  const cuda::DeviceBuffer& fft_twiddle_table(const math::SpecialFftTables& tables);
 
   // NTT, on the work stream, of `batch` polynomials at data whose primes are `primes`: consecutive and in place
   // unless `layout` says otherwise (cuda::NttBatchLayout: strides, a separate source). With `finish`, the

@@ -1,4 +1,5 @@
 #include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/memory.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -24,6 +25,9 @@ DeviceBuffer::DeviceBuffer(std::size_t words, Stream stream) : stream_(std::move
   if (words == 0) return;
   constexpr std::size_t max_words = std::numeric_limits<std::size_t>::max() / sizeof(std::uint32_t);
   const std::size_t bytes = words * sizeof(std::uint32_t);
+  int device = 0;
+  CERIUM_CUDA_CHECK(cudaGetDevice(&device));
+  detail::note_allocation_request(device, bytes);  // counted with the pool's (and failed when injected)
   void* pointer = nullptr;
   const cudaError_t status = words > max_words ? cudaErrorMemoryAllocation
                                                : cudaMallocAsync(&pointer, bytes, native(stream_));

@@ -30,6 +30,8 @@ struct DeviceState {
   std::size_t peak = 0;
   std::size_t limit = 0;
   std::size_t allocations = 0;
+  std::size_t requests = 0;        // allocation requests ever made (allocation_requests)
+  long long fail_countdown = -1;   // inject_allocation_failure: requests left before the failing one
   unsigned char* staging = nullptr;  // 2 x staging_half_bytes of pinned host memory
   std::array<cudaEvent_t, 2> staged{};
 };
@@ -71,10 +73,22 @@ DeviceState& state(int device) {
   return s;
 }
 
+// Under s.mutex: counts the request; throws when it is the injected failure.
+void count_request(DeviceState& s, int device, std::size_t bytes) {
+  ++s.requests;
+  if (s.fail_countdown < 0) return;
+  if (s.fail_countdown-- > 0) return;
+  throw OutOfMemoryError(fmt::format(
+      "allocating {} bytes on cuda:{} failed: an injected failure (cuda::inject_allocation_failure) standing for a "
+      "full device",
+      bytes, device));
+}
+
 void* allocate(Device device, std::size_t bytes) {
   DeviceState& s = state(device.index);
   {
     const std::lock_guard lock(s.mutex);
+    count_request(s, device.index, bytes);
     if (s.limit != 0 && (bytes > s.limit || s.in_use > s.limit - bytes)) {
       throw OutOfMemoryError(fmt::format(
           "allocating {} bytes on {} would exceed the memory limit: {} bytes in use of {} allowed; free "
@@ -226,6 +240,33 @@ std::size_t memory_available(int device) {
   std::size_t available = free + (stats.reserved > stats.in_use ? stats.reserved - stats.in_use : 0);
   if (stats.limit != 0) available = std::min(available, stats.limit > stats.in_use ? stats.limit - stats.in_use : 0);
   return available;
+}
+
+void release_unused_memory(int device) {
+  DeviceState& s = state(device);
+  const DeviceScope scope(device);
+  s.stream.synchronize();
+  cudaMemPool_t pool = nullptr;
+  CERIUM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  CERIUM_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+}
+
+void inject_allocation_failure(long long after, int device) {
+  DeviceState& s = state(device);
+  const std::lock_guard lock(s.mutex);
+  s.fail_countdown = after < 0 ? -1 : after;
+}
+
+std::size_t allocation_requests(int device) {
+  DeviceState& s = state(device);
+  const std::lock_guard lock(s.mutex);
+  return s.requests;
+}
+
+void detail::note_allocation_request(int device, std::size_t bytes) {
+  DeviceState& s = state(device);
+  const std::lock_guard lock(s.mutex);
+  count_request(s, device, bytes);
 }
 
 void reset_peak_memory(int device) {

@@ -127,6 +127,20 @@ TEST_CASE("traced, planned programs equal eager runs word for word and the plain
       const auto again = caching.run(two(inputs[0].clone(), inputs[1].clone()));
       for (std::size_t o = 0; o < planned.size(); ++o) CHECK(same_words(again[o], planned[o]));
     }
+    // Walked in segments of 5 nodes (start, advance, finish: how a captured run records them): the same words; an
+    // unfinished walk is refused; the cached executor then holds every plaintext on its "device".
+    {
+      auto walk = caching.start(two(inputs[0].clone(), inputs[1].clone()));
+      CHECK_THROWS_AS(caching.finish(std::move(walk)), InvalidArgument);
+    }
+    auto walk = caching.start(two(inputs[0].clone(), inputs[1].clone()));
+    for (graph::NodeId end = 5; walk.next_node() < plan.program.size(); end += 5) {
+      caching.advance(walk, end);
+      CHECK(walk.next_node() == std::min<std::size_t>(end, plan.program.size()));
+    }
+    const auto walked = caching.finish(std::move(walk));
+    for (std::size_t o = 0; o < planned.size(); ++o) CHECK(same_words(walked[o], planned[o]));
+    CHECK(caching.host_encoded_plaintexts() == 0);
     // Uncached, encoded at each use on the run's thread and streamed from three threads: the same words.
     for (const unsigned threads : {1u, 3u}) {
       const auto streamed = graph::Executor<backend::CpuBackend>(plan, evaluator, nullptr, {.encode_threads = threads})
@@ -140,7 +154,9 @@ TEST_CASE("traced, planned programs equal eager runs word for word and the plain
       const graph::Op op = plan.program.node(id).op;
       plain_nodes += op == graph::Op::multiply_plain || op == graph::Op::add_plain;
     }
+    CHECK(ahead.host_encoded_plaintexts() == plain_nodes);  // nothing cached yet
     CHECK(ahead.encode_plaintexts(3) == plain_nodes);
+    CHECK(ahead.host_encoded_plaintexts() == 0);
     CHECK(ahead.encode_plaintexts() == 0);
     const auto encoded_ahead = ahead.run(two(inputs[0].clone(), inputs[1].clone()));
     for (std::size_t o = 0; o < planned.size(); ++o) CHECK(same_words(encoded_ahead[o], planned[o]));

@@ -33,6 +33,20 @@ MemoryStats memory_stats(int device = 0);
 // Bytes that new allocations can still get: what the driver has free plus what the pool holds unused, and no
 // more than the cap leaves (for callers that size a cache to the device, e.g. graph::ExecutorOptions).
 std::size_t memory_available(int device = 0);
+// Fault injection for reliability tests: the allocation `after` allocations from now on the device (polynomials
+// from the pool and plan tables alike) fails with OutOfMemoryError, as a full device would, once; negative: none.
+void inject_allocation_failure(long long after, int device = 0);
+// Allocations requested on the device so far, failed ones included (for walking every allocation point of a call).
+std::size_t allocation_requests(int device = 0);
+
+namespace detail {
+// Counts one allocation request on the device; throws OutOfMemoryError when it is the injected failure.
+void note_allocation_request(int device, std::size_t bytes);
+}  // namespace detail
+
+// Gives the pool's unused memory (freed, kept for reuse) back to the driver after the work queued so far: before
+// capturing a CUDA graph, whose allocations come from the graph's own pool.
+void release_unused_memory(int device = 0);
 // Restarts MemoryStats::peak from the bytes in use now.
 void reset_peak_memory(int device = 0);
 // Caps the bytes held on the device (0 removes the cap). A cap below the bytes in use refuses new allocations

@@ -269,6 +269,21 @@ struct ScaledEncodingLaunch {
 };
 void launch_scaled_encoding(const ScaledEncodingLaunch& launch);
 
+// --- special inverse FFT (encoding's first half) ----------------------------------------------------------------
+// math::special_ifft of p complex values in place, then the bit-reversal and the 1/p factor while writing the real
+// parts and then the imaginary parts to out (ckks::UnscaledPlaintext's layout), with the largest |word| as the bits
+// of a non-negative double in *largest (zeroed before).
+struct SpecialFftLaunch {
+  double* values = nullptr;             // p complex values, (re, im) interleaved; transformed in place
+  const double* twiddles = nullptr;     // p complex: entry h + j is stage h's j-th twiddle (SpecialFftTables)
+  double* out = nullptr;                // 2p doubles
+  unsigned long long* largest = nullptr;
+  std::size_t size = 0;                 // p, a power of two
+  double inverse_size = 1;              // 1 / p as the host computes it
+  void* stream_handle = nullptr;        // cudaStream_t
+};
+void launch_special_ifft(const SpecialFftLaunch& launch);
+
 // --- key-switch inner product ---------------------------------------------------------------------------------
 // Digits and key digits are passed by address (in the launch parameters), so that they may live in separate
 // allocations: the ModUp digits and the key's polynomials are each their own RnsPoly.
