@@ -274,8 +274,9 @@ def plot_scaling(plt, runs, out, title, dpi):
         ax.legend(fontsize=7, loc="upper left")
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    note = " (dashed or -: memory floor, time / floor_ratio)" if any_floor else ""
-    fig.suptitle(f"Time against size{note}\n{title}", fontsize=11)
+    # The note on its own line: a one-panel figure is too narrow for it beside the heading.
+    note = "\ndashed: memory floor (time / floor_ratio)" if any_floor else ""
+    fig.suptitle(f"Time against size{note}\n{title}", fontsize=10 if cols == 1 else 11)
     fig.tight_layout()
     save(fig, plt, out, dpi)
     return swept

@@ -64,6 +64,10 @@ Plan plan(Program program, const PlanOptions& options) {
     rules.bootstrap_level = spec.output_level;
     rules.bootstrap_min_input = spec.min_input_level;
   }
+  // Products run where their scale fits: on some parameters the chain's scale squared outgrows Q at level 1.
+  out.chain = program_chain(context, options.bootstrap);
+  rules.product_min_level =
+      std::max(1, lowest_product_level(context, out.chain, ckks::EvaluatorOptions{}.scale_headroom_bits));
   LevelProblem problem = level_problem(program, rules);
   Placement placement;
   std::vector<double> magnitude;
@@ -98,8 +102,7 @@ Plan plan(Program program, const PlanOptions& options) {
   out.placed_bootstraps = placement.count;
   out.placement_optimal = placement.optimal;
 
-  // 2. Scales: one chain through the bootstrapper's output, or from level 0 at the default scale.
-  out.chain = program_chain(context, options.bootstrap);
+  // 2. Scales: one chain through the bootstrapper's output, or from level 0 at the default scale (out.chain).
   out.nodes.resize(program.size());
   for (std::size_t i = 0; i < magnitude.size() && i < out.nodes.size(); ++i) out.nodes[i].magnitude = magnitude[i];
   std::vector<int> held(program.size());

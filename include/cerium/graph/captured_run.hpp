@@ -48,8 +48,10 @@ struct CaptureOptions {
 
 // An executor's run, captured once and replayed (see the file comment).
 template <backend::PolyBackend B>
-  requires backend::WorkCapture<B>
 class CapturedRun {
+  static_assert(backend::WorkCapture<B>,
+                "a captured run needs a backend that records device work (the CUDA backend)");
+
  public:
   // Runs the executor eagerly on copies of `examples` (their outputs are outputs() until the first replay), then
   // records the run on copies of them. The executor must outlive this object.

@@ -127,7 +127,7 @@ class Executor {
 
   const Plan& plan() const { return plan_; }                                         // the one given
   const ckks::BasicEvaluator<B>& evaluator() const { return ops_.evaluator(); }       // the one given
-  const ExecutorOptions& options() const { return options_; }
+  const ExecutorOptions& options() const { return options_; }                       // the ones given
 
   // With cache_plaintexts: encodes every plaintext the plan multiplies or adds, on `threads` host threads (0: one
   // per core), and uploads them, so that the first run does not encode one at a time on one core. Returns how many
@@ -212,8 +212,8 @@ class Executor {
   // run's live values and is bound to this executor.
   class Walk {
    public:
-    NodeId next_node() const { return next_; }  // the first node not run yet
-    std::size_t nodes() const { return values_.size(); }
+    NodeId next_node() const { return next_; }            // the first node not run yet
+    std::size_t nodes() const { return values_.size(); }  // the program's
 
    private:
     friend class Executor;

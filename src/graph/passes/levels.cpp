@@ -1,5 +1,6 @@
 #include "cerium/graph/passes/levels.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "cerium/core/check.hpp"
@@ -16,6 +17,7 @@ LevelProblem level_problem(const Program& program, const LevelRules& rules) {
     LevelItem item;
     item.inputs.assign(node.inputs.begin(), node.inputs.end());
     item.cost = level_cost(node.op);
+    if (item.cost > 0) item.min_level = rules.product_min_level - item.cost;  // the level it leaves
     if (node.op == Op::input) item.start = node.input_level;
     if (node.op == Op::bootstrap) {
       require<LevelError>(rules.bootstrap_level >= 0,
@@ -31,6 +33,15 @@ LevelProblem level_problem(const Program& program, const LevelRules& rules) {
     problem.items.push_back(std::move(item));
   }
   return problem;
+}
+
+int lowest_product_level(const ckks::Context& context, const circuits::ScaleChain& chain, int headroom_bits) {
+  int lowest = context.max_level() + 1;
+  for (int level = context.max_level(); level >= 1; --level) {
+    if (2 * std::log2(chain.at(level)) + headroom_bits >= context.q_basis(level)->log2_product()) break;
+    lowest = level;
+  }
+  return lowest;
 }
 
 void require_feasible(const Program& program, const LevelProblem& problem, const Placement& placement) {

@@ -8,6 +8,7 @@
 #include "cerium/boot/bootstrapper.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/explain.hpp"
+#include "cerium/graph/passes/levels.hpp"
 #include "cerium/graph/planner.hpp"
 #include "cerium/graph/tracer.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
@@ -117,4 +118,33 @@ TEST_CASE("values far above 1 are bootstrapped scaled down and back up: precisio
   // y = 4: about 2^-10.5. Without the shift the bootstrapper would return garbage (values 2 beyond its bound 1).
   INFO("precision " << bits << " bits against values near 4, " << plan.placed_bootstraps << " bootstraps");
   CHECK(bits >= 9);
+}
+
+TEST_CASE("products are placed only where their scale fits under Q", "[graph][bootstrap]") {
+  // bootstrappable_toy(12, 30): the chain's scale at level 1 is about 2^60 over Q_1 of about 2^118, so a product
+  // there (scale 2^120) cannot run; the planner must keep every product at level 2 or above.
+  Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
+  const boot::Bootstrapper bootstrapper(f.context);
+  graph::Tracer t(f.context);
+  auto x = t.input("x");
+  for (int i = 0; i < 30; ++i) x = t.multiply(t.multiply(x, x), graph::PlainVector(std::vector<double>{0.5}));
+  t.output(x, "x");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  const int lowest = graph::lowest_product_level(*f.context, plan.chain, ckks::EvaluatorOptions{}.scale_headroom_bits);
+  INFO("lowest product level " << lowest << "; scale at level 1 2^" << std::log2(plan.chain.at(1)) << ", Q_1 2^"
+                               << f.context->q_basis(1)->log2_product());
+  CHECK(lowest == 2);  // level 1 cannot host a product here
+  for (int level = lowest; level <= f.context->max_level(); ++level) {
+    CHECK(2 * std::log2(plan.chain.at(level)) + 4 < f.context->q_basis(level)->log2_product());
+  }
+  for (graph::NodeId id = 0; id < plan.program.size(); ++id) {
+    const graph::Node& node = plan.program.node(id);
+    if (graph::level_cost(node.op) == 0) continue;
+    for (const graph::NodeId input : node.inputs) {
+      INFO(plan.program.describe(id));
+      CHECK(plan.nodes[input].held_level >= lowest);
+    }
+  }
 }
