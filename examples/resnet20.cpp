@@ -21,6 +21,8 @@
 //   --no-capture                                on a GPU, issue every image's run node by node instead of
 //                                               replaying it as recorded CUDA graphs (graph::CapturedRun)
 //   --segment-nodes K                           record K nodes to a graph (default: the whole run in one)
+//   --join-halves                               bootstrap with one EvalMod on both halves joined in 2 x 16384
+//                                               slots (boot::BootstrapConfig::join_halves)
 //   --cache-gib G                               at most G GiB of plaintexts kept encoded on the device, the rest
 //                                               kept unscaled there and encoded at each use (a model whose
 //                                               weights outgrow the GPU; default: what the device has room for)
@@ -338,7 +340,7 @@ int plaintext_accuracy(const nn::ResNet& model, const io::LabeledImages& test, s
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
-  bool plan_only = false, cpu = false;
+  bool plan_only = false, cpu = false, join_halves = false;
   int relu_degree = 15;
   double relu_bound = 8;
   std::uint64_t seed = 1;
@@ -349,6 +351,8 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--plan-only") {
       plan_only = true;
+    } else if (arg == "--join-halves") {
+      join_halves = true;
     } else if (arg == "--cpu") {
       cpu = true;
     } else if (arg == "--relu-degree" && i + 1 < argc) {
@@ -380,7 +384,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
-                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
+                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--join-halves] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }
@@ -424,7 +428,7 @@ int main(int argc, char** argv) {
   }
 
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
-  const boot::BootstrapConfig boot_config{.slots = kSlots};
+  const boot::BootstrapConfig boot_config{.slots = kSlots, .join_halves = join_halves};
   const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
   graph::PlanOptions options;
   options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,

@@ -41,6 +41,7 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
   require<ParameterError>(std::has_single_bit(slots_) && slots_ <= max_slots && slots_ >= 2,
                           "bootstrapping: slots = {} must be a power of two between 2 and N/2 = {} (0 means N/2)",
                           config_.slots, max_slots);
+  joined_ = config_.join_halves && 2 * slots_ <= max_slots;
   require<ParameterError>(config_.k_range >= 1, "bootstrapping: k_range = {} must be at least 1", config_.k_range);
   const double log_q0 = context_->q_basis(0)->log2_product();
   require<ParameterError>(log_q0 < 63,
@@ -87,9 +88,9 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
   rotation_steps_.assign(steps.begin(), steps.end());
   // The monomials that split and join the real and imaginary halves, encoded once (an NTT of every limb each).
   Plaintext scratch;
-  (void)monomial_i(true, levels_.after_coeff_to_slot, scratch);
+  (void)monomial_i(true, levels_.after_coeff_to_slot, joined_ ? 2 * slots_ : slots_, scratch);
   minus_i_ = std::move(scratch);
-  (void)monomial_i(false, levels_.after_eval_mod, scratch);
+  (void)monomial_i(false, levels_.after_eval_mod, slots_, scratch);
   plus_i_ = std::move(scratch);
 }
 
@@ -116,16 +117,20 @@ void BasicBootstrapper<B>::plan_transforms() {
           evaluator_, std::move(matrices[g]),
           circuits::LinearTransformConfig{.level = level,
                                           .plaintext_scale = plaintext_scale,
-                                          .slots = slots_,
+                                          .slots = matrices[g].slots,
                                           .cache_plaintexts = config_.cache_plaintexts,
                                           .hoisting = config_.transform_hoisting}));
     }
     return out;
   };
-  coeff_to_slot_ = build(dft::coeff_to_slot_matrices(tables, config_.coeff_to_slot_levels, cts_scalar),
-                         levels_.top, true);
-  slot_to_coeff_ = build(dft::slot_to_coeff_matrices(tables, config_.slot_to_coeff_levels, stc_scalar),
-                         levels_.after_eval_mod, false);
+  auto cts = dft::coeff_to_slot_matrices(tables, config_.coeff_to_slot_levels, cts_scalar);
+  auto stc = dft::slot_to_coeff_matrices(tables, config_.slot_to_coeff_levels, stc_scalar);
+  if (joined_) {  // BootstrapConfig::join_halves: the last CoeffToSlot level and the first SlotToCoeff level widened
+    cts.back() = dft::lower_half_output(cts.back());
+    stc.front() = dft::joined_input(stc.front());
+  }
+  coeff_to_slot_ = build(std::move(cts), levels_.top, true);
+  slot_to_coeff_ = build(std::move(stc), levels_.after_eval_mod, false);
 }
 
 template <backend::PolyBackend B>
@@ -134,11 +139,12 @@ Plaintext BasicBootstrapper<B>::constant(std::complex<double> value, const ckks:
 }
 
 template <backend::PolyBackend B>
-const Plaintext& BasicBootstrapper<B>::monomial_i(bool negative, int level, Plaintext& scratch) const {
+const Plaintext& BasicBootstrapper<B>::monomial_i(bool negative, int level, std::size_t slots,
+                                                  Plaintext& scratch) const {
   const Plaintext& made = negative ? minus_i_ : plus_i_;
-  if (!made.empty() && made.level() == level) return made;
+  if (!made.empty() && made.level() == level && made.slots() == slots) return made;
   scratch = constant(std::complex<double>(0.0, negative ? -1.0 : 1.0),
-                     ckks::EncodeOptions{.level = level, .scale = 1.0, .slots = slots_});
+                     ckks::EncodeOptions{.level = level, .scale = 1.0, .slots = slots});
   return scratch;
 }
 

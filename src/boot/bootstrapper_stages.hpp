@@ -22,6 +22,7 @@ Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input) const {
                            "bootstrapper.generate_keys(key_generator))) first");
   Ciphertext raised = sub_sum(mod_raise(scaled));
   auto halves = coeff_to_slot(raised);
+  if (joined_) return slot_to_coeff(eval_mod(join_halves(halves)));
   const Ciphertext real_half = eval_mod(halves[0]);
   const Ciphertext imaginary_half = eval_mod(halves[1]);
   return slot_to_coeff(real_half, imaginary_half);
@@ -100,14 +101,17 @@ Ciphertext BasicBootstrapper<B>::sub_sum(const Ciphertext& raised) const {
 template <backend::PolyBackend B>
 std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& raised) const {
   Ciphertext ct = raised.clone();
-  for (const auto& t : coeff_to_slot_) ct = t->apply(evaluator_, ct);
+  for (const auto& t : coeff_to_slot_) {
+    ct.set_slots(t->slots());  // joined halves: the last level's 2n slots read [x, x] (period n) as they are
+    ct = t->apply(evaluator_, ct);
+  }
   // Slots hold w = BR(u) / (2 K q0) with u_k = t_k + i t_(k + N/2): w + conj(w) and -i (w - conj(w)) are the
   // two real halves.
   const Ciphertext conjugated = evaluator_.conjugate(ct);
   Ciphertext imaginary = evaluator_.sub(ct, conjugated);
   Plaintext scratch;
   // The monomial -X^(N/2): exact, scale unchanged.
-  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), scratch));
+  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), imaginary.slots(), scratch));
   evaluator_.add_inplace(ct, conjugated);
   return {std::move(ct), std::move(imaginary)};
 }
@@ -133,11 +137,34 @@ Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half) const {
 
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const {
+  if (joined_) return slot_to_coeff(join_halves({real_half.clone(), imaginary_half.clone()}));
   Ciphertext ct = imaginary_half.clone();
   Plaintext scratch;
-  evaluator_.multiply_inplace(ct, monomial_i(false, ct.level(), scratch));  // the monomial X^(N/2)
+  evaluator_.multiply_inplace(ct, monomial_i(false, ct.level(), ct.slots(), scratch));  // the monomial X^(N/2)
   evaluator_.add_inplace(ct, real_half);
   for (const auto& t : slot_to_coeff_) ct = t->apply(evaluator_, ct);
+  return ct;
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::join_halves(const std::array<Ciphertext, 2>& halves) const {
+  require(joined_, "join_halves: this bootstrapper keeps its halves apart (BootstrapConfig::join_halves, at N/4 "
+                   "slots or fewer)");
+  require(halves[0].slots() == 2 * slots_ && halves[1].slots() == 2 * slots_,
+          "join_halves: halves of {} and {} slots; coeff_to_slot gives {}", halves[0].slots(), halves[1].slots(),
+          2 * slots_);
+  // [re, 0] + R^n [im, 0] = [re, im]: rotating a vector of period 2n by n (SubSum's key) swaps its halves.
+  return evaluator_.add(halves[0], evaluator_.rotate(halves[1], static_cast<std::int64_t>(slots_)));
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::slot_to_coeff(const Ciphertext& joined) const {
+  require(joined_, "slot_to_coeff: this bootstrapper keeps its halves apart; pass the real and imaginary halves");
+  Ciphertext ct = joined.clone();
+  for (const auto& t : slot_to_coeff_) {
+    ct.set_slots(t->slots());  // after the first level the result has period n again
+    ct = t->apply(evaluator_, ct);
+  }
   return ct;
 }
 

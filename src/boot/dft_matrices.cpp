@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -90,6 +91,40 @@ std::vector<DiagonalMatrix> slot_to_coeff_matrices(const math::SpecialFftTables&
   std::vector<std::size_t> order;
   for (std::size_t h = 1; h < tables.slots(); h *= 2) order.push_back(h);
   return grouped(tables, order, levels, scalar, false);
+}
+
+circuits::DiagonalMatrix lower_half_output(const circuits::DiagonalMatrix& m) {
+  const std::size_t n = m.slots;
+  circuits::DiagonalMatrix out{.slots = 2 * n, .diagonals = {}};
+  for (const std::int64_t d : m.offsets()) {
+    std::vector<circuits::Complex> values = m.expanded(d);
+    values.resize(2 * n, circuits::Complex(0.0, 0.0));
+    out.add_diagonal(d, std::move(values));
+  }
+  return out;
+}
+
+circuits::DiagonalMatrix joined_input(const circuits::DiagonalMatrix& m) {
+  const std::size_t n = m.slots;
+  const auto wide = static_cast<std::int64_t>(2 * n);
+  std::map<std::int64_t, std::vector<circuits::Complex>> diagonals;
+  const auto put = [&](std::size_t row, std::int64_t column, circuits::Complex value) {
+    auto [it, fresh] = diagonals.try_emplace(circuits::wrap_offset(column - static_cast<std::int64_t>(row), 2 * n));
+    if (fresh) it->second.assign(2 * n, circuits::Complex(0.0, 0.0));
+    it->second[row] += value;
+  };
+  for (const std::int64_t d : m.offsets()) {
+    const std::vector<circuits::Complex> values = m.expanded(d);
+    for (std::size_t row = 0; row < 2 * n; ++row) {
+      const std::size_t i = row % n;  // both halves of the output are m's rows
+      const auto column = circuits::wrap_offset(static_cast<std::int64_t>(i) + d, n);
+      put(row, column, values[i]);                                       // r, in the lower half of the input
+      put(row, column + wide / 2, values[i] * circuits::Complex(0, 1));  // i s, in the upper half
+    }
+  }
+  circuits::DiagonalMatrix out{.slots = 2 * n, .diagonals = {}};
+  for (auto& [offset, values] : diagonals) out.add_diagonal(offset, std::move(values));
+  return out;
 }
 
 }  // namespace cerium::boot::dft

@@ -27,4 +27,10 @@ std::vector<circuits::DiagonalMatrix> coeff_to_slot_matrices(const math::Special
 std::vector<circuits::DiagonalMatrix> slot_to_coeff_matrices(const math::SpecialFftTables& tables, int levels,
                                                              double scalar);
 
+// The joined-halves forms (BootstrapConfig::join_halves), on 2n slots for a matrix m on n: lower_half_output(m)
+// maps a vector of period n, [x, x], to [m x, 0] (m's diagonals, zero on the upper rows: the same rotations);
+// joined_input(m) maps [r, s] to [m (r + i s), m (r + i s)] (each of m's diagonals becomes two).
+circuits::DiagonalMatrix lower_half_output(const circuits::DiagonalMatrix& m);
+circuits::DiagonalMatrix joined_input(const circuits::DiagonalMatrix& m);
+
 }  // namespace cerium::boot::dft

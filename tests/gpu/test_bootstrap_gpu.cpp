@@ -62,6 +62,7 @@ TEST_CASE("CUDA bootstrapping equals the CPU bootstrapping word for word (N = 2^
   CERIUM_SKIP_WITHOUT_DEVICE();
   SECTION("full slots, sparse-secret encapsulation") { check_bootstrap({}); }
   SECTION("64 slots") { check_bootstrap({.slots = 64}); }
+  SECTION("64 slots, halves joined: one EvalMod") { check_bootstrap({.slots = 64, .join_halves = true}); }
 }
 
 TEST_CASE("A bootstrap captured as a CUDA graph gives the eager bootstrap's words", "[gpu][bootstrap][graph]") {

@@ -43,6 +43,11 @@ struct BootstrapConfig {
   int ephemeral_hamming_weight = 32;
   // Scale of the bootstrapped ciphertext; 0 means parameters().default_scale().
   double output_scale = 0;
+  // Sparse slots (at most N/4): EvalMod once instead of twice. CoeffToSlot's last level writes its result into the
+  // lower half of 2 slots values (the upper half zero, by masked diagonals: no extra level), the imaginary half is
+  // rotated into the upper half, EvalMod runs on the joined 2 slots values, and SlotToCoeff's first level reads
+  // both halves back as real + i imaginary (twice its diagonals). Ignored at N/2 slots, which have no free half.
+  bool join_halves = false;
   // Keep the DFT diagonals as plaintexts (fast, memory: one plaintext per diagonal and level) or encode each
   // diagonal when it is used (slow, memory: n complex values per diagonal).
   bool cache_plaintexts = true;

@@ -105,6 +105,12 @@ class BasicBootstrapper {
   std::array<Ciphertext, 2> coeff_to_slot(const Ciphertext& raised) const;  // real and imaginary halves
   Ciphertext eval_mod(const Ciphertext& half) const;
   Ciphertext slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const;
+  // With joined halves (joins_halves(): BootstrapConfig::join_halves at N/4 slots or fewer): the halves, each in
+  // the lower half of 2 slots() values, joined by one rotation into [real, imaginary]; EvalMod runs on that once
+  // and slot_to_coeff(joined) finishes. InvalidArgument without joined halves.
+  bool joins_halves() const { return joined_; }
+  Ciphertext join_halves(const std::array<Ciphertext, 2>& halves) const;
+  Ciphertext slot_to_coeff(const Ciphertext& joined) const;
 
   // Bytes of the cached diagonal plaintexts.
   std::size_t plaintext_bytes() const;
@@ -115,14 +121,16 @@ class BasicBootstrapper {
   Ciphertext key_switch(const Ciphertext& input, const ckks::SwitchingKey& key) const;
   // A constant plaintext where the evaluator computes.
   Plaintext constant(std::complex<double> value, const ckks::EncodeOptions& options) const;
-  // The monomial X^(N/2) (i in every slot) or its negative at a level: made once for the levels the stages use.
-  const Plaintext& monomial_i(bool negative, int level, Plaintext& scratch) const;
+  // The monomial X^(N/2) (i in every slot) or its negative at a level for `slots` slots: made once for the levels
+  // and slots the stages use.
+  const Plaintext& monomial_i(bool negative, int level, std::size_t slots, Plaintext& scratch) const;
 
   ContextPtr context_;
   BootstrapConfig config_;
   ckks::BasicEvaluator<B> evaluator_;
   ckks::Encoder encoder_;
   std::size_t slots_ = 0;
+  bool joined_ = false;  // BootstrapConfig::join_halves, where the slots allow it
   BootstrapLevels levels_;
   double raise_scale_ = 0;                   // scale at ModRaise: q0 / 2^ratio
   circuits::ScaleChain chain_;               // EvalMod's: Delta_l from the output up to after CoeffToSlot

@@ -117,6 +117,33 @@ TEST_CASE("bootstrapping, sparse slots, sparse-secret encapsulation (N = 2^11, 6
   CHECK(p.worst_bits >= 16);
 }
 
+TEST_CASE("sparse slots with joined halves: one EvalMod, the same precision (N = 2^11, 64 and 512 slots)",
+          "[ckks][bootstrap]") {
+  for (const std::size_t slots : {std::size_t{64}, std::size_t{512}}) {
+    const BootFixture joined(presets::bootstrappable_toy(11), {.slots = slots, .join_halves = true});
+    REQUIRE(joined.boot.joins_halves());
+    const Precision p = bootstrap_precision(joined, 3);
+    INFO(slots << " slots, halves joined: mean " << p.mean_bits << " bits, worst " << p.worst_bits << " bits");
+    CHECK(p.mean_bits >= 20);
+    CHECK(p.worst_bits >= 16);
+    // The stages one by one give the bootstrap's words: CoeffToSlot's halves in 2n slots, joined, one EvalMod.
+    auto rng = cerium_test::make_rng(4);
+    const Ciphertext ct = joined.f.encrypt(random_real(rng, slots), 1, slots);
+    const auto& b = joined.boot;
+    const auto halves = b.coeff_to_slot(b.sub_sum(b.mod_raise(b.scale_down(ct))));
+    CHECK(halves[0].slots() == 2 * slots);
+    const Ciphertext staged = b.slot_to_coeff(b.eval_mod(b.join_halves(halves)));
+    const Ciphertext whole = b.bootstrap(ct);
+    CHECK(staged.slots() == slots);
+    CHECK(staged.level() == whole.level());
+    for (std::size_t k = 0; k < staged.size(); ++k) CHECK(staged.part(k) == whole.part(k));
+  }
+  // Full slots have no free half: the option is ignored there, and the joined stages refuse.
+  const Bootstrapper full(Context::create(presets::bootstrappable_toy(11)), {.join_halves = true});
+  CHECK_FALSE(full.joins_halves());
+  CHECK_THROWS_AS(full.join_halves({Ciphertext{}, Ciphertext{}}), InvalidArgument);
+}
+
 TEST_CASE("bootstrapping without encapsulation under a sparse secret (N = 2^10, 8 slots, one-level DFTs)",
           "[ckks][bootstrap]") {
   CkksConfig params = presets::bootstrappable_toy(10, 14);
