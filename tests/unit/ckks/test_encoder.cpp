@@ -14,6 +14,7 @@
 
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/evaluator.hpp"
 #include "cerium/core/error.hpp"
 #include "support/catch.hpp"
 #include "support/random.hpp"
@@ -210,6 +211,16 @@ TEST_CASE("an unscaled plaintext encodes to encode_periodic's words at any level
   CHECK_THROWS_AS(encoder.unscaled(random_complex(rng, 128), 64), InvalidArgument);
   const std::vector<Complex> not_finite = {{1, 0}, {std::nan(""), 0}};
   CHECK_THROWS_AS(encoder.unscaled(not_finite, 64), InvalidArgument);
+
+  // An evaluator's unscaled (on the CPU: the encoder's, uploaded) and its encode give the encoder's words.
+  const Evaluator evaluator(context);
+  const auto z = random_complex(rng, 32, 3.0);
+  const UnscaledPlaintext from_evaluator = evaluator.unscaled(z, 64);
+  const UnscaledPlaintext from_encoder = encoder.unscaled(z, 64);
+  CHECK(std::ranges::equal(from_evaluator.host_coefficients(), from_encoder.host_coefficients()));
+  CHECK(from_evaluator.largest() == from_encoder.largest());
+  CHECK(evaluator.encode(from_evaluator, {.level = 1}).poly() == encoder.encode(from_encoder, {.level = 1}).poly());
+  CHECK_THROWS_AS(evaluator.unscaled(not_finite, 64), InvalidArgument);
 }
 
 TEST_CASE("short vectors are zero-padded and scales other than the default work", "[ckks][encoder]") {
