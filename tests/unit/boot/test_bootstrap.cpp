@@ -117,8 +117,9 @@ TEST_CASE("bootstrapping, sparse slots, sparse-secret encapsulation (N = 2^11, 6
   CHECK(p.worst_bits >= 16);
 }
 
+// [slow]: the sanitizer builds skip it (the other bootstrap tests run the same transforms and rotations there).
 TEST_CASE("sparse slots with joined halves: one EvalMod, the same precision (N = 2^11, 64 and 512 slots)",
-          "[ckks][bootstrap]") {
+          "[ckks][bootstrap][slow]") {
   for (const std::size_t slots : {std::size_t{64}, std::size_t{512}}) {
     const BootFixture joined(presets::bootstrappable_toy(11), {.slots = slots, .join_halves = true});
     REQUIRE(joined.boot.joins_halves());
