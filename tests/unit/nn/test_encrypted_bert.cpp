@@ -114,14 +114,16 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
   graph::PlanOptions options;
   options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
   // Simulated on the calibration inputs, the planner keeps its bootstraps off large values (row sums before
-  // their mask reach 70 here, and bootstrapping them costs 8 bits).
+  // their mask reach 70 here, and bootstrapping them costs 8 bits). Its limit starts at 2 and doubles until a
+  // placement exists: 8 on most random calibrations, 16 on some (seed 7330037012524352428: 13.7, and the result
+  // still 16.6 bits from the twin).
   for (const nn::Matrix& c : calibration) {
     const auto packed = bert.pack(c);
     options.calibration.push_back({graph::SlotValues(packed.begin(), packed.end())});
   }
   const graph::Plan plan = graph::plan(std::move(t).finish(), options);
   WARN(graph::summary(plan) << "largest value bootstrapped: " << plan.bootstrap_magnitude);
-  CHECK(plan.bootstrap_magnitude <= 8);
+  CHECK(plan.bootstrap_magnitude <= 16);
   // The bootstrapper made for the values the plan bootstraps (BootstrapConfig::message_bound).
   boot::Bootstrapper bootstrapper(f.context, {.slots = slots, .message_bound = graph::required_message_bound(plan)});
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
