@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cerium/core/check.hpp"
+#include "cerium/core/simd.hpp"
 #include "cerium/math/ntt_butterfly.hpp"
 #include "cerium/math/primes.hpp"
 
@@ -39,6 +40,90 @@ NttTables::NttTables(std::uint32_t q, std::size_t n) : n_(n) {
   n_inv_ = ShoupConstant(static_cast<std::uint32_t>(inv_mod(n, q)), q);
 }
 
+namespace {
+
+// The stage loops, shaped for the vectorizer (built at -O3, src/CMakeLists.txt): a stage whose butterflies lie 16
+// or more words apart runs its contiguous inner loop across lanes; the closer stages (t = 8, 4, 2, 1) unroll their
+// inner loop at compile time so that the loop over butterfly groups, each with its own twiddle, runs across lanes.
+// The butterflies are ntt_butterfly.hpp's: the same words at every SIMD level and on the GPU.
+constexpr std::size_t wide_stage = 16;
+
+template <std::size_t T>
+CERIUM_FORCE_INLINE void forward_close_stage(u32* a, std::size_t groups, const u32* w, const u32* wq, u32 q) {
+  for (std::size_t i = 0; i < groups; ++i) {
+    u32* x = a + 2 * T * i;
+    for (std::size_t j = 0; j < T; ++j) ct_butterfly(x[j], x[j + T], w[i], wq[i], q);
+  }
+}
+
+template <std::size_t T>
+CERIUM_FORCE_INLINE void inverse_close_stage(u32* a, std::size_t groups, const u32* w, const u32* wq, u32 q) {
+  for (std::size_t i = 0; i < groups; ++i) {
+    u32* x = a + 2 * T * i;
+    for (std::size_t j = 0; j < T; ++j) gs_butterfly(x[j], x[j + T], w[i], wq[i], q);
+  }
+}
+
+// The forward transform's stages on `size` values (m = 1 .. size / 2, twiddles w[m + i]), then every value
+// reduced below q.
+CERIUM_FORCE_INLINE void forward_stages(u32* a, std::size_t size, const u32* w, const u32* wq, u32 q) {
+  std::size_t t = size;
+  for (std::size_t m = 1; m < size; m <<= 1) {
+    t >>= 1;
+    if (t >= wide_stage) {
+      for (std::size_t i = 0; i < m; ++i) {
+        u32* x = a + 2 * i * t;
+        u32* y = x + t;
+        const u32 wi = w[m + i], wqi = wq[m + i];
+        for (std::size_t j = 0; j < t; ++j) ct_butterfly(x[j], y[j], wi, wqi, q);
+      }
+    } else if (t == 8) {
+      forward_close_stage<8>(a, m, w + m, wq + m, q);
+    } else if (t == 4) {
+      forward_close_stage<4>(a, m, w + m, wq + m, q);
+    } else if (t == 2) {
+      forward_close_stage<2>(a, m, w + m, wq + m, q);
+    } else {
+      forward_close_stage<1>(a, m, w + m, wq + m, q);
+    }
+  }
+  for (std::size_t k = 0; k < size; ++k) a[k] = csub(a[k], q);
+}
+
+// The inverse transform's stages on n values (h = n / 2 .. 1, twiddles w[h + i]), then the factor N^{-1}.
+CERIUM_FORCE_INLINE void inverse_stages(u32* a, std::size_t n, const u32* w, const u32* wq, u32 q, u32 n_inv,
+                                        u32 n_inv_quotient) {
+  std::size_t t = 1;
+  for (std::size_t h = n >> 1; h >= 1; h >>= 1) {
+    if (t >= wide_stage) {
+      for (std::size_t i = 0; i < h; ++i) {
+        u32* x = a + 2 * i * t;
+        u32* y = x + t;
+        const u32 wi = w[h + i], wqi = wq[h + i];
+        for (std::size_t j = 0; j < t; ++j) gs_butterfly(x[j], y[j], wi, wqi, q);
+      }
+    } else if (t == 8) {
+      inverse_close_stage<8>(a, h, w + h, wq + h, q);
+    } else if (t == 4) {
+      inverse_close_stage<4>(a, h, w + h, wq + h, q);
+    } else if (t == 2) {
+      inverse_close_stage<2>(a, h, w + h, wq + h, q);
+    } else {
+      inverse_close_stage<1>(a, h, w + h, wq + h, q);
+    }
+    t <<= 1;
+  }
+  for (std::size_t k = 0; k < n; ++k) a[k] = mul_shoup(a[k], n_inv, n_inv_quotient, q);
+}
+
+CERIUM_SIMD_VARIANTS(forward_transform, forward_stages,
+                     (u32 * a, std::size_t size, const u32* w, const u32* wq, u32 q), (a, size, w, wq, q))
+CERIUM_SIMD_VARIANTS(inverse_transform, inverse_stages,
+                     (u32 * a, std::size_t n, const u32* w, const u32* wq, u32 q, u32 n_inv, u32 n_inv_quotient),
+                     (a, n, w, wq, q, n_inv, n_inv_quotient))
+
+}  // namespace
+
 void ntt_forward(std::span<std::uint32_t> a, const NttTables& tables) {
   const std::size_t n = tables.degree();
   require(a.size() == n, "NTT input has {} coefficients, the tables are for degree {}", a.size(), n);
@@ -49,20 +134,10 @@ void ntt_forward_compressed(std::span<std::uint32_t> small, const NttTables& tab
   const std::size_t n = tables.degree(), m_end = small.size();
   require(m_end >= 1 && m_end <= n && n % m_end == 0 && (m_end & (m_end - 1)) == 0,
           "compressed NTT: {} values for degree {} (a power of two dividing it)", m_end, n);
-  const std::uint32_t q = tables.modulus();
-  const auto w = tables.forward_twiddles();
-  const auto wq = tables.forward_twiddles_shoup();
   // While the butterflies' distance is a multiple of the gap N / m_end they pair only coefficients at multiples
   // of it: ntt_forward's first log2(m_end) stages on those coefficients, with the same twiddles.
-  std::size_t t = m_end;
-  for (std::size_t m = 1; m < m_end; m <<= 1) {
-    t >>= 1;
-    for (std::size_t i = 0; i < m; ++i) {
-      const std::size_t j1 = 2 * i * t;
-      for (std::size_t j = j1; j < j1 + t; ++j) ct_butterfly(small[j], small[j + t], w[m + i], wq[m + i], q);
-    }
-  }
-  for (auto& x : small) x = csub(x, q);
+  forward_transform(small.data(), m_end, tables.forward_twiddles().data(), tables.forward_twiddles_shoup().data(),
+                    tables.modulus());
 }
 
 void ntt_forward_sparse(std::span<std::uint32_t> a, const NttTables& tables, std::size_t gap) {
@@ -83,19 +158,9 @@ void ntt_forward_sparse(std::span<std::uint32_t> a, const NttTables& tables, std
 void ntt_inverse(std::span<std::uint32_t> a, const NttTables& tables) {
   const std::size_t n = tables.degree();
   require(a.size() == n, "inverse NTT input has {} values, the tables are for degree {}", a.size(), n);
-  const std::uint32_t q = tables.modulus();
-  const auto w = tables.inverse_twiddles();
-  const auto wq = tables.inverse_twiddles_shoup();
-  std::size_t t = 1;
-  for (std::size_t h = n >> 1; h >= 1; h >>= 1) {
-    for (std::size_t i = 0; i < h; ++i) {
-      const std::size_t j1 = 2 * i * t;
-      for (std::size_t j = j1; j < j1 + t; ++j) gs_butterfly(a[j], a[j + t], w[h + i], wq[h + i], q);
-    }
-    t <<= 1;
-  }
   const ShoupConstant n_inv = tables.inverse_degree();
-  for (auto& x : a) x = mul_shoup(x, n_inv, q);
+  inverse_transform(a.data(), n, tables.inverse_twiddles().data(), tables.inverse_twiddles_shoup().data(),
+                    tables.modulus(), n_inv.value, n_inv.quotient);
 }
 
 }  // namespace cerium::math

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cerium/core/check.hpp"
+#include "cerium/core/simd.hpp"
 #include "cerium/math/ntt.hpp"
 
 namespace cerium::ring {
@@ -102,14 +103,58 @@ BasisConverter::BasisConverter(RnsBasisPtr from, RnsBasisPtr to) : from_(std::mo
   for (std::size_t j = 0; j < to_->size(); ++j) {
     const auto row = from_->q_hat_mod(to_->modulus(j));
     q_hat_mod_p_.insert(q_hat_mod_p_.end(), row.begin(), row.end());
+    for (const u32 f : row) q_hat_mod_p_quotient_.push_back(math::shoup_quotient(f, to_->prime(j)));
   }
 }
 
-// Per block: y_i = [x_i Q_i^{-1}]_{q_i} (Shoup), then for each target p_j the sum of y_i [Q_i]_{p_j}, reduced
-// once. Products are below 2^62, so four of them add up exactly in 64 bits; those partial sums go into a 128-bit
-// WideAccumulator, exact for any L. With L <= 4 the high word stays zero and one Barrett step reduces.
+namespace {
+
+// One coefficient block of a conversion (the vectorized loops of core/simd.hpp, over coefficients):
+// y_i = [x_i Q_i^{-1}]_{q_i}, then for each target p_j the sum of [y_i [Q_i]_{p_j}]_{p_j} mod p_j, each product by
+// Shoup's method ([Q_i]_{p_j} is fixed; y_i < 2^32 need not be below p_j) and each partial sum reduced, all in
+// 32-bit lanes. The result is the canonical residue, so these words equal any exact method's.
+struct ConversionBlock {
+  const u32* const* in;           // l input limbs, at the block's first coefficient
+  u32* const* out;                // m output limbs, likewise
+  std::size_t l, m, width;        // primes in and out, coefficients in the block
+  const math::ShoupConstant* q_hat_inv;  // l
+  const u32* from_primes;         // l
+  const u32* q_hat_mod_p;         // [Q_i]_{p_j} at j l + i
+  const u32* q_hat_mod_p_quotient;  // their Shoup quotients for p_j
+  const u32* to_primes;           // m
+  u32* y;                         // l rows of conversion_block words
+};
+
+CERIUM_FORCE_INLINE void convert_block_body(const ConversionBlock& c) {
+  const std::size_t w = c.width;
+  for (std::size_t i = 0; i < c.l; ++i) {
+    const u32 q = c.from_primes[i], v = c.q_hat_inv[i].value, vq = c.q_hat_inv[i].quotient;
+    const u32* x = c.in[i];
+    u32* yi = c.y + i * conversion_block;
+    for (std::size_t k = 0; k < w; ++k) yi[k] = math::mul_shoup(x[k], v, vq, q);
+  }
+  for (std::size_t j = 0; j < c.m; ++j) {
+    const u32 p = c.to_primes[j];
+    const u32* f = c.q_hat_mod_p + j * c.l;
+    const u32* fq = c.q_hat_mod_p_quotient + j * c.l;
+    u32* o = c.out[j];
+    {
+      const u32 f0 = f[0], fq0 = fq[0];
+      for (std::size_t k = 0; k < w; ++k) o[k] = math::mul_shoup(c.y[k], f0, fq0, p);
+    }
+    for (std::size_t i = 1; i < c.l; ++i) {
+      const u32* yi = c.y + i * conversion_block;
+      const u32 fi = f[i], fqi = fq[i];
+      for (std::size_t k = 0; k < w; ++k) o[k] = math::add_mod(o[k], math::mul_shoup(yi[k], fi, fqi, p), p);
+    }
+  }
+}
+
+CERIUM_SIMD_VARIANTS(convert_block, convert_block_body, (const ConversionBlock& c), (c))
+
+}  // namespace
+
 void BasisConverter::convert(ConstLimbSpans in, LimbSpans out) const {
-  constexpr std::size_t chunk = 4;
   const std::size_t l = from_->size();
   const std::size_t m = to_->size();
   require(in.size() == l && out.size() == m, "basis conversion from {} to {} primes given {} and {} limbs", l, m,
@@ -120,32 +165,18 @@ void BasisConverter::convert(ConstLimbSpans in, LimbSpans out) const {
 #pragma omp parallel if (blocks > 1 && len * (l + m) >= 65536)
   {
   AlignedBuffer<u32> y(l * conversion_block, BufferInit::uninitialized);
+  std::vector<const u32*> in_at(l);
+  std::vector<u32*> out_at(m);
 #pragma omp for schedule(static)
   for (std::size_t block = 0; block < blocks; ++block) {
     const std::size_t b = block * conversion_block;
-    const std::size_t w = std::min(conversion_block, len - b);
-    for (std::size_t i = 0; i < l; ++i) {
-      const u32 q = from_->prime(i);
-      const math::ShoupConstant c = q_hat_inv_[i];
-      const u32* x = in[i].data() + b;
-      u32* yi = y.data() + i * conversion_block;
-      for (std::size_t k = 0; k < w; ++k) yi[k] = math::mul_shoup(x[k], c, q);
-    }
-    for (std::size_t j = 0; j < m; ++j) {
-      const u32* c = q_hat_mod_p_.data() + j * l;
-      const math::Modulus& p = to_->modulus(j);
-      u32* o = out[j].data() + b;
-      for (std::size_t k = 0; k < w; ++k) {
-        math::WideAccumulator acc;
-        for (std::size_t i0 = 0; i0 < l; i0 += chunk) {
-          u64 partial = 0;
-          const std::size_t end = std::min(i0 + chunk, l);
-          for (std::size_t i = i0; i < end; ++i) partial += static_cast<u64>(y[i * conversion_block + k]) * c[i];
-          acc.add(partial);
-        }
-        o[k] = l <= chunk ? math::barrett_reduce(acc.lo, p) : acc.reduce(p);
-      }
-    }
+    for (std::size_t i = 0; i < l; ++i) in_at[i] = in[i].data() + b;
+    for (std::size_t j = 0; j < m; ++j) out_at[j] = out[j].data() + b;
+    convert_block({.in = in_at.data(), .out = out_at.data(), .l = l, .m = m,
+                   .width = std::min(conversion_block, len - b), .q_hat_inv = q_hat_inv_.data(),
+                   .from_primes = from_->primes().data(), .q_hat_mod_p = q_hat_mod_p_.data(),
+                   .q_hat_mod_p_quotient = q_hat_mod_p_quotient_.data(), .to_primes = to_->primes().data(),
+                   .y = y.data()});
   }
   }
 }

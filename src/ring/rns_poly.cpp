@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cerium/core/check.hpp"
+#include "cerium/core/simd.hpp"
 #include "cerium/math/modarith.hpp"
 #include "cerium/math/ntt.hpp"
 
@@ -283,6 +284,45 @@ void RnsPoly::to_coeff() {
   form_ = PolyForm::coefficient;
 }
 
+namespace {
+
+// The limb-wise passes, vectorized over coefficients (core/simd.hpp). Products are Montgomery's twice, a b R^{-1}
+// then times R^2 (32-bit lanes, 64-bit products, where Barrett needs a 128-bit product): the same canonical words.
+enum class Pass { add, subtract, multiply };
+
+CERIUM_FORCE_INLINE void limb_pass_body(Pass pass, u32* a, const u32* b, std::size_t n, math::Modulus m) {
+  const u32 q = m.value;
+  switch (pass) {
+    case Pass::add:
+      for (std::size_t k = 0; k < n; ++k) a[k] = math::add_mod(a[k], b[k], q);
+      break;
+    case Pass::subtract:
+      for (std::size_t k = 0; k < n; ++k) a[k] = math::sub_mod(a[k], b[k], q);
+      break;
+    case Pass::multiply:
+      for (std::size_t k = 0; k < n; ++k) {
+        a[k] = math::mul_montgomery(math::mul_montgomery(a[k], b[k], m), m.two64_mod, m);
+      }
+      break;
+  }
+}
+
+CERIUM_FORCE_INLINE void scale_limb_body(u32* a, std::size_t n, u32 w, u32 w_quotient, u32 q) {
+  for (std::size_t k = 0; k < n; ++k) a[k] = math::mul_shoup(a[k], w, w_quotient, q);
+}
+
+CERIUM_FORCE_INLINE void negate_limb_body(u32* a, std::size_t n, u32 q) {
+  for (std::size_t k = 0; k < n; ++k) a[k] = math::neg_mod(a[k], q);
+}
+
+CERIUM_SIMD_VARIANTS(limb_pass, limb_pass_body, (Pass pass, u32* a, const u32* b, std::size_t n, math::Modulus m),
+                     (pass, a, b, n, m))
+CERIUM_SIMD_VARIANTS(scale_limb, scale_limb_body, (u32 * a, std::size_t n, u32 w, u32 w_quotient, u32 q),
+                     (a, n, w, w_quotient, q))
+CERIUM_SIMD_VARIANTS(negate_limb, negate_limb_body, (u32 * a, std::size_t n, u32 q), (a, n, q))
+
+}  // namespace
+
 void require_compatible(const RnsPoly& a, const RnsPoly& b, std::string_view operation) {
   require<MismatchError>(!a.empty() && !b.empty(), "{}: an operand is an empty polynomial", operation);
   require<MismatchError>(a.basis_ptr() == b.basis_ptr() || a.basis() == b.basis(),
@@ -295,10 +335,7 @@ void require_compatible(const RnsPoly& a, const RnsPoly& b, std::string_view ope
 RnsPoly& RnsPoly::operator+=(const RnsPoly& other) {
   require_compatible(*this, other, "add");
   for (std::size_t i = 0; i < limb_count_; ++i) {
-    const u32 q = basis_->prime(i);
-    auto a = limb(i);
-    const auto b = other.limb(i);
-    for (std::size_t k = 0; k < a.size(); ++k) a[k] = math::add_mod(a[k], b[k], q);
+    limb_pass(Pass::add, limb(i).data(), other.limb(i).data(), n(), basis_->modulus(i));
   }
   return *this;
 }
@@ -306,10 +343,7 @@ RnsPoly& RnsPoly::operator+=(const RnsPoly& other) {
 RnsPoly& RnsPoly::operator-=(const RnsPoly& other) {
   require_compatible(*this, other, "subtract");
   for (std::size_t i = 0; i < limb_count_; ++i) {
-    const u32 q = basis_->prime(i);
-    auto a = limb(i);
-    const auto b = other.limb(i);
-    for (std::size_t k = 0; k < a.size(); ++k) a[k] = math::sub_mod(a[k], b[k], q);
+    limb_pass(Pass::subtract, limb(i).data(), other.limb(i).data(), n(), basis_->modulus(i));
   }
   return *this;
 }
@@ -320,19 +354,13 @@ RnsPoly& RnsPoly::operator*=(const RnsPoly& other) {
                          "multiply: operands are in {} form; the ring product is pointwise only in NTT form",
                          to_string(form_));
   for (std::size_t i = 0; i < limb_count_; ++i) {
-    const auto& m = basis_->modulus(i);
-    auto a = limb(i);
-    const auto b = other.limb(i);
-    for (std::size_t k = 0; k < a.size(); ++k) a[k] = math::mul_mod(a[k], b[k], m);
+    limb_pass(Pass::multiply, limb(i).data(), other.limb(i).data(), n(), basis_->modulus(i));
   }
   return *this;
 }
 
 void RnsPoly::negate() {
-  for (std::size_t i = 0; i < limb_count_; ++i) {
-    const u32 q = basis_->prime(i);
-    for (auto& x : limb(i)) x = math::neg_mod(x, q);
-  }
+  for (std::size_t i = 0; i < limb_count_; ++i) negate_limb(limb(i).data(), n(), basis_->prime(i));
 }
 
 void RnsPoly::multiply_scalar(std::span<const std::uint32_t> scalars) {
@@ -341,7 +369,7 @@ void RnsPoly::multiply_scalar(std::span<const std::uint32_t> scalars) {
     const u32 q = basis_->prime(i);
     require(scalars[i] < q, "scalar {} for limb {} is not reduced modulo {}", scalars[i], i, q);
     const math::ShoupConstant w(scalars[i], q);
-    for (auto& x : limb(i)) x = math::mul_shoup(x, w, q);
+    scale_limb(limb(i).data(), n(), w.value, w.quotient, q);
   }
 }
 

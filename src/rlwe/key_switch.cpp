@@ -6,6 +6,7 @@
 
 #include "cerium/core/aligned_buffer.hpp"
 #include "cerium/core/check.hpp"
+#include "cerium/core/simd.hpp"
 #include "cerium/math/modarith.hpp"
 #include "cerium/math/sampler.hpp"
 
@@ -47,24 +48,57 @@ void require_key_switch_apply_inputs(const Context& context, const DecomposedPol
 
 namespace {
 
-// acc[k] += x[source(k)] * y[k] for both key halves; source is the automorphism's permutation or the identity.
-void accumulate(std::span<const std::uint32_t> x, const std::uint32_t* permutation, std::span<const std::uint32_t> b,
-                std::span<const std::uint32_t> a, std::vector<math::WideAccumulator>& acc0,
-                std::vector<math::WideAccumulator>& acc1) {
-  const std::size_t n = x.size();
-  if (permutation != nullptr) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::uint32_t v = x[permutation[k]];
-      acc0[k].add_product(v, b[k]);
-      acc1[k].add_product(v, a[k]);
+// One digit's products for both key halves (the vectorized loops of core/simd.hpp, over coefficients):
+// acc[k] = acc[k] + [x[source(k)] y[k] R^{-1}]_q (Montgomery, R = 2^32: 32-bit lanes, 64-bit products), source the
+// automorphism's permutation or the identity; `first` writes instead of adding. finish_sums takes the factor R^{-1}
+// out, so the sums are canonical residues: the words of any exact method.
+struct DigitProducts {
+  const std::uint32_t* x;            // the digit's limb
+  const std::uint32_t* permutation;  // null: the identity
+  const std::uint32_t* b;            // the key's two halves' limbs
+  const std::uint32_t* a;
+  std::uint32_t* acc0;
+  std::uint32_t* acc1;
+  std::size_t n;
+  math::Modulus modulus;
+  bool first;
+};
+
+CERIUM_FORCE_INLINE void digit_products_body(const DigitProducts& d) {
+  const math::Modulus m = d.modulus;
+  const std::uint32_t q = m.value;
+  const std::uint32_t* x = d.x;
+  const std::uint32_t* b = d.b;
+  const std::uint32_t* a = d.a;
+  std::uint32_t* acc0 = d.acc0;
+  std::uint32_t* acc1 = d.acc1;
+  if (d.permutation != nullptr) {
+    const std::uint32_t* source = d.permutation;
+    for (std::size_t k = 0; k < d.n; ++k) {
+      const std::uint32_t v = x[source[k]];
+      const std::uint32_t p0 = math::mul_montgomery(v, b[k], m), p1 = math::mul_montgomery(v, a[k], m);
+      acc0[k] = d.first ? p0 : math::add_mod(acc0[k], p0, q);
+      acc1[k] = d.first ? p1 : math::add_mod(acc1[k], p1, q);
     }
   } else {
-    for (std::size_t k = 0; k < n; ++k) {
-      acc0[k].add_product(x[k], b[k]);
-      acc1[k].add_product(x[k], a[k]);
+    for (std::size_t k = 0; k < d.n; ++k) {
+      const std::uint32_t p0 = math::mul_montgomery(x[k], b[k], m), p1 = math::mul_montgomery(x[k], a[k], m);
+      acc0[k] = d.first ? p0 : math::add_mod(acc0[k], p0, q);
+      acc1[k] = d.first ? p1 : math::add_mod(acc1[k], p1, q);
     }
   }
 }
+
+// out[k] = acc[k] R mod q: Montgomery's factor R^{-1} taken out (R^2 mod q in, one R^{-1} out).
+CERIUM_FORCE_INLINE void finish_sums_body(const std::uint32_t* acc, std::uint32_t* out, std::size_t n,
+                                          math::Modulus m) {
+  for (std::size_t k = 0; k < n; ++k) out[k] = math::mul_montgomery(acc[k], m.two64_mod, m);
+}
+
+CERIUM_SIMD_VARIANTS(digit_products, digit_products_body, (const DigitProducts& d), (d))
+CERIUM_SIMD_VARIANTS(finish_sums, finish_sums_body,
+                     (const std::uint32_t* acc, std::uint32_t* out, std::size_t n, math::Modulus m),
+                     (acc, out, n, m))
 
 }  // namespace
 
@@ -92,15 +126,18 @@ void key_switch_inner_product_limbs(const Context& context, const DecomposedPoly
                            "key-switch inner product: the sums must be over {} in NTT form", ring::describe(*qp));
   }
   const std::uint32_t* permutation = automorphism ? automorphism->ntt_permutation().data() : nullptr;
-  std::vector<math::WideAccumulator> acc0(n), acc1(n);
+  for (const std::size_t j : positions) require(j < qp->size(), "key-switch inner product: limb {} of {}", j, qp->size());
+  // Limbs are independent: threads take whole limbs (core/parallel.hpp), each with its own sums.
+#pragma omp parallel if (positions.size() > 1 && n >= 2048)
+  {
+  AlignedBuffer<std::uint32_t> acc0(n, BufferInit::uninitialized), acc1(n, BufferInit::uninitialized);
   AlignedBuffer<std::uint32_t> expanded(n, BufferInit::uninitialized);  // a seeded a_d limb
-
-  for (const std::size_t j : positions) {
-    require(j < qp->size(), "key-switch inner product: limb {} of {}", j, qp->size());
+#pragma omp for schedule(static)
+  for (std::size_t index = 0; index < positions.size(); ++index) {
+    const std::size_t j = positions[index];
     // Limb j of Q_l u P is key limb j for a Q prime and q_top + (j - q_limbs) for a P prime.
     const std::size_t key_limb = j < q_limbs ? j : q_top + (j - q_limbs);
-    std::fill(acc0.begin(), acc0.end(), math::WideAccumulator{});
-    std::fill(acc1.begin(), acc1.end(), math::WideAccumulator{});
+    const math::Modulus& m = qp->modulus(j);
     for (std::size_t d = 0; d < digits; ++d) {
       std::span<const std::uint32_t> a;
       if (const ring::RnsPoly* stored = key.stored_a(d)) {
@@ -109,15 +146,13 @@ void key_switch_inner_product_limbs(const Context& context, const DecomposedPoly
         key.a_limb(d, key_limb, expanded.span());
         a = expanded.span();
       }
-      accumulate(decomposed.digits[d].limb(j), permutation, key.b(d).limb(key_limb), a, acc0, acc1);
+      digit_products({.x = decomposed.digits[d].limb(j).data(), .permutation = permutation,
+                      .b = key.b(d).limb(key_limb).data(), .a = a.data(), .acc0 = acc0.data(), .acc1 = acc1.data(),
+                      .n = n, .modulus = m, .first = d == 0});
     }
-    const math::Modulus& m = qp->modulus(j);
-    auto out0 = sum[0].limb(j);
-    auto out1 = sum[1].limb(j);
-    for (std::size_t k = 0; k < n; ++k) {
-      out0[k] = acc0[k].reduce(m);
-      out1[k] = acc1[k].reduce(m);
-    }
+    finish_sums(acc0.data(), sum[0].limb(j).data(), n, m);
+    finish_sums(acc1.data(), sum[1].limb(j).data(), n, m);
+  }
   }
 }
 

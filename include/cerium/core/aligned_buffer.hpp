@@ -16,6 +16,7 @@
 
 #include "cerium/core/config.hpp"
 #include "cerium/core/error.hpp"
+#include "cerium/core/host_memory.hpp"
 
 namespace cerium {
 
@@ -98,7 +99,7 @@ class AlignedBuffer {
       throw OutOfMemoryError(fmt::format("host allocation of {} elements of {} bytes overflows the address space",
                                          size, sizeof(T)));
     }
-    void* p = ::operator new(padded_bytes(size), std::align_val_t{buffer_alignment}, std::nothrow);
+    void* p = allocate_host_block(padded_bytes(size));
     if (p == nullptr) {
       throw OutOfMemoryError(fmt::format("host allocation of {} bytes ({}-byte aligned) failed", padded_bytes(size),
                                          buffer_alignment));
@@ -107,7 +108,7 @@ class AlignedBuffer {
   }
 
   void release() noexcept {
-    if (data_ != nullptr) ::operator delete(data_, std::align_val_t{buffer_alignment});
+    if (data_ != nullptr) free_host_block(data_, padded_bytes(size_));
     data_ = nullptr;
     size_ = 0;
   }

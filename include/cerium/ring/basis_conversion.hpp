@@ -58,6 +58,7 @@ class BasisConverter {
   RnsBasisPtr from_, to_;
   std::vector<math::ShoupConstant> q_hat_inv_;  // [Q_i^{-1}]_{q_i}
   std::vector<std::uint32_t> q_hat_mod_p_;      // [Q_i]_{p_j} at j * L + i
+  std::vector<std::uint32_t> q_hat_mod_p_quotient_;  // their Shoup quotients for p_j
 };
 
 // The ModUp of hybrid key switching: a digit (a few primes of Q_l) extended to a target basis that contains
