@@ -11,6 +11,9 @@
 //                                             signs of size 0.9..1, bootstrap), printing the precision of each
 //   --cpu                                     the CPU backend even where a GPU is present (default: the GPU
 //                                             when the build has CUDA and a device is visible)
+//   --cache-diagonals on|off|auto             keep the DFT diagonals as plaintexts (fast) or encode each when
+//                                             used; auto (default): on the CPU, cached when they take at most half
+//                                             the memory available (N = 2^16: 6.4 GiB); on the GPU, cached
 
 #include <fmt/format.h>
 
@@ -29,6 +32,8 @@
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#include "cerium/core/host_memory.hpp"
+#include "cerium/core/parallel.hpp"
 #if CERIUM_HAS_CUDA
 #include "cerium/backend/cuda/device.hpp"
 #include "cerium/boot/cuda_bootstrapper.hpp"
@@ -50,6 +55,7 @@ auto timed(const char* what, F&& f) {
 }
 
 double mib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+double gib(std::size_t bytes) { return mib(bytes) / 1024.0; }
 
 }  // namespace
 
@@ -59,6 +65,7 @@ struct Options {
   bool cpu = false;
   int repeat = 1;
   int chain = 0;
+  std::string cache_diagonals = "auto";
   BootstrapConfig config;
 };
 
@@ -156,9 +163,14 @@ int main(int argc, char** argv) {
       options.chain = std::max(0, std::atoi(argv[++i]));
     } else if (arg == "--repeat" && i + 1 < argc) {
       options.repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--cache-diagonals" && i + 1 < argc &&
+               (std::string(argv[i + 1]) == "on" || std::string(argv[i + 1]) == "off" ||
+                std::string(argv[i + 1]) == "auto")) {
+      options.cache_diagonals = argv[++i];
     } else {
       fmt::print(stderr,
-                 "usage: {} [--n16 | --log-n L] [--slots S] [--no-encapsulation] [--repeat R] [--chain C] [--cpu]\n",
+                 "usage: {} [--n16 | --log-n L] [--slots S] [--no-encapsulation] [--repeat R] [--chain C] [--cpu] "
+                 "[--cache-diagonals on|off|auto]\n",
                  argv[0]);
       return 2;
     }
@@ -179,9 +191,18 @@ int main(int argc, char** argv) {
     });
   }
 #endif
-  fmt::print("backend: CPU (one core)\n");
-  // The diagonals at N = 2^16 take gigabytes as plaintexts: on the CPU they are encoded when used.
-  if (options.n16) config.cache_plaintexts = false;
+  fmt::print("backend: CPU ({} threads: OMP_NUM_THREADS or one per core)\n", cpu_threads());
+  // The diagonals at N = 2^16 take gigabytes as plaintexts: cached when half the available memory holds them.
+  config.cache_plaintexts = options.cache_diagonals != "off";
+  if (options.cache_diagonals == "auto") {
+    BootstrapConfig planned = config;
+    planned.cache_plaintexts = false;
+    const std::size_t needed = Bootstrapper(context, planned).cached_plaintext_bytes();
+    const std::size_t available = available_host_memory();
+    config.cache_plaintexts = needed <= available / 2;
+    fmt::print("diagonals as plaintexts: {:.2f} GiB of {:.2f} GiB available: {}\n", gib(needed), gib(available),
+               config.cache_plaintexts ? "cached" : "encoded when used (--cache-diagonals on to cache anyway)");
+  }
   return run(context, options,
              [](const ContextPtr& c, const BootstrapConfig& b) { return std::make_unique<Bootstrapper>(c, b); });
 }

@@ -157,6 +157,14 @@ std::size_t BasicBootstrapper<B>::plaintext_bytes() const {
 }
 
 template <backend::PolyBackend B>
+std::size_t BasicBootstrapper<B>::cached_plaintext_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto* group : {&coeff_to_slot_, &slot_to_coeff_})
+    for (const auto& t : *group) bytes += t->cached_plaintext_bytes(*context_);
+  return bytes;
+}
+
+template <backend::PolyBackend B>
 BootstrapKeys BasicBootstrapper<B>::generate_keys(const ckks::KeyGenerator& keygen, ProgressCallback progress,
                                                   ckks::KeyStorage storage) const {
   ckks::require_same_context(context_, keygen.context(), "bootstrapping key generation");

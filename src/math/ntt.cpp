@@ -48,19 +48,40 @@ namespace {
 // The butterflies are ntt_butterfly.hpp's: the same words at every SIMD level and on the GPU.
 constexpr std::size_t wide_stage = 16;
 
-template <std::size_t T>
-CERIUM_FORCE_INLINE void forward_close_stage(u32* a, std::size_t groups, const u32* w, const u32* wq, u32 q) {
+// The two butterflies as types, so that one stage loop serves both directions.
+struct ForwardButterfly {
+  CERIUM_FORCE_INLINE static void apply(u32& x, u32& y, u32 w, u32 wq, u32 q) { ct_butterfly(x, y, w, wq, q); }
+};
+struct InverseButterfly {
+  CERIUM_FORCE_INLINE static void apply(u32& x, u32& y, u32 w, u32 wq, u32 q) { gs_butterfly(x, y, w, wq, q); }
+};
+
+template <class Butterfly, std::size_t T>
+CERIUM_FORCE_INLINE void close_stage(u32* a, std::size_t groups, const u32* w, const u32* wq, u32 q) {
   for (std::size_t i = 0; i < groups; ++i) {
     u32* x = a + 2 * T * i;
-    for (std::size_t j = 0; j < T; ++j) ct_butterfly(x[j], x[j + T], w[i], wq[i], q);
+    for (std::size_t j = 0; j < T; ++j) Butterfly::apply(x[j], x[j + T], w[i], wq[i], q);
   }
 }
 
-template <std::size_t T>
-CERIUM_FORCE_INLINE void inverse_close_stage(u32* a, std::size_t groups, const u32* w, const u32* wq, u32 q) {
-  for (std::size_t i = 0; i < groups; ++i) {
-    u32* x = a + 2 * T * i;
-    for (std::size_t j = 0; j < T; ++j) gs_butterfly(x[j], x[j + T], w[i], wq[i], q);
+// One stage: `groups` groups of butterflies t apart, group i with twiddle w[i].
+template <class Butterfly>
+CERIUM_FORCE_INLINE void stage(u32* a, std::size_t groups, std::size_t t, const u32* w, const u32* wq, u32 q) {
+  if (t >= wide_stage) {
+    for (std::size_t i = 0; i < groups; ++i) {
+      u32* x = a + 2 * i * t;
+      u32* y = x + t;
+      const u32 wi = w[i], wqi = wq[i];
+      for (std::size_t j = 0; j < t; ++j) Butterfly::apply(x[j], y[j], wi, wqi, q);
+    }
+  } else if (t == 8) {
+    close_stage<Butterfly, 8>(a, groups, w, wq, q);
+  } else if (t == 4) {
+    close_stage<Butterfly, 4>(a, groups, w, wq, q);
+  } else if (t == 2) {
+    close_stage<Butterfly, 2>(a, groups, w, wq, q);
+  } else {
+    close_stage<Butterfly, 1>(a, groups, w, wq, q);
   }
 }
 
@@ -70,22 +91,7 @@ CERIUM_FORCE_INLINE void forward_stages(u32* a, std::size_t size, const u32* w, 
   std::size_t t = size;
   for (std::size_t m = 1; m < size; m <<= 1) {
     t >>= 1;
-    if (t >= wide_stage) {
-      for (std::size_t i = 0; i < m; ++i) {
-        u32* x = a + 2 * i * t;
-        u32* y = x + t;
-        const u32 wi = w[m + i], wqi = wq[m + i];
-        for (std::size_t j = 0; j < t; ++j) ct_butterfly(x[j], y[j], wi, wqi, q);
-      }
-    } else if (t == 8) {
-      forward_close_stage<8>(a, m, w + m, wq + m, q);
-    } else if (t == 4) {
-      forward_close_stage<4>(a, m, w + m, wq + m, q);
-    } else if (t == 2) {
-      forward_close_stage<2>(a, m, w + m, wq + m, q);
-    } else {
-      forward_close_stage<1>(a, m, w + m, wq + m, q);
-    }
+    stage<ForwardButterfly>(a, m, t, w + m, wq + m, q);
   }
   for (std::size_t k = 0; k < size; ++k) a[k] = csub(a[k], q);
 }
@@ -95,22 +101,7 @@ CERIUM_FORCE_INLINE void inverse_stages(u32* a, std::size_t n, const u32* w, con
                                         u32 n_inv_quotient) {
   std::size_t t = 1;
   for (std::size_t h = n >> 1; h >= 1; h >>= 1) {
-    if (t >= wide_stage) {
-      for (std::size_t i = 0; i < h; ++i) {
-        u32* x = a + 2 * i * t;
-        u32* y = x + t;
-        const u32 wi = w[h + i], wqi = wq[h + i];
-        for (std::size_t j = 0; j < t; ++j) gs_butterfly(x[j], y[j], wi, wqi, q);
-      }
-    } else if (t == 8) {
-      inverse_close_stage<8>(a, h, w + h, wq + h, q);
-    } else if (t == 4) {
-      inverse_close_stage<4>(a, h, w + h, wq + h, q);
-    } else if (t == 2) {
-      inverse_close_stage<2>(a, h, w + h, wq + h, q);
-    } else {
-      inverse_close_stage<1>(a, h, w + h, wq + h, q);
-    }
+    stage<InverseButterfly>(a, h, t, w + h, wq + h, q);
     t <<= 1;
   }
   for (std::size_t k = 0; k < n; ++k) a[k] = mul_shoup(a[k], n_inv, n_inv_quotient, q);

@@ -16,6 +16,7 @@
 #include "cerium/backend/backend.hpp"
 #include "cerium/core/check.hpp"
 #include "cerium/math/modarith.hpp"
+#include "cerium/ring/limb_arithmetic.hpp"
 
 namespace cerium::backend {
 
@@ -42,7 +43,7 @@ struct CpuBackend {
   void negate(ring::RnsPoly& x) const { x.negate(); }
   void multiply(ring::RnsPoly& x, const ring::RnsPoly& y) const { x *= y; }
 
-  // x + y z with one Barrett reduction per word: y z < 2^62 and x < 2^31, so the sum fits in 64 bits.
+  // x + y z, each word the canonical residue (ring/limb_arithmetic.hpp: vectorized).
   void multiply_accumulate(ring::RnsPoly& x, const ring::RnsPoly& y, const ring::RnsPoly& z) const {
     ring::require_compatible(x, y, "multiply-accumulate");
     ring::require_compatible(x, z, "multiply-accumulate");
@@ -50,18 +51,13 @@ struct CpuBackend {
                            "multiply-accumulate: operands are in {} form; products are pointwise only in NTT form",
                            ring::to_string(x.form()));
     for (std::size_t i = 0; i < x.limb_count(); ++i) {
-      const auto& m = x.basis().modulus(i);
-      auto acc = x.limb(i);
-      const auto a = y.limb(i);
-      const auto b = z.limb(i);
-      for (std::size_t k = 0; k < acc.size(); ++k) {
-        acc[k] = math::barrett_reduce(static_cast<std::uint64_t>(a[k]) * b[k] + acc[k], m);
-      }
+      ring::multiply_accumulate_limb(x.limb(i), std::as_const(y).limb(i), std::as_const(z).limb(i),
+                                     x.basis().modulus(i));
     }
   }
 
-  // out = sum_i a_i b_i (+ out): per word one running residue, each term added with one Barrett reduction as in
-  // multiply_accumulate, so the words are those of the eager multiply + add sequence.
+  // out = sum_i a_i b_i (+ out): per word one running residue, each term added as in multiply_accumulate, so the
+  // words are those of the eager multiply + add sequence.
   void multiply_accumulate_many(ring::RnsPoly& out, std::span<const ring::RnsPoly* const> a,
                                 std::span<const ring::RnsPoly* const> b, bool accumulate) const {
     require(a.size() == b.size() && !a.empty(), "multiply-accumulate-many: {} left and {} right factors", a.size(),
@@ -81,11 +77,7 @@ struct CpuBackend {
       auto acc = out.limb(i);
       if (!accumulate) std::fill(acc.begin(), acc.end(), 0u);
       for (std::size_t t = 0; t < a.size(); ++t) {  // term-major: each factor limb streamed once
-        const auto x = std::as_const(*a[t]).limb(i);
-        const auto y = std::as_const(*b[t]).limb(i);
-        for (std::size_t k = 0; k < acc.size(); ++k) {
-          acc[k] = math::barrett_reduce(static_cast<std::uint64_t>(x[k]) * y[k] + acc[k], m);
-        }
+        ring::multiply_accumulate_limb(acc, std::as_const(*a[t]).limb(i), std::as_const(*b[t]).limb(i), m);
       }
     }
   }
@@ -119,7 +111,7 @@ struct CpuBackend {
   }
 
   // out = sum_t a_t b_t + sum_u c_u s_u (+ out), s_u = scalars[u * limbs + i] on limb i: per word one running
-  // residue, each term added with one Barrett reduction, so the words are those of multiply (or multiply_scalar)
+  // residue, each term added as in multiply_accumulate, so the words are those of multiply (or multiply_scalar)
   // then add.
   void linear_combination(ring::RnsPoly& out, std::span<const ring::RnsPoly* const> a,
                           std::span<const ring::RnsPoly* const> b, std::span<const ring::RnsPoly* const> c,
@@ -142,16 +134,12 @@ struct CpuBackend {
       auto acc = out.limb(i);
       if (!accumulate) std::fill(acc.begin(), acc.end(), 0u);
       for (std::size_t t = 0; t < a.size(); ++t) {
-        const auto x = std::as_const(*a[t]).limb(i);
-        const auto y = std::as_const(*b[t]).limb(i);
-        for (std::size_t k = 0; k < acc.size(); ++k)
-          acc[k] = math::barrett_reduce(static_cast<std::uint64_t>(x[k]) * y[k] + acc[k], m);
+        ring::multiply_accumulate_limb(acc, std::as_const(*a[t]).limb(i), std::as_const(*b[t]).limb(i), m);
       }
       for (std::size_t u = 0; u < c.size(); ++u) {
-        const auto x = std::as_const(*c[u]).limb(i);
-        const std::uint64_t s = scalars[u * limbs + i];
+        const std::uint32_t s = scalars[u * limbs + i];
         require(s < m.value, "linear combination: scalar {} for limb {} is not reduced modulo {}", s, i, m.value);
-        for (std::size_t k = 0; k < acc.size(); ++k) acc[k] = math::barrett_reduce(x[k] * s + acc[k], m);
+        ring::multiply_accumulate_limb(acc, std::as_const(*c[u]).limb(i), s, m);
       }
     }
   }

@@ -114,6 +114,9 @@ class BasicBootstrapper {
 
   // Bytes of the cached diagonal plaintexts.
   std::size_t plaintext_bytes() const;
+  // What they take with cache_plaintexts, known without encoding them: plan with cache_plaintexts = false first
+  // to decide whether the host or device has the room.
+  std::size_t cached_plaintext_bytes() const;
 
  private:
   using Transform = circuits::LinearTransform<B>;

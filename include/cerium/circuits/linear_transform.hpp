@@ -156,6 +156,15 @@ class LinearTransform {
   // The rotation steps apply needs Galois keys for (the same for both hoistings).
   std::vector<std::int64_t> rotation_steps() const { return plan_.rotation_steps(); }
   // Bytes of the cached plaintexts: over Q_l, and over Q_l u P too for doubled hoisting.
+  // What the diagonals take cached (plaintext_bytes() of the same transform with cache_plaintexts), known before
+  // any is encoded: one plaintext per diagonal over Q_l, and over Q_l u P for doubled hoisting.
+  std::size_t cached_plaintext_bytes(const ckks::Context& context) const {
+    std::size_t diagonals = 0;
+    for (const auto& [giant, babies] : plan_.giants) diagonals += babies.size();
+    std::size_t limbs = context.q_basis(config_.level)->size();
+    if (config_.hoisting == Hoisting::doubled) limbs += context.qp_basis(config_.level)->size();
+    return diagonals * limbs * context.ring_degree() * sizeof(std::uint32_t);
+  }
   std::size_t plaintext_bytes() const {
     std::size_t bytes = 0;
     const auto size = [](const ring::RnsPoly& p) { return p.limb_count() * p.n() * sizeof(std::uint32_t); };

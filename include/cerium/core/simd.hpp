@@ -8,6 +8,7 @@
 
 namespace cerium {
 
+// The instruction sets of the variants, narrowest first.
 enum class SimdLevel { baseline, avx2, avx512 };
 
 // The level the loops use now: supported_simd_level(), or what set_simd_level or the environment variable
@@ -22,8 +23,11 @@ std::string_view to_string(SimdLevel level);
 }  // namespace cerium
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+// 1 where the compiler builds x86-64 variants (GCC or Clang on x86-64, outside nvcc), else 0.
 #define CERIUM_HAS_SIMD_TARGETS 1
+// Compiles the function it marks for x86-64-v3 (AVX2, BMI2, FMA).
 #define CERIUM_TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,fma,lzcnt,movbe,popcnt")))
+// Compiles the function it marks for x86-64-v4 (AVX-512 F, BW, CD, DQ, VL).
 #define CERIUM_TARGET_AVX512 \
   __attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,bmi,bmi2,fma,lzcnt,movbe,popcnt")))
 #else
@@ -32,9 +36,9 @@ std::string_view to_string(SimdLevel level);
 #define CERIUM_TARGET_AVX512
 #endif
 
+#if CERIUM_HAS_SIMD_TARGETS
 // Defines `void name params` running `body args` (a CERIUM_FORCE_INLINE function, so that it is compiled into
 // each variant with the variant's instructions) as the level simd_level() picks. At namespace scope in a .cpp.
-#if CERIUM_HAS_SIMD_TARGETS
 #define CERIUM_SIMD_VARIANTS(name, body, params, args)         \
   CERIUM_TARGET_AVX512 static void name##_avx512 params {      \
     body args;                                                 \

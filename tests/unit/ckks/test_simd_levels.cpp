@@ -1,15 +1,17 @@
 // Every SIMD level this CPU runs (core/simd.hpp) gives the baseline's words: the NTT whole and compressed, basis
-// conversion at odd lengths, the limb-wise passes, and the CKKS operations that run ModUp, the key-switch inner
+// conversion at odd lengths, the limb-wise passes and multiply-accumulates, and the CKKS operations that run ModUp, the key-switch inner
 // product, ModDown and rescale. Fresh random inputs, with the extreme residues 0, q - 1 (and 2q - 1 where the
 // NTT allows inputs below 2q) planted among them.
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "cerium/core/simd.hpp"
 #include "cerium/math/ntt.hpp"
 #include "cerium/ring/basis_conversion.hpp"
+#include "cerium/ring/limb_arithmetic.hpp"
 #include "evaluator_test_support.hpp"
 #include "support/catch.hpp"
 #include "unit/ring/ring_test_support.hpp"
@@ -120,6 +122,12 @@ TEST_CASE("every SIMD level gives the baseline's basis conversion and limb-wise 
     r.push_back(-a);
     r.push_back(a.clone());
     r.back().multiply_scalar(scalars);
+    r.push_back(b.clone());  // b + a a + (q - 2) a, the fused sums' loops
+    for (std::size_t i = 0; i < basis->size(); ++i) {
+      ring::multiply_accumulate_limb(r.back().limb(i), std::as_const(a).limb(i), std::as_const(a).limb(i),
+                                     basis->modulus(i));
+      ring::multiply_accumulate_limb(r.back().limb(i), std::as_const(a).limb(i), scalars[i], basis->modulus(i));
+    }
     return r;
   });
 }
