@@ -77,13 +77,22 @@ ring::RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> val
   return rounded_poly(values, resolved, context_->qp_basis(resolved.level), "encode_extended");
 }
 
-Encoder::Transformed Encoder::transform(std::span<const std::complex<double>> values, std::size_t size,
-                                        const char* operation) const {
+namespace {
+
+// InvalidArgument naming the first value that is NaN or infinite.
+void require_finite(std::span<const std::complex<double>> values, const char* operation) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     require(std::isfinite(values[i].real()) && std::isfinite(values[i].imag()),
             "{}: value {} at index {} is not finite", operation,
             fmt::format("({}, {})", values[i].real(), values[i].imag()), i);
   }
+}
+
+}  // namespace
+
+Encoder::Transformed Encoder::transform(std::span<const std::complex<double>> values, std::size_t size,
+                                        const char* operation) const {
+  require_finite(values, operation);
   const math::SpecialFftTables& tables = context_->fft(size);
   std::vector<std::complex<double>> u(size);  // zero-padded
   std::copy(values.begin(), values.end(), u.begin());
@@ -141,11 +150,7 @@ std::size_t Encoder::unscaled_slots(std::span<const std::complex<double>> period
   require(std::has_single_bit(period.size()) && period.size() <= slots,
           "{}: a period of {} values for {} slots (a power of two up to the slots is needed)", operation,
           period.size(), slots);
-  for (std::size_t i = 0; i < period.size(); ++i) {
-    require(std::isfinite(period[i].real()) && std::isfinite(period[i].imag()),
-            "{}: value {} at index {} is not finite", operation,
-            fmt::format("({}, {})", period[i].real(), period[i].imag()), i);
-  }
+  require_finite(period, operation);
   return slots;
 }
 

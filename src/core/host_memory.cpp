@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <string>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -130,6 +130,12 @@ void set_host_cache_limit(std::size_t bytes) {
     if (c.bytes > c.limit) dropped = c.take_all();
   }
   for (const auto& [block, size] : dropped) system_free(block, size);
+}
+
+std::size_t host_cache_limit() {
+  HostCache& c = cache();
+  std::lock_guard lock(c.mutex);
+  return c.limit;
 }
 
 std::size_t host_cache_bytes() {

@@ -19,6 +19,8 @@ void free_host_block(void* block, std::size_t bytes) noexcept;
 // At most `bytes` wait in the cache (default: an eighth of the physical memory, at most 4 GiB, or
 // CERIUM_HOST_CACHE_MIB from the environment; 0: none); blocks beyond go back to the system at once.
 void set_host_cache_limit(std::size_t bytes);
+// The limit now.
+std::size_t host_cache_limit();
 // Bytes waiting in the cache now.
 std::size_t host_cache_bytes();
 // Returns every cached block to the system; the bytes returned.
