@@ -31,8 +31,11 @@ std::string_view to_string(SimdLevel level);
 #define CERIUM_TARGET_AVX512 \
   __attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,bmi,bmi2,fma,lzcnt,movbe,popcnt")))
 #else
+// 1 where the compiler builds x86-64 variants (GCC or Clang on x86-64, outside nvcc), else 0.
 #define CERIUM_HAS_SIMD_TARGETS 0
+// Compiles the function it marks for x86-64-v3 (AVX2, BMI2, FMA); nothing elsewhere.
 #define CERIUM_TARGET_AVX2
+// Compiles the function it marks for x86-64-v4 (AVX-512 F, BW, CD, DQ, VL); nothing elsewhere.
 #define CERIUM_TARGET_AVX512
 #endif
 
@@ -57,6 +60,8 @@ std::string_view to_string(SimdLevel level);
     }                                                          \
   }
 #else
+// Defines `void name params` running `body args` (the baseline only: no x86-64 variants here). At namespace scope
+// in a .cpp.
 #define CERIUM_SIMD_VARIANTS(name, body, params, args) \
   static void name params {                            \
     body args;                                         \
