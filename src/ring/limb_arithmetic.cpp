@@ -9,14 +9,10 @@ namespace {
 
 using math::u32;
 
-// Products by Montgomery's method twice, x y R^{-1} then times R^2 (32-bit lanes, 64-bit products; Barrett would
-// need a 128-bit product), and a Shoup product for a fixed s.
+// Products by math::mul_mod_montgomery (it vectorizes), and a Shoup product for a fixed s.
 CERIUM_FORCE_INLINE void accumulate_products_body(u32* acc, const u32* x, const u32* y, std::size_t n,
                                                   math::Modulus m) {
-  for (std::size_t k = 0; k < n; ++k) {
-    const u32 product = math::mul_montgomery(math::mul_montgomery(x[k], y[k], m), m.two64_mod, m);
-    acc[k] = math::add_mod(acc[k], product, m.value);
-  }
+  for (std::size_t k = 0; k < n; ++k) acc[k] = math::add_mod(acc[k], math::mul_mod_montgomery(x[k], y[k], m), m.value);
 }
 
 CERIUM_FORCE_INLINE void accumulate_scaled_body(u32* acc, const u32* x, u32 s, u32 s_quotient, std::size_t n,

@@ -286,8 +286,8 @@ void RnsPoly::to_coeff() {
 
 namespace {
 
-// The limb-wise passes, vectorized over coefficients (core/simd.hpp). Products are Montgomery's twice, a b R^{-1}
-// then times R^2 (32-bit lanes, 64-bit products, where Barrett needs a 128-bit product): the same canonical words.
+// The limb-wise passes, vectorized over coefficients (core/simd.hpp); products by math::mul_mod_montgomery, which
+// vectorizes and gives mul_mod's words.
 enum class Pass { add, subtract, multiply };
 
 CERIUM_FORCE_INLINE void limb_pass_body(Pass pass, u32* a, const u32* b, std::size_t n, math::Modulus m) {
@@ -300,9 +300,7 @@ CERIUM_FORCE_INLINE void limb_pass_body(Pass pass, u32* a, const u32* b, std::si
       for (std::size_t k = 0; k < n; ++k) a[k] = math::sub_mod(a[k], b[k], q);
       break;
     case Pass::multiply:
-      for (std::size_t k = 0; k < n; ++k) {
-        a[k] = math::mul_montgomery(math::mul_montgomery(a[k], b[k], m), m.two64_mod, m);
-      }
+      for (std::size_t k = 0; k < n; ++k) a[k] = math::mul_mod_montgomery(a[k], b[k], m);
       break;
   }
 }

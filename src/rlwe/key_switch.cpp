@@ -89,10 +89,10 @@ CERIUM_FORCE_INLINE void digit_products_body(const DigitProducts& d) {
   }
 }
 
-// out[k] = acc[k] R mod q: Montgomery's factor R^{-1} taken out (R^2 mod q in, one R^{-1} out).
+// out[k] = acc[k] R mod q: Montgomery's factor R^{-1} taken out.
 CERIUM_FORCE_INLINE void finish_sums_body(const std::uint32_t* acc, std::uint32_t* out, std::size_t n,
                                           math::Modulus m) {
-  for (std::size_t k = 0; k < n; ++k) out[k] = math::mul_montgomery(acc[k], m.two64_mod, m);
+  for (std::size_t k = 0; k < n; ++k) out[k] = math::to_montgomery(acc[k], m);
 }
 
 CERIUM_SIMD_VARIANTS(digit_products, digit_products_body, (const DigitProducts& d), (d))

@@ -170,7 +170,7 @@ std::vector<double> decrypt(const CryptoContext<DCRTPoly>& cc, const PrivateKey<
 
 double log2_modulus(const std::shared_ptr<ILDCRTParams<BigInteger>>& params) {
   double bits = 0;
-  for (const auto& p : params->GetParams()) bits += std::log2(p->GetModulus().ConvertToDouble());
+  for (const auto& p : params->GetParams()) bits += std::log2(static_cast<double>(p->GetModulus().ConvertToInt()));
   return bits;
 }
 

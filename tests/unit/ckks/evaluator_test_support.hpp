@@ -139,6 +139,18 @@ inline bool same_words(const Ciphertext& a, const Ciphertext& b) {
   return true;
 }
 
+// The operations that run every batched CPU loop (ModUp, the key-switch inner product, ModDown, rescale, the NTT):
+// multiply (relinearized), its rescale, rotate(x, 1) and rotate(rescaled, -5). Word-equality tests run them under
+// each setting (thread counts, SIMD levels) against a first run; the fixture needs the keys of steps 1 and -5.
+inline std::vector<Ciphertext> key_switching_results(const Fixture& f, const Ciphertext& x, const Ciphertext& y) {
+  std::vector<Ciphertext> r;
+  r.push_back(f.evaluator.multiply(x, y));
+  r.push_back(f.evaluator.rescale(r.back()));
+  r.push_back(f.evaluator.rotate(x, 1));
+  r.push_back(f.evaluator.rotate(r[1], -5));
+  return r;
+}
+
 inline bool message_contains(const std::exception& e, const std::string& text) {
   return std::string(e.what()).find(text) != std::string::npos;
 }

@@ -141,12 +141,7 @@ TEST_CASE("every SIMD level gives the baseline's ciphertext words", "[ckks][simd
   std::vector<std::vector<Ciphertext>> results;
   for (const SimdLevel level : levels_here()) {
     set_simd_level(level);
-    std::vector<Ciphertext> r;
-    r.push_back(f.evaluator.multiply(x, y));  // relinearized: ModUp, the inner product, ModDown
-    r.push_back(f.evaluator.rescale(r.back()));
-    r.push_back(f.evaluator.rotate(x, 1));
-    r.push_back(f.evaluator.rotate(r[1], -5));
-    results.push_back(std::move(r));
+    results.push_back(key_switching_results(f, x, y));
   }
   set_simd_level(before);
   for (std::size_t l = 1; l < results.size(); ++l) {

@@ -196,12 +196,7 @@ TEST_CASE("the CPU backend gives the same words on 1, 2 and 3 threads", "[ckks][
   std::vector<std::vector<Ciphertext>> results;
   for (const int threads : {1, 2, 3}) {
     set_cpu_threads(threads);
-    std::vector<Ciphertext> r;
-    r.push_back(f.evaluator.multiply(x, y));  // relinearized
-    r.push_back(f.evaluator.rescale(r.back()));
-    r.push_back(f.evaluator.rotate(x, 1));
-    r.push_back(f.evaluator.rotate(r[1], -5));
-    results.push_back(std::move(r));
+    results.push_back(key_switching_results(f, x, y));
   }
   set_cpu_threads(before);
   for (std::size_t t = 1; t < results.size(); ++t) {

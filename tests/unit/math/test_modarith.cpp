@@ -97,6 +97,7 @@ TEST_CASE("Montgomery form round trips and multiplies correctly", "[math][modari
       REQUIRE(am == (static_cast<u64>(a) << 32) % q);
       REQUIRE(from_montgomery(am, m) == a);
       REQUIRE(from_montgomery(mul_montgomery(am, bm, m), m) == static_cast<u64>(a) * b % q);
+      REQUIRE(mul_mod_montgomery(a, b, m) == static_cast<u64>(a) * b % q);  // plain residues in and out
     }
   }
 }
