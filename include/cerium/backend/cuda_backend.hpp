@@ -127,6 +127,10 @@ class CudaBackend {
   // Bootstrapping's ModRaise: y's centered coefficients over basis, NTT form (UnsupportedError for more primes).
   ring::RnsPoly mod_raise(const ring::RnsPoly& y, const ring::RnsBasisPtr& basis) const;  // y over 1 or 2 primes
   // X -> X^k applied to y, in y's form, as a new polynomial.
+  // Fast basis conversion of y (coefficient form, a single device shard) to the primes of `to`, in coefficient
+  // form: ring::BasisConverter's words (no correction of the multiple of the source modulus). What a rank of a
+  // sharded backend (dist/) runs to extend a digit it gathered to the primes it holds.
+  ring::RnsPoly convert_basis(const ring::RnsPoly& y, const ring::RnsBasisPtr& to) const;
   ring::RnsPoly automorphism(const ring::Automorphism& automorphism, const ring::RnsPoly& y) const;
 
   // Hybrid key switching: ModUp of every digit of y at `level`, then the inner product with the key and ModDown

@@ -1,7 +1,7 @@
 #pragma once
 // The limb-parallel sharded backend: a backend::PolyBackend whose polynomials are split by limbs over the ranks
-// of a device mesh (dist::LimbLayout), each rank computing its own limbs on the host and exchanging only what an
-// operation couples across limbs. Any scheme code written against the backend concept runs on it unchanged: the
+// of a device mesh (dist::LimbLayout), each rank computing its own limbs on its device (the host, or one GPU:
+// ShardedOptions::device) and exchanging only what an operation couples across limbs. Any scheme code written against the backend concept runs on it unchanged: the
 // CKKS evaluator, the circuits and the bootstrapper (ckks/sharded_evaluator.hpp instantiates them), with the
 // words of the single-device CPU backend, limb for limb, for any number of ranks.
 //
@@ -19,7 +19,10 @@
 //
 // Every rank runs the same program, one thread per rank (collectives are matched by order); the sharded backend
 // of a rank must not be used from several threads at once. The local limbs are computed by the CPU backend's
-// routines on views that borrow the shards' words (no copies), so the words are the CPU backend's.
+// routines on views that borrow the shards' words, or on a GPU rank by the CUDA backend's, one run of consecutive
+// limbs at a time; both give the CPU backend's words. On a GPU rank the gathered limbs travel in device memory
+// through NCCL (dist/nccl.hpp), or through the host with the in-process and MPI transports (several ranks may then
+// share one GPU: how the tests pose as a mesh on one device).
 
 #include <array>
 #include <cstdint>
@@ -27,6 +30,7 @@
 #include <span>
 
 #include "cerium/backend/backend.hpp"
+#include "cerium/core/device.hpp"
 #include "cerium/dist/communicator.hpp"
 #include "cerium/dist/limb_layout.hpp"
 
@@ -40,6 +44,9 @@ struct ShardedOptions {
   bool verify_placed = true;
   // How limbs are spread (dist/limb_layout.hpp); every rank must use the same.
   LayoutPolicy layout = LayoutPolicy::contiguous;
+  // Where this rank holds and computes its limbs: Device::cpu(), or Device::cuda(k) (UnsupportedError where
+  // Cerium was built without the CUDA backend). An NCCL communicator needs a CUDA device here.
+  Device device = Device::cpu();
 };
 
 // backend::PolyBackend over the limbs this rank holds (see the file comment); copies share one state.
@@ -55,6 +62,8 @@ class ShardedBackend {
   Communicator& communicator() const;       // the transport; it outlives the backend
   const LimbLayout& layout() const;         // which rank holds which limb
   const rlwe::ContextPtr& context() const;  // the context whose primes layout() spreads
+  Device device() const;                    // where this rank's limbs live (ShardedOptions::device)
+  void synchronize() const;                 // waits for the work this rank queued on its device
 
   // Storage (as in backend::PolyBackend): a polynomial in this rank's view of the layout, and a deep copy.
   ring::RnsPoly allocate(const ring::RnsBasisPtr& basis, ring::PolyOptions options) const;

@@ -581,6 +581,19 @@ ring::RnsPoly CudaBackend::mod_raise(const ring::RnsPoly& y, const ring::RnsBasi
   return out;
 }
 
+ring::RnsPoly CudaBackend::convert_basis(const ring::RnsPoly& y, const ring::RnsBasisPtr& to) const {
+  const u32* in = words(*this, y, "basis conversion");
+  require<MismatchError>(y.form() == ring::PolyForm::coefficient,
+                         "basis conversion takes a polynomial in coefficient form, not {} form",
+                         ring::to_string(y.form()));
+  require(to != nullptr && to->ring_degree() == y.n(), "basis conversion: the target basis must have ring degree {}",
+          y.n());
+  const cuda::BasisConversionPlan& plan = state_->conversion_plan(y.basis(), *to);
+  ring::RnsPoly out = allocate(to, {.form = ring::PolyForm::coefficient, .init = BufferInit::uninitialized});
+  plan.convert(in, words(*this, out, "basis conversion"), state_->stream);
+  return out;
+}
+
 // --- automorphisms ---
 
 ring::RnsPoly CudaBackend::automorphism(const ring::Automorphism& a, const ring::RnsPoly& y) const {

@@ -76,6 +76,12 @@ const cuda::ModUpPlan& CudaBackend::State::mod_up_plan(int level, std::size_t di
   });
 }
 
+const cuda::BasisConversionPlan& CudaBackend::State::conversion_plan(const ring::RnsBasis& from,
+                                                                    const ring::RnsBasis& to) {
+  return find_or_build(mutex, conversion, std::make_pair(primes_of(from), primes_of(to)),
+                       [&] { return std::make_unique<cuda::BasisConversionPlan>(from, to); });
+}
+
 const cuda::KeySwitchInnerProductPlan& CudaBackend::State::inner_product_plan(int level) {
   return find_or_build(mutex, inner_product, level, [&] {
     const cuda::KeySwitchLayout layout{.q_limbs = context->limbs_at(level),

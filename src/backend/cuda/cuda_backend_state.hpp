@@ -70,6 +70,7 @@ struct CudaBackend::State {
   std::map<std::tuple<Primes, Primes, int>, std::unique_ptr<cuda::ModDownCorrectionPlan>> mod_down_ntt;
   std::map<std::tuple<Primes, Primes, int>, std::unique_ptr<cuda::ModDownPlan>> mod_down_coefficient;
   std::map<std::pair<int, std::size_t>, std::unique_ptr<cuda::ModUpPlan>> mod_up;
+  std::map<std::pair<Primes, Primes>, std::unique_ptr<cuda::BasisConversionPlan>> conversion;
   std::map<int, std::unique_ptr<cuda::KeySwitchInnerProductPlan>> inner_product;
   std::map<std::uint32_t, std::unique_ptr<cuda::AutomorphismPlan>> automorphism;
   std::map<Primes, std::unique_ptr<cuda::DeviceBuffer>> moduli;
@@ -81,6 +82,7 @@ struct CudaBackend::State {
   const cuda::ModDownCorrectionPlan& mod_down_ntt_plan(const ring::ModDown& mod_down);
   const cuda::ModDownPlan& mod_down_coefficient_plan(const ring::ModDown& mod_down);
   const cuda::ModUpPlan& mod_up_plan(int level, std::size_t digit);
+  const cuda::BasisConversionPlan& conversion_plan(const ring::RnsBasis& from, const ring::RnsBasis& to);
   const cuda::KeySwitchInnerProductPlan& inner_product_plan(int level);
   const cuda::AutomorphismPlan& automorphism_plan(const ring::Automorphism& automorphism);
   // mod_down.kept() must be rescaler.basis().
