@@ -732,8 +732,19 @@ std::array<RnsPoly, 2> ShardedBackend::key_switch_inner_product(const rlwe::Cont
   const std::size_t digits = decomposed.digits.size();
   require<MismatchError>(digits <= held->digit_count(), "key switching: {} digits and a key of {}", digits,
                          held->digit_count());
-  // sum_j = sum_d digit_d key_{d,j} at each run of this rank's limbs of Q_l u P; the key's limbs of those primes.
+  // sum_j = sum_d digit_d key_{d,j} at each run of this rank's limbs of Q_l u P, with the key's limbs of those
+  // primes. Below the top level the key's P limbs do not follow its Q_l limbs: a device run splits there.
+  std::vector<Positions> groups;
   for (const Positions& run : s.runs(*qp)) {
+    groups.emplace_back();
+    for (std::size_t i = 0; i < run.size(); ++i) {
+      const auto key_position = [&](std::size_t k) { return *key_basis.index_of(qp->prime(run[k])); };
+      const bool jump = i > 0 && key_position(i) != key_position(i - 1) + 1;
+      if (jump && !s.local->multi_shard()) groups.emplace_back();
+      groups.back().push_back(run[i]);
+    }
+  }
+  for (const Positions& run : groups) {
     Positions key_positions;
     for (std::size_t p : run) key_positions.push_back(*key_basis.index_of(qp->prime(p)));
     std::vector<RnsPoly> digit_pieces, b_pieces, a_pieces;

@@ -46,8 +46,21 @@ class NcclCommunicator final : public Communicator {
   }
   ~NcclCommunicator() override {
     if (comm_ != nullptr) {
-      ncclCommFinalize(comm_);
-      ncclCommDestroy(comm_);
+      // A non-blocking communicator finalizes in the background: destroying it before that returns is refused
+      // ("Attempt to use communicator before the previous operation returned ncclSuccess") and leaks it, and its
+      // unfinished state then disturbed the next communicator's collectives (found on the H100).
+      if (ncclCommFinalize(comm_) == ncclInProgress) {
+        const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+        ncclResult_t state = ncclInProgress;
+        while (state == ncclInProgress && std::chrono::steady_clock::now() < deadline) {
+          if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
+          if (state == ncclInProgress) std::this_thread::yield();
+        }
+        if (state == ncclInProgress) ncclCommAbort(comm_);
+        else ncclCommDestroy(comm_);
+      } else {
+        ncclCommDestroy(comm_);
+      }
     }
     if (scratch_ != nullptr) cudaFree(scratch_);
     if (own_stream_ != nullptr) cudaStreamDestroy(own_stream_);
