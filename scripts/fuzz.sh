@@ -32,7 +32,8 @@ mkdir -p "$fuzz_build"
 generator="Unix Makefiles"
 command -v ninja >/dev/null 2>&1 && [[ ! -f $fuzz_build/Makefile ]] && generator=Ninja
 cmake -S "$repo_root/tests/fuzz" -B "$fuzz_build" -G "$generator" -DCMAKE_CXX_COMPILER="$clang" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCERIUM_BUILD_FUZZERS=ON >"$fuzz_build/configure.log" 2>&1 ||
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+  -DCERIUM_BUILD_FUZZERS=ON >"$fuzz_build/configure.log" 2>&1 ||
   { cat "$fuzz_build/configure.log"; exit 1; }
 cmake --build "$fuzz_build" -j "$fuzz_jobs" --target "${targets[@]}"
 

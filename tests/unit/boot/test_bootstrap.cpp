@@ -188,7 +188,7 @@ TEST_CASE("chained bootstraps with a multiplication between each keep their prec
 }
 
 TEST_CASE("double-hoisted DFTs keep the bootstrap's precision: same keys, same inputs as single hoisting",
-          "[ckks][bootstrap]") {
+          "[ckks][bootstrap][heavy]") {
   // CoeffToSlot and SlotToCoeff double-hoisted (the default) against single hoisting (one ModDown per rotation),
   // on the same ciphertexts: the means over a few inputs of the mean and worst-slot bits may not lose 0.3 bits.
   // Full and 64 slots at N = 2^11; 8 slots with one-level DFTs (one giant each) under a sparse secret at 2^10.

@@ -16,7 +16,7 @@
 
 using namespace evaluator_test;
 
-TEST_CASE("a 40-deep chain at N = 2^12 bootstraps the fewest times and keeps its precision", "[graph][bootstrap]") {
+TEST_CASE("a 40-deep chain at N = 2^12 bootstraps the fewest times and keeps its precision", "[graph][bootstrap][heavy]") {
   Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});  // 8 levels after a bootstrap
   boot::Bootstrapper bootstrapper(f.context);
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));

@@ -54,7 +54,7 @@ nn::Matrix on_doubles(const Model& model, const nn::EncryptedBert& bert, const n
 }  // namespace
 
 TEST_CASE("an encoder layer on rows moves the data as BERT does (exact functions) and its twin stays near",
-          "[nn][encrypted_bert]") {
+          "[nn][encrypted_bert][heavy]") {
   auto rng = cerium_test::make_rng(601);
   INFO("test seed " << cerium_test::test_seed());
   const nn::BertWeights weights = tiny_weights(17);

@@ -34,7 +34,7 @@ nn::Tensor logits(const nn::ResNet& model, const Slots& slots) {
 
 }  // namespace
 
-TEST_CASE("a reduced ResNet runs encrypted end to end with planned bootstraps", "[nn][resnet]") {
+TEST_CASE("a reduced ResNet runs encrypted end to end with planned bootstraps", "[nn][resnet][heavy]") {
   auto rng = cerium_test::make_rng(404);
   INFO("test seed " << cerium_test::test_seed());
   constexpr std::size_t slots = 256;
