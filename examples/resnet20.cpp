@@ -21,8 +21,10 @@
 //   --no-capture                                on a GPU, issue every image's run node by node instead of
 //                                               replaying it as recorded CUDA graphs (graph::CapturedRun)
 //   --segment-nodes K                           record K nodes to a graph (default: the whole run in one)
-//   --join-halves                               bootstrap with one EvalMod on both halves joined in 2 x 16384
-//                                               slots (boot::BootstrapConfig::join_halves)
+//   --no-join-halves                            bootstrap each half of the 2 x 16384 slots with its own EvalMod
+//                                               (default: one EvalMod on both halves joined,
+//                                               boot::BootstrapConfig::join_halves; 1.006 against 1.26 s an image
+//                                               on the H100, bench/RESULTS.md)
 //   --cache-gib G                               at most G GiB of plaintexts kept encoded on the device, the rest
 //                                               kept unscaled there and encoded at each use (a model whose
 //                                               weights outgrow the GPU; default: what the device has room for)
@@ -340,7 +342,7 @@ int plaintext_accuracy(const nn::ResNet& model, const io::LabeledImages& test, s
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
-  bool plan_only = false, cpu = false, join_halves = false;
+  bool plan_only = false, cpu = false, join_halves = true;
   int relu_degree = 15;
   double relu_bound = 8;
   std::uint64_t seed = 1;
@@ -351,8 +353,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--plan-only") {
       plan_only = true;
-    } else if (arg == "--join-halves") {
+    } else if (arg == "--join-halves") {  // the default; kept so that earlier command lines still run
       join_halves = true;
+    } else if (arg == "--no-join-halves") {
+      join_halves = false;
     } else if (arg == "--cpu") {
       cpu = true;
     } else if (arg == "--relu-degree" && i + 1 < argc) {
@@ -384,7 +388,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
-                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--join-halves] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
+                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--no-join-halves] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }
