@@ -18,6 +18,9 @@
 //                                               plaintext twin, the time of each (1)
 //   --time-limit S                              start no image past S seconds of runs (none)
 //   --no-profile                                skip the per-layer breakdown (a second, profiled run)
+//   --side-by-side K                            on a GPU, also time K images at once (K recorded runs, each
+//                                               replayed on its own stream) against the same words one at a
+//                                               time: images per second
 //   --no-capture                                on a GPU, issue every image's run node by node instead of
 //                                               replaying it as recorded CUDA graphs (graph::CapturedRun)
 //   --segment-nodes K                           record K nodes to a graph (default: the whole run in one)
@@ -108,7 +111,56 @@ struct RunSettings {
   double cache_gib = -1;        // the plaintext cache's bound (negative: sized to the device)
   bool capture = true;          // on a GPU, record the run as CUDA graphs and replay them (graph::CapturedRun)
   std::size_t segment_nodes = 0;  // nodes per recorded graph (0: one graph)
+  std::size_t side_by_side = 1;   // on a GPU, also time this many images run at once (recorded runs, one stream each)
 };
+
+// Throughput: `count` recorded runs of the executor, each replayed on a stream of its own so that several images
+// run at once, checked against the words of the same images run one at a time; prints images per second. Returns
+// whether the words matched.
+template <backend::PolyBackend B, class Encrypt>
+bool side_by_side(const graph::Executor<B>& executor, const graph::CapturedRun<B>& first,
+                  const graph::CaptureOptions& capture_options, const std::vector<Sample>& samples,
+                  const Encrypt& encrypt, const ckks::BasicEvaluator<B>& evaluator, std::size_t count) {
+  using Stream = std::remove_cvref_t<decltype(evaluator.backend().work_stream())>;
+  auto start = std::chrono::steady_clock::now();
+  const auto example = encrypt(samples.front());
+  std::vector<std::unique_ptr<const graph::CapturedRun<B>>> more;
+  std::vector<const graph::CapturedRun<B>*> runs{&first};
+  std::vector<Stream> streams;
+  std::vector<std::vector<ckks::Ciphertext>> inputs;
+  std::vector<ckks::Ciphertext> want;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k > 0) {
+      more.push_back(std::make_unique<const graph::CapturedRun<B>>(executor, example, capture_options));
+      runs.push_back(more.back().get());
+    }
+    streams.push_back(Stream::create());
+    inputs.push_back(encrypt(samples[k % samples.size()]));
+    want.push_back(evaluator.download(first.run(inputs.back()).at(0)));  // one at a time: the words to match
+  }
+  const double record_s = seconds_since(start);
+  const auto round = [&] {
+    for (std::size_t k = 0; k < count; ++k) runs[k]->start(inputs[k], streams[k]);
+    std::vector<ckks::Ciphertext> got;
+    for (std::size_t k = 0; k < count; ++k) got.push_back(evaluator.download(runs[k]->collect(streams[k]).at(0)));
+    return got;
+  };
+  const auto got = round();  // also reserves each graph's memory
+  bool same = true;
+  for (std::size_t k = 0; k < count; ++k) {
+    same = same && got[k].level() == want[k].level() && got[k].scale() == want[k].scale();
+    for (std::size_t p = 0; same && p < got[k].size(); ++p) same = got[k].part(p) == want[k].part(p);
+  }
+  constexpr int rounds = 5;
+  start = std::chrono::steady_clock::now();
+  for (int r = 0; r < rounds; ++r) (void)round();
+  const double elapsed = seconds_since(start);
+  fmt::print("side by side: {} images at once, one recorded run and stream each: {:.2f} images/s ({:.3f} s a round; "
+             "{} more runs recorded in {:.1f} s); the same words as one at a time: {}\n",
+             count, static_cast<double>(count * rounds) / elapsed, elapsed / rounds, count - 1, record_s,
+             same ? "yes" : "NO");
+  return same;
+}
 
 // Encrypts each sample, runs the plan, decrypts the logits and compares the class with the plaintext twin's (the
 // same polynomial ReLUs) and the exact-ReLU reference's. The first run encodes the plaintexts (kept on the
@@ -217,6 +269,12 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
       fmt::print("one image issued node by node: {:.3f} s; replayed: {:.3f} s; the same words: {}\n", eager_s,
                  replay_s, same ? "yes" : "NO");
       if (!same) return 1;
+      if (settings.side_by_side > 1 &&
+          !side_by_side(executor, *captured,
+                        graph::CaptureOptions{.segment_nodes = settings.segment_nodes, .run = run_options}, samples,
+                        encrypt, evaluator, settings.side_by_side)) {
+        return 1;
+      }
       run_image = [captured](std::vector<ckks::Ciphertext> inputs) { return captured->run(inputs); };
     }
   }
@@ -375,6 +433,8 @@ int main(int argc, char** argv) {
       image_count = std::max<std::size_t>(1, std::strtoull(argv[++i], nullptr, 10));
     } else if (arg == "--time-limit" && i + 1 < argc) {
       settings.time_limit_s = std::atof(argv[++i]);
+    } else if (arg == "--side-by-side" && i + 1 < argc) {
+      settings.side_by_side = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
     } else if (arg == "--no-capture") {
       settings.capture = false;
     } else if (arg == "--segment-nodes" && i + 1 < argc) {
@@ -388,7 +448,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
-                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--no-join-halves] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
+                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--side-by-side K] [--no-join-halves] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }

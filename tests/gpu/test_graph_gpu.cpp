@@ -2,6 +2,7 @@
 // eager twin on the GPU gives the same words as the GPU executor without hoisting; runs recorded as CUDA graphs
 // (graph::CapturedRun) give the executor's words for fresh inputs.
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda/stream.hpp"
 #include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/cuda_evaluator.hpp"
 #include "cerium/graph/captured_run.hpp"
@@ -176,6 +178,20 @@ TEST_CASE("A run captured as CUDA graphs gives the executor's words for fresh in
             CHECK(got[o].level() == want[o].level());
             CHECK(got[o].scale() == want[o].scale());
             CHECK(same_words(gpu.download(got[o]), gpu.download(want[o])));
+          }
+        }
+        // Side by side: two more recorded runs started on streams of their own, then collected: each gives the
+        // executor's words for its inputs.
+        {
+          const graph::CapturedRun<backend::CudaBackend> second(executor, examples, {.segment_nodes = segment});
+          const std::array<const graph::CapturedRun<backend::CudaBackend>*, 2> runs = {&captured, &second};
+          const std::array<cuda::Stream, 2> streams = {cuda::Stream::create(), cuda::Stream::create()};
+          const std::array<std::vector<Ciphertext>, 2> inputs = {fresh(), fresh()};
+          for (std::size_t k = 0; k < 2; ++k) runs[k]->start(inputs[k], streams[k]);
+          for (std::size_t k = 0; k < 2; ++k) {
+            const auto got = runs[k]->collect(streams[k]);
+            const auto want = executor.run(clones(inputs[k]));
+            for (std::size_t o = 0; o < got.size(); ++o) CHECK(same_words(gpu.download(got[o]), gpu.download(want[o])));
           }
         }
         // Host inputs are uploaded into the recorded buffers; another shape is refused by name.

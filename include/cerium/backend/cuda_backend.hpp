@@ -21,6 +21,7 @@
 
 #include "cerium/backend/backend.hpp"
 #include "cerium/backend/cuda/graph.hpp"
+#include "cerium/backend/cuda/stream.hpp"
 #include "cerium/math/special_fft.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
@@ -52,6 +53,8 @@ class CudaBackend {
   const rlwe::ContextPtr& context() const;  // the context whose primes its tables cover
   // Waits for all work queued so far (DeviceError for a failure in it).
   void synchronize() const;
+  // The stream every operation of this backend (and of every CUDA backend on its device) is queued on.
+  const cuda::Stream& work_stream() const;
 
   // --- SlotTransform (backend.hpp) ---
   // The special inverse FFT of `values` (tables.slots() complex doubles, interleaved, on this device; overwritten)

@@ -100,6 +100,36 @@ class CapturedRun {
   // The recorded run on `inputs` (each of its example's shape): the words Executor::run gives them. The results
   // are copies; outputs() holds them too until the next run.
   std::vector<ckks::Ciphertext> run(const std::vector<ckks::Ciphertext>& inputs) const {
+    load(inputs);
+    for (const auto& graph : graphs_) graph.replay();
+    return copies(outputs_);
+  }
+
+  // Side by side: several CapturedRuns of one executor, each started on a stream of its own, run at once (a model's
+  // late layers leave most of the device idle). start() copies the inputs in on the backend's work stream and
+  // queues the graphs on `stream` after them; collect() makes the work stream wait for `stream` and returns
+  // copies of the outputs, as run() would. Start every run first, then collect them. One run at a time per
+  // CapturedRun; `stream` must be of the executor's device.
+  template <class Stream>
+  void start(const std::vector<ckks::Ciphertext>& inputs, const Stream& stream) const {
+    load(inputs);
+    stream.wait(executor_->evaluator().backend().work_stream());
+    for (const auto& graph : graphs_) graph.replay(stream);
+  }
+  template <class Stream>
+  std::vector<ckks::Ciphertext> collect(const Stream& stream) const {
+    executor_->evaluator().backend().work_stream().wait(stream);
+    return copies(outputs_);
+  }
+
+  // The last run's outputs on the device (the eager run's until the first replay); overwritten by each run.
+  const std::vector<ckks::Ciphertext>& outputs() const { return outputs_; }
+  std::size_t segments() const { return graphs_.size(); }      // graphs recorded
+  double capture_seconds() const { return capture_seconds_; }  // recording and instantiating them
+
+ private:
+  // Checks the inputs against the recorded shapes and copies them into the buffers the graphs read.
+  void load(const std::vector<ckks::Ciphertext>& inputs) const {
     require(inputs.size() == inputs_.size(), "captured run: {} inputs given; it was recorded with {}", inputs.size(),
             inputs_.size());
     const auto& ev = executor_->evaluator();
@@ -120,16 +150,7 @@ class CapturedRun {
         copy_words(inputs_[i], ev.upload(in), "input");
       }
     }
-    for (const auto& graph : graphs_) graph.replay();
-    return copies(outputs_);
   }
-
-  // The last run's outputs on the device (the eager run's until the first replay); overwritten by each run.
-  const std::vector<ckks::Ciphertext>& outputs() const { return outputs_; }
-  std::size_t segments() const { return graphs_.size(); }      // graphs recorded
-  double capture_seconds() const { return capture_seconds_; }  // recording and instantiating them
-
- private:
   static std::vector<ckks::Ciphertext> copies(const std::vector<ckks::Ciphertext>& values) {
     std::vector<ckks::Ciphertext> out;
     out.reserve(values.size());

@@ -79,6 +79,7 @@ CudaBackend::CudaBackend(rlwe::ContextPtr context, CudaBackendOptions options) :
 Device CudaBackend::device() const { return state_->device; }
 const rlwe::ContextPtr& CudaBackend::context() const { return state_->context; }
 void CudaBackend::synchronize() const { state_->stream.synchronize(); }
+const cuda::Stream& CudaBackend::work_stream() const { return state_->stream; }
 
 cuda::Graph CudaBackend::capture(const std::function<void()>& work) const {
   cuda::release_unused_memory(state_->device.index);

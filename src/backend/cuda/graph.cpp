@@ -48,9 +48,11 @@ Graph Graph::capture(const Stream& stream, const std::function<void()>& work) {
 
 Graph Graph::capture(const std::function<void()>& work) { return capture(work_stream(0), work); }
 
-void Graph::replay() const {
+void Graph::replay() const { replay(state_ != nullptr ? state_->stream : Stream()); }
+
+void Graph::replay(const Stream& stream) const {
   require(state_ != nullptr, "replay of an empty CUDA graph");
-  CERIUM_CUDA_CHECK(cudaGraphLaunch(state_->exec, static_cast<cudaStream_t>(state_->stream.native_handle())));
+  CERIUM_CUDA_CHECK(cudaGraphLaunch(state_->exec, static_cast<cudaStream_t>(stream.native_handle())));
 }
 
 }  // namespace cerium::cuda

@@ -38,4 +38,14 @@ void Stream::synchronize() const {
   CERIUM_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(native_handle())));
 }
 
+void Stream::wait(const Stream& other) const {
+  cudaEvent_t event = nullptr;
+  CERIUM_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  const cudaError_t recorded = cudaEventRecord(event, static_cast<cudaStream_t>(other.native_handle()));
+  const cudaError_t waited =
+      recorded == cudaSuccess ? cudaStreamWaitEvent(static_cast<cudaStream_t>(native_handle()), event, 0) : recorded;
+  (void)cudaEventDestroy(event);  // released once the wait is done
+  CERIUM_CUDA_CHECK(waited);
+}
+
 }  // namespace cerium::cuda

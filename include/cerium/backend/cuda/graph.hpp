@@ -28,6 +28,9 @@ class Graph {
 
   // Queues one run of the graph on its stream; returns without waiting.
   void replay() const;
+  // The same on another stream of its device (what it reads must be ready there: Stream::wait), so that several
+  // graphs run side by side. One run of a graph at a time.
+  void replay(const Stream& stream) const;
   bool empty() const { return state_ == nullptr; }  // default-made: nothing to replay
 
  private:

@@ -20,6 +20,9 @@ class Stream {
 
   // Blocks until all work queued so far has finished; throws DeviceError for a failure of that work.
   void synchronize() const;
+  // Work queued on this stream from now on waits for the work queued on `other` so far (an event between them; the
+  // host does not wait). DeviceError when the runtime refuses.
+  void wait(const Stream& other) const;
 
   // The cudaStream_t, as void*; nullptr for the default stream.
   void* native_handle() const;
