@@ -279,27 +279,36 @@ struct ShardedBackend::State {
   std::vector<RnsPoly> gather(std::span<const RnsPoly* const> polys, const Positions& positions,
                               const RnsBasisPtr& result_basis, Device target) {
     const RnsBasis& basis = polys[0]->basis();
-    const std::size_t n = basis.ring_degree();
+    const std::size_t stride = ring::limb_stride(basis.ring_degree());
     const auto ranks = static_cast<std::size_t>(layout.ranks());
     const auto me = static_cast<std::size_t>(layout.rank());
-    std::vector<Positions> owned(ranks);
+    std::vector<Positions> owned(ranks);  // indices into positions, by owner
     for (std::size_t i = 0; i < positions.size(); ++i) {
       owned[static_cast<std::size_t>(layout.owner(basis.prime(positions[i])))].push_back(i);
     }
     std::vector<std::size_t> counts(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) counts[r] = owned[r].size() * polys.size() * n;
+    for (std::size_t r = 0; r < ranks; ++r) counts[r] = owned[r].size() * polys.size() * stride;
     const Device wire = comm->device_memory() ? local->device() : Device::cpu();
+    // `limbs` limbs at words, viewed as a polynomial over the primes of those positions of `of`.
+    const auto packed = [&](DeviceWords& words, std::size_t at, const RnsBasis& of, const Positions& indices,
+                            ring::PolyForm form) {
+      Positions at_positions;
+      for (std::size_t i : indices) at_positions.push_back(&of == &basis ? positions[i] : i);
+      return RnsPoly(basis_of(of, at_positions), form,
+                     DeviceWords::borrow(wire, words.data() + at, indices.size() * stride));
+    };
 
-    // This rank's limbs, packed poly by poly (n words a limb), in a buffer of wire's memory.
+    // This rank's limbs, packed poly by poly, in a buffer of wire's memory (runs of limbs in one copy each).
     DeviceWords mine(wire, std::max<std::size_t>(counts[me], 1), BufferInit::uninitialized);
     std::size_t at = 0;
     for (const RnsPoly* y : polys) {
       require<MismatchError>(y->basis() == basis, "gathering limbs of polynomials over different bases");
-      for (std::size_t i : owned[me]) {
-        const LimbAt limb = limb_at(*y, positions[i]);
-        copy_words(mine.data() + at, wire, limb.words(), limb.shard->device(), n);
-        at += n;
-      }
+      if (owned[me].empty()) continue;
+      Positions mine_positions;
+      for (std::size_t i : owned[me]) mine_positions.push_back(positions[i]);
+      RnsPoly piece = packed(mine, at, basis, owned[me], y->form());
+      copy_limbs(piece, first_positions(owned[me].size()), *y, mine_positions);
+      at += owned[me].size() * stride;
     }
     const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
     DeviceWords all(wire, std::max<std::size_t>(total, 1), BufferInit::uninitialized);
@@ -309,14 +318,13 @@ struct ShardedBackend::State {
 
     std::vector<RnsPoly> out;
     for (const RnsPoly* y : polys) out.push_back(allocate_on(target, result_basis, y->form()));
-    const std::uint32_t* from = all.data();
+    at = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
+      if (owned[r].empty()) continue;
       for (auto& poly : out) {
-        for (std::size_t i : owned[r]) {
-          const LimbAt limb = limb_at(poly, i);
-          copy_words(limb.words(), target, from, wire, n);
-          from += n;
-        }
+        const RnsPoly piece = packed(all, at, *result_basis, owned[r], poly.form());
+        copy_limbs(poly, owned[r], piece, first_positions(owned[r].size()));
+        at += owned[r].size() * stride;
       }
     }
     return out;
