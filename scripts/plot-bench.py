@@ -17,8 +17,9 @@ Options:
   --out-dir DIR          where the PNGs go (default docs/figures)
   --prefix NAME          file name prefix (default: gpu or cpu, after the benchmarks' names)
   --title TEXT           added to every figure's title (default: the device the JSON names)
-  --peer NAME=FILE       a peer's figures: Google Benchmark JSON, or the log of ../shared/peers/desilo_bench.py
-                         (its `RESULT <operation> median <t> ms` lines); repeatable
+  --peer NAME=FILE       a peer's figures: Google Benchmark JSON, the JSON lines of bench/peers/openfhe/openfhe_cpu
+                         (its "type": "timing" objects), or the log of ../shared/peers/desilo_bench.py (its
+                         `RESULT <operation> median <t> ms` lines); repeatable
   --filter REGEX         only benchmarks whose name matches
   --dpi N                resolution (default 100; the figures stay well under 200 KB)
 
@@ -411,8 +412,8 @@ RESULT_LINE = re.compile(r"^RESULT\s+(.+?)\s+median\s+([0-9.]+)\s*ms")
 
 
 def load_peer(path):
-    """{operation: (microseconds, what was measured, log2 N or None)} from a peer's JSON or desilo_bench.py
-    log."""
+    """{operation: (microseconds, what was measured, log2 N or None)} from a peer's Google Benchmark JSON, JSON
+    lines (openfhe_cpu) or desilo_bench.py log."""
     ops = {}
     try:
         with open(path) as f:
@@ -426,6 +427,22 @@ def load_peer(path):
             op = canonical_op(r.name)
             if op and (op not in ops or r.us < ops[op][0]):
                 ops[op] = (r.us, r.name, log2_n(r))
+        return ops
+    # One JSON object a line with "type": "timing" (bench/peers/openfhe/openfhe_cpu).
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(row, dict) or row.get("type") != "timing" or "median_ms" not in row:
+            continue
+        op = canonical_op(str(row.get("operation", "")))
+        us = float(row["median_ms"]) * 1e3
+        log_n = int(round(math.log2(row["N"]))) if row.get("N") else None
+        label = f"{row.get('operation')} ({row.get('preset', '?')}, {row.get('threads', '?')} threads)"
+        if op and (op not in ops or us < ops[op][0]):
+            ops[op] = (us, label, log_n)
+    if ops:
         return ops
     m = re.search(r"log2 N\s+(\d+)", text)
     log_n = int(m.group(1)) if m else None
