@@ -79,7 +79,7 @@ TEST_CASE("a 40-deep chain at N = 2^12 bootstraps the fewest times and keeps its
   CHECK(bits >= 14);
 }
 
-TEST_CASE("values far above 1 are bootstrapped scaled down and back up: precision kept", "[graph][bootstrap]") {
+TEST_CASE("values far above 1 are bootstrapped scaled down and back up: precision kept", "[graph][bootstrap][heavy]") {
   Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
   boot::Bootstrapper bootstrapper(f.context);  // made for |x| <= 1
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
