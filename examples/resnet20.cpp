@@ -448,7 +448,8 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
-                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--side-by-side K] [--no-join-halves] [--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
+                 "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--side-by-side K] [--no-join-halves] "
+                 "[--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }

@@ -165,11 +165,7 @@ struct ShardedBackend::State {
     }
     std::size_t first = 0;
     for (const auto& spec : layout.shards(basis)) {
-      if (!spec.device.is_remote()) {
-        Positions run(spec.limb_count);
-        std::iota(run.begin(), run.end(), first);
-        out.push_back(std::move(run));
-      }
+      if (!spec.device.is_remote()) out.push_back(consecutive(first, spec.limb_count));
       first += spec.limb_count;
     }
     return out;
@@ -216,9 +212,10 @@ struct ShardedBackend::State {
       i = j;
     }
   }
-  static Positions first_positions(std::size_t count) {
+  // The positions first, first + 1, ..., first + count - 1.
+  static Positions consecutive(std::size_t first, std::size_t count) {
     Positions out(count);
-    std::iota(out.begin(), out.end(), std::size_t{0});
+    std::iota(out.begin(), out.end(), first);
     return out;
   }
 
@@ -242,7 +239,7 @@ struct ShardedBackend::State {
       for (const auto& r : results) {
         const Positions to(local_positions.begin() + static_cast<std::ptrdiff_t>(offset),
                            local_positions.begin() + static_cast<std::ptrdiff_t>(offset + r.limb_count()));
-        copy_limbs(out, to, r, first_positions(r.limb_count()));
+        copy_limbs(out, to, r, consecutive(0, r.limb_count()));
         offset += r.limb_count();
       }
       require(offset == local_positions.size(), "{} local limbs computed for {} held here", offset,
@@ -289,7 +286,8 @@ struct ShardedBackend::State {
     std::vector<std::size_t> counts(ranks);
     for (std::size_t r = 0; r < ranks; ++r) counts[r] = owned[r].size() * polys.size() * stride;
     const Device wire = comm->device_memory() ? local->device() : Device::cpu();
-    // `limbs` limbs at words, viewed as a polynomial over the primes of those positions of `of`.
+    // The indices.size() limbs at words + at, viewed as a polynomial over their primes (of `basis` at positions[i],
+    // or of the result basis at i).
     const auto packed = [&](DeviceWords& words, std::size_t at, const RnsBasis& of, const Positions& indices,
                             ring::PolyForm form) {
       Positions at_positions;
@@ -307,7 +305,7 @@ struct ShardedBackend::State {
       Positions mine_positions;
       for (std::size_t i : owned[me]) mine_positions.push_back(positions[i]);
       RnsPoly piece = packed(mine, at, basis, owned[me], y->form());
-      copy_limbs(piece, first_positions(owned[me].size()), *y, mine_positions);
+      copy_limbs(piece, consecutive(0, owned[me].size()), *y, mine_positions);
       at += owned[me].size() * stride;
     }
     const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
@@ -323,7 +321,7 @@ struct ShardedBackend::State {
       if (owned[r].empty()) continue;
       for (auto& poly : out) {
         const RnsPoly piece = packed(all, at, *result_basis, owned[r], poly.form());
-        copy_limbs(poly, owned[r], piece, first_positions(owned[r].size()));
+        copy_limbs(poly, owned[r], piece, consecutive(0, owned[r].size()));
         at += owned[r].size() * stride;
       }
     }
@@ -340,10 +338,9 @@ struct ShardedBackend::State {
       return RnsPoly::from_shards(basis, y.form(), std::move(shards));
     }
     RnsPoly work = allocate_on(local->device(), basis, y.form());
-    copy_limbs(work, first_positions(kept.size()), y, kept);
-    Positions tail(gathered.limb_count());
-    std::iota(tail.begin(), tail.end(), kept.size());
-    copy_limbs(work, tail, gathered, first_positions(gathered.limb_count()));
+    copy_limbs(work, consecutive(0, kept.size()), y, kept);
+    copy_limbs(work, consecutive(kept.size(), gathered.limb_count()), gathered,
+               consecutive(0, gathered.limb_count()));
     return work;
   }
 
@@ -452,7 +449,7 @@ RnsPoly ShardedBackend::place(RnsPoly&& x) const {
 
 RnsPoly ShardedBackend::download(const RnsPoly& y) const {
   const RnsPoly* polys[] = {&y};
-  return std::move(state_->gather(polys, State::first_positions(y.limb_count()), y.basis_ptr(), Device::cpu())[0]);
+  return std::move(state_->gather(polys, State::consecutive(0, y.limb_count()), y.basis_ptr(), Device::cpu())[0]);
 }
 
 std::shared_ptr<const rlwe::SwitchingKey> ShardedBackend::resident(
@@ -639,7 +636,9 @@ void ShardedBackend::drop_to(RnsPoly& x, const RnsBasisPtr& basis) const { x.dro
 
 RnsPoly ShardedBackend::automorphism(const ring::Automorphism& automorphism, const RnsPoly& y) const {
   std::vector<RnsPoly> results;
-  state_->each_run(y, [&](const Positions&, RnsPoly v) { results.push_back(state_->local->automorphism(automorphism, v)); });
+  state_->each_run(y, [&](const Positions&, RnsPoly v) {
+    results.push_back(state_->local->automorphism(automorphism, v));
+  });
   return state_->assemble(std::move(results), y.basis_ptr(), y.form());
 }
 
@@ -677,7 +676,7 @@ void ShardedBackend::rescale(const ring::Rescaler& rescaler, std::span<RnsPoly> 
       RnsPoly work = s.joined(parts[k], local, std::move(gathered[k]), work_basis);
       s.local->rescale(*local_rescaler, work);
       // A borrowed view divided its limbs in place; a copy goes back.
-      if (!s.local->multi_shard()) State::copy_limbs(parts[k], local, work, State::first_positions(local.size()));
+      if (!s.local->multi_shard()) State::copy_limbs(parts[k], local, work, State::consecutive(0, local.size()));
     }
   }
   for (auto& part : parts) part.drop_to(rescaler.kept_ptr());
@@ -701,7 +700,7 @@ rlwe::DecomposedPoly ShardedBackend::mod_up(const rlwe::Context& context, const 
   to_coeff(coefficients);
   const RnsPoly* polys[] = {&coefficients};
   RnsPoly whole = std::move(
-      s.gather(polys, State::first_positions(y.limb_count()), y.basis_ptr(), s.local->device())[0]);
+      s.gather(polys, State::consecutive(0, y.limb_count()), y.basis_ptr(), s.local->device())[0]);
 
   const RnsBasisPtr& qp = context.qp_basis(level);
   const std::size_t q_limbs = context.limbs_at(level);
@@ -715,11 +714,10 @@ rlwe::DecomposedPoly ShardedBackend::mod_up(const rlwe::Context& context, const 
     for (std::size_t t : local) (t >= first && t < last ? own : converted).push_back(t);
     State::copy_limbs(digit, own, y, own);  // the digit's own limbs, as they are (NTT form)
     if (!converted.empty()) {
-      Positions digit_positions(last - first);
-      std::iota(digit_positions.begin(), digit_positions.end(), first);
-      RnsPoly extended = s.local->convert_basis(s.piece(whole, digit_positions), s.basis_of(*qp, converted));
+      RnsPoly extended =
+          s.local->convert_basis(s.piece(whole, State::consecutive(first, last - first)), s.basis_of(*qp, converted));
       s.local->to_ntt(extended);
-      State::copy_limbs(digit, converted, extended, State::first_positions(converted.size()));
+      State::copy_limbs(digit, converted, extended, State::consecutive(0, converted.size()));
     }
     out.digits.push_back(std::move(digit));
   }
