@@ -67,26 +67,14 @@ TEST_CASE("NCCL communicator, one rank: collectives on device words", "[gpu][dis
 TEST_CASE("sharded evaluator over NCCL, one rank: the CPU evaluator's words", "[gpu][dist][nccl][sharded]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
   using namespace sharded_test;
-  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true});
-  auto rng = cerium_test::make_rng(73);
-  const std::size_t slots = f.max_slots();
-  const Ciphertext a = f.encrypt(random_complex(rng, slots));
-  const Ciphertext b = f.encrypt(random_complex(rng, slots));
-  const Plaintext p = f.encoder.encode(random_complex(rng, slots));
-  const std::vector<Ciphertext> want = program(f.evaluator, a, b, p);
-
+  const ProgramCase c(73);
   const auto path = std::filesystem::temp_directory_path() / "cerium_nccl_sharded_id_test";
   std::filesystem::remove(path);
   auto comm = make_nccl_communicator(0, 1, nccl_unique_id_via_file(path, 0));
-  ShardedEvaluator ev(f.context, ShardedBackend(*comm, f.context, {.device = Device::cuda(0)}));
-  ev.set_relinearization_key(f.evaluator.relinearization_key());
-  ev.set_galois_keys(f.evaluator.galois_keys());
-  const std::vector<Ciphertext> got = program(ev, a, b, p);
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("result " << i);
-    REQUIRE(same_words(ev.download(got[i]), want[i]));
-  }
+  ShardedEvaluator ev(c.f.context, ShardedBackend(*comm, c.f.context, {.device = Device::cuda(0)}));
+  ev.set_relinearization_key(c.f.evaluator.relinearization_key());
+  ev.set_galois_keys(c.f.evaluator.galois_keys());
+  c.check(ev);
   CHECK(comm->traffic().count(Collective::all_gather) > 0);
   std::filesystem::remove(path);
 }

@@ -1,9 +1,6 @@
 // The sharded backend with its ranks on the GPU: in-process ranks sharing the one device (their gathers go through
 // the host) run every evaluator operation and a bootstrap with the single-device CPU evaluator's words, in both
 // layouts. The NCCL rank (gathers in device memory) is in test_nccl_gpu.cpp.
-#include <vector>
-
-#include "cerium/boot/sharded_bootstrapper.hpp"
 #include "gpu_test_support.hpp"
 #include "support/catch.hpp"
 #include "unit/dist/sharded_checks.hpp"
@@ -29,21 +26,5 @@ TEST_CASE("sharded evaluator on the GPU: the CPU evaluator's words on 1 to 3 ran
 TEST_CASE("sharded bootstrapping on the GPU: the CPU bootstrapper's words (N = 2^11, 2 ranks)",
           "[gpu][dist][sharded][bootstrap]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
-  const Fixture f(presets::bootstrappable_toy(11), {.relinearization = true});
-  boot::Bootstrapper cpu(f.context);
-  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu.generate_keys(f.keygen));
-  cpu.set_keys(keys);
-  auto rng = cerium_test::make_rng(71);
-  const Values x = random_real(rng, cpu.slots());
-  const Ciphertext input = f.encrypt(x, 1, cpu.slots());
-  const Ciphertext want = cpu.bootstrap(input);
-  InProcessGroup group(2);
-  std::vector<Ciphertext> got(2);
-  group.run([&](Communicator& comm) {
-    boot::ShardedBootstrapper sharded(f.context, {}, ShardedBackend(comm, f.context, {.device = Device::cuda(0)}));
-    sharded.set_keys(keys);
-    const auto& ev = sharded.evaluator();
-    got[static_cast<std::size_t>(comm.rank())] = ev.download(sharded.bootstrap(ev.upload(input)));
-  });
-  for (const auto& g : got) REQUIRE(same_words(g, want));
+  check_sharded_bootstrap(11, {2}, 71, {.device = Device::cuda(0)});
 }

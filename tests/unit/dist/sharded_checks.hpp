@@ -1,14 +1,19 @@
 #pragma once
 // The sharded evaluator's checks, shared by the CPU suite (tests/unit/dist) and the GPU suite (tests/gpu): a
 // program of every evaluator operation run on the single-device CPU evaluator and on 1 to 8 in-process ranks
-// (on the host or on a GPU, ShardedOptions::device), with the same words on every rank and the CPU's.
+// (on the host or on a GPU, ShardedOptions::device), with the same words on every rank and the CPU's; and one
+// bootstrap likewise.
 #include <array>
+#include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "cerium/boot/sharded_bootstrapper.hpp"
 #include "cerium/ckks/sharded_evaluator.hpp"
 #include "cerium/dist/in_process.hpp"
+#include "cerium/dist/traffic_model.hpp"
 #include "support/catch.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 
@@ -65,26 +70,93 @@ inline std::vector<Ciphertext> program(const Evaluator& ev, const Ciphertext& a_
   return out;
 }
 
-// The program on the CPU evaluator and sharded over each rank count with the layout: the same words.
-inline void check_program_on_ranks(std::initializer_list<int> rank_counts, ShardedOptions options,
-                                   std::uint64_t salt) {
-  const Fixture f(toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true});
-  auto rng = cerium_test::make_rng(salt);
-  const std::size_t slots = f.max_slots();
-  const Ciphertext a = f.encrypt(random_complex(rng, slots));
-  const Ciphertext b = f.encrypt(random_complex(rng, slots));
-  const Plaintext p = f.encoder.encode(random_complex(rng, slots));
-  const std::vector<Ciphertext> want = program(f.evaluator, a, b, p);
-  for (int ranks : rank_counts) {
-    INFO(ranks << " ranks");
-    const std::vector<Ciphertext> got = run_sharded(
-        ranks, f, [&](const ShardedEvaluator& ev) { return program(ev, a, b, p); }, options);
+// program()'s inputs, drawn from a seed, and its words on the single-device CPU evaluator.
+struct ProgramCase {
+  Fixture f{toy(11, 4, 2, 2), {.relinearization = true, .rotations = {1, -3, 5}, .conjugation = true}};
+  Ciphertext a, b;
+  Plaintext p;
+  std::vector<Ciphertext> want;
+
+  explicit ProgramCase(std::uint64_t salt) {
+    auto rng = cerium_test::make_rng(salt);
+    const std::size_t slots = f.max_slots();
+    a = f.encrypt(random_complex(rng, slots));
+    b = f.encrypt(random_complex(rng, slots));
+    p = f.encoder.encode(random_complex(rng, slots));
+    want = program(f.evaluator, a, b, p);
+  }
+  // program() on a sharded evaluator (given the fixture's keys here), downloaded: want's words, one by one.
+  void check(const ShardedEvaluator& ev) const {
+    const std::vector<Ciphertext> got = program(ev, a, b, p);
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < want.size(); ++i) {
       INFO("result " << i);
-      REQUIRE(same_words(got[i], want[i]));
+      REQUIRE(same_words(ev.download(got[i]), want[i]));
+    }
+  }
+};
+
+// The program on the CPU evaluator and sharded over each rank count with the layout: the same words.
+inline void check_program_on_ranks(std::initializer_list<int> rank_counts, ShardedOptions options,
+                                   std::uint64_t salt) {
+  const ProgramCase c(salt);
+  for (int ranks : rank_counts) {
+    INFO(ranks << " ranks");
+    const std::vector<Ciphertext> got = run_sharded(
+        ranks, c.f, [&](const ShardedEvaluator& ev) { return program(ev, c.a, c.b, c.p); }, options);
+    REQUIRE(got.size() == c.want.size());
+    for (std::size_t i = 0; i < c.want.size(); ++i) {
+      INFO("result " << i);
+      REQUIRE(same_words(got[i], c.want[i]));
     }
   }
 }
+
+// One bootstrap at N = 2^log_n (bootstrappable toy parameters) on the CPU and on each rank count: the same words on
+// every rank; prints what it moved in top-level key switches' worth (the placement's model leaves the
+// bootstraps' gathers out: this says how much that is).
+inline void check_sharded_bootstrap(int log_n, std::initializer_list<int> rank_counts, std::uint64_t salt,
+                                    ShardedOptions options = {}) {
+  const Fixture f(presets::bootstrappable_toy(log_n), {.relinearization = true});
+  boot::Bootstrapper cpu(f.context);
+  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu.generate_keys(f.keygen));
+  cpu.set_keys(keys);
+  auto rng = cerium_test::make_rng(salt);
+  const Values x = random_real(rng, cpu.slots());
+  const Ciphertext input = f.encrypt(x, 1, cpu.slots());
+  const Ciphertext want = cpu.bootstrap(input);
+  REQUIRE(precision_bits(f.decrypt(want), x) > 14);
+  for (int ranks : rank_counts) {
+    INFO(ranks << " ranks, N = 2^" << log_n);
+    InProcessGroup group(ranks);
+    std::vector<Ciphertext> got(static_cast<std::size_t>(ranks));
+    std::vector<std::uint64_t> received(static_cast<std::size_t>(ranks));
+    group.run([&](Communicator& comm) {
+      boot::ShardedBootstrapper sharded(f.context, {}, ShardedBackend(comm, f.context, options));
+      sharded.set_keys(keys);
+      const auto& ev = sharded.evaluator();
+      const Ciphertext placed = ev.upload(input);
+      comm.reset_traffic();
+      const Ciphertext fresh = sharded.bootstrap(placed);
+      received[static_cast<std::size_t>(comm.rank())] = comm.traffic().received();
+      got[static_cast<std::size_t>(comm.rank())] = ev.download(fresh);
+    });
+    for (const auto& g : got) REQUIRE(same_words(g, want));
+    const LimbTraffic model(f.context, ranks);
+    const dist::RankBytes key_switch = model.key_switch(f.context->max_level(), true);
+    std::uint64_t total = 0, per_key_switch = 0;
+    for (std::size_t r = 0; r < received.size(); ++r) {
+      total += received[r];
+      per_key_switch += key_switch.received[r];
+    }
+    if (ranks > 1) {
+      WARN("one bootstrap on " << ranks << " ranks moves " << total / 1024 << " KiB in all, "
+                               << static_cast<double>(total) / static_cast<double>(per_key_switch)
+                               << " top-level key switches' worth (N = 2^" << log_n << ")");
+    }
+    CHECK((total > 0) == (ranks > 1));
+  }
+}
+
 
 }  // namespace sharded_test

@@ -73,55 +73,6 @@ TEST_CASE("sharded evaluator: a double-hoisted linear transform's words", "[dist
   }
 }
 
-namespace {
-
-// One bootstrap at N = 2^log_n (bootstrappable toy parameters) on the CPU and on each rank count: the same words on
-// every rank; prints what it moved in top-level key switches' worth (the placement's model leaves the
-// bootstraps' gathers out: this says how much that is).
-void check_sharded_bootstrap(int log_n, std::initializer_list<int> rank_counts, std::uint64_t salt) {
-  const Fixture f(presets::bootstrappable_toy(log_n), {.relinearization = true});
-  boot::Bootstrapper cpu(f.context);
-  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu.generate_keys(f.keygen));
-  cpu.set_keys(keys);
-  auto rng = cerium_test::make_rng(salt);
-  const Values x = random_real(rng, cpu.slots());
-  const Ciphertext input = f.encrypt(x, 1, cpu.slots());
-  const Ciphertext want = cpu.bootstrap(input);
-  REQUIRE(precision_bits(f.decrypt(want), x) > 14);
-  for (int ranks : rank_counts) {
-    INFO(ranks << " ranks, N = 2^" << log_n);
-    InProcessGroup group(ranks);
-    std::vector<Ciphertext> got(static_cast<std::size_t>(ranks));
-    std::vector<std::uint64_t> received(static_cast<std::size_t>(ranks));
-    group.run([&](Communicator& comm) {
-      boot::ShardedBootstrapper sharded(f.context, {}, ShardedBackend(comm, f.context));
-      sharded.set_keys(keys);
-      const auto& ev = sharded.evaluator();
-      const Ciphertext placed = ev.upload(input);
-      comm.reset_traffic();
-      const Ciphertext fresh = sharded.bootstrap(placed);
-      received[static_cast<std::size_t>(comm.rank())] = comm.traffic().received();
-      got[static_cast<std::size_t>(comm.rank())] = ev.download(fresh);
-    });
-    for (const auto& g : got) REQUIRE(same_words(g, want));
-    const LimbTraffic model(f.context, ranks);
-    const dist::RankBytes key_switch = model.key_switch(f.context->max_level(), true);
-    std::uint64_t total = 0, per_key_switch = 0;
-    for (std::size_t r = 0; r < received.size(); ++r) {
-      total += received[r];
-      per_key_switch += key_switch.received[r];
-    }
-    if (ranks > 1) {
-      WARN("one bootstrap on " << ranks << " ranks moves " << total / 1024 << " KiB in all, "
-                               << static_cast<double>(total) / static_cast<double>(per_key_switch)
-                               << " top-level key switches' worth (N = 2^" << log_n << ")");
-    }
-    CHECK((total > 0) == (ranks > 1));
-  }
-}
-
-}  // namespace
-
 TEST_CASE("sharded bootstrapping: the CPU bootstrapper's words (N = 2^11)", "[dist][sharded][bootstrap]") {
   check_sharded_bootstrap(11, {2, 4}, 47);
 }
