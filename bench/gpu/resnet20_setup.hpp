@@ -111,9 +111,10 @@ inline cerium::graph::Plan plan_model(const cerium::nn::ResNet& model, const cer
   return graph::plan(std::move(tracer).finish(), options);
 }
 
-// The bootstrapper for the plan (examples/run_planned.hpp): made for the largest value it bootstraps.
+// The bootstrapper for the plan (examples/run_planned.hpp): made for the largest value it bootstraps, both halves
+// of the 2 x 16384 slots through one EvalMod (the example's default, --no-join-halves turns it off there).
 inline cerium::boot::BootstrapConfig bootstrap_config(const cerium::graph::Plan& plan) {
-  cerium::boot::BootstrapConfig config{.slots = kSlots};
+  cerium::boot::BootstrapConfig config{.slots = kSlots, .join_halves = true};
   config.message_bound = std::max(config.message_bound, cerium::graph::required_message_bound(plan));
   return config;
 }
