@@ -340,22 +340,25 @@ void BM_plain_sum16_gpu(benchmark::State& state) {
 // A weight's plaintext made where it is used, at a level of `limbs` limbs: encoded on the device from its unscaled
 // coefficients kept there (ckks::UnscaledPlaintext: a scaling and rounding pass and an NTT; source 0), 16 of them
 // in one batch (source 2, the time per plaintext), against the copy of a host-encoded plaintext (source 1: the
-// streamed path's transfer alone, pageable host memory). The floor: the coefficients read once and the limbs
-// written once.
+// streamed path's transfer alone, pageable host memory). period 0: a full slot vector (N / 2 values); period 1024:
+// a transformer weight's diagonal, one token row repeated over the slots (N / 32 coefficients: the sparse path that
+// runs the NTT's first stages on them alone). The floor: the coefficients read once and the limbs written once.
 void BM_encode_unscaled_gpu(benchmark::State& state) {
   Setup& s = setup(3);
   const int level = static_cast<int>(state.range(0));
   const int source = static_cast<int>(state.range(1));
+  const auto period = static_cast<std::size_t>(state.range(2));
   constexpr std::size_t kBatch = 16;
   const Encoder encoder(s.context);
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> dist(-1, 1);
-  std::vector<std::complex<double>> values(s.context->ring_degree() / 2);
+  const std::size_t slots = s.context->ring_degree() / 2;
+  std::vector<std::complex<double>> values(period == 0 ? slots : period);
   for (auto& v : values) v = {dist(rng), 0.0};
-  const UnscaledPlaintext unscaled = s.evaluator->upload(encoder.unscaled(values));
+  const UnscaledPlaintext unscaled = s.evaluator->upload(encoder.unscaled(values, slots));
   const std::vector<const UnscaledPlaintext*> batch(kBatch, &unscaled);
-  const EncodeOptions options{.level = level};
-  const Plaintext host = encoder.encode(values, options);
+  const EncodeOptions options{.level = level, .slots = slots};
+  const Plaintext host = encoder.encode_periodic(values, options);
   for (auto _ : state) {
     double seconds = time_call(
         [&] {
@@ -370,8 +373,9 @@ void BM_encode_unscaled_gpu(benchmark::State& state) {
         Mode::eager);
     if (source == 2) seconds /= kBatch;
     const double limbs = static_cast<double>(s.context->parameters().limbs_at(level));
-    report(state, s, seconds, limbs + 2.0);
+    report(state, s, seconds, limbs + static_cast<double>(unscaled.bytes()) / static_cast<double>(s.limb_bytes));
     state.counters["limbs"] = limbs;
+    state.counters["period"] = static_cast<double>(period);
     state.counters["unscaled_MB"] = static_cast<double>(unscaled.bytes()) / 1e6;
     state.counters["encoded_MB"] = limbs * s.limb_bytes / 1e6;
   }
@@ -408,8 +412,8 @@ BENCHMARK(BM_plain_sum16_gpu)
     ->Iterations(1)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_encode_unscaled_gpu)
-    ->ArgNames({"level", "source"})
-    ->ArgsProduct({{4, 19}, {0, 1, 2}})
+    ->ArgNames({"level", "source", "period"})
+    ->ArgsProduct({{4, 19}, {0, 1, 2}, {0, 1024}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMicrosecond);

@@ -185,7 +185,11 @@ TEST_CASE("An unscaled plaintext encodes on the device to the host encoder's wor
     GpuFixture f(toy(log_n, 4, 2, 2), KeyRequest{});
     const std::size_t full = f.cpu.max_slots();
     const int top = f.cpu.context->max_level();
-    for (const std::size_t period : {std::size_t{1}, std::size_t{64}, full}) {
+    // Periods below N / 8 take the device's sparse path (the NTT's first stages on N / gap words, up to 8192 of
+    // them); N / 4 and the full slot vector its dense one (an encoding pass, then the whole NTT).
+    for (const std::size_t period : {std::size_t{1}, std::size_t{64}, std::size_t{1024}, std::size_t{4096},
+                                     std::size_t{8192}, full}) {
+      if (period > full) continue;
       // Values far from 1 too, so that large scales give integers of 2^64 and more (the mantissa-and-shift path).
       for (const double magnitude : {1.0, 1e6}) {
         auto values = random_complex(f.rng, period);
@@ -222,6 +226,21 @@ TEST_CASE("An unscaled plaintext encodes on the device to the host encoder's wor
     for (std::size_t t = 0; t < many.size(); ++t) {
       INFO("log N " << log_n << ", batch term " << t);
       CHECK(f.gpu.download(batch[t]).poly() == f.gpu.download(f.gpu.encode(many[t], batch_options)).poly());
+    }
+    // A batch of sparse terms only (one launch of the sparse path, gaps mixed): the same.
+    std::vector<UnscaledPlaintext> sparse, sparse_on_host;
+    for (std::size_t t = 0; t < 35; ++t) {
+      const std::size_t period = std::min<std::size_t>(full / 8, std::size_t{16} << (t % 7));
+      sparse_on_host.push_back(f.cpu.encoder.unscaled(random_complex(f.rng, period), full));
+      sparse.push_back(f.gpu.upload(sparse_on_host.back()));
+    }
+    std::vector<const UnscaledPlaintext*> sparse_pointers;
+    for (const auto& u : sparse) sparse_pointers.push_back(&u);
+    const std::vector<Plaintext> sparse_batch = f.gpu.encode(sparse_pointers, batch_options);
+    for (std::size_t t = 0; t < sparse.size(); ++t) {
+      INFO("log N " << log_n << ", sparse batch term " << t);
+      const Plaintext want = f.cpu.encoder.encode(sparse_on_host[t], batch_options);
+      CHECK(f.gpu.download(sparse_batch[t]).poly() == want.poly());
     }
     // The checks come before the device works: scale overflow and a level that does not exist.
     const UnscaledPlaintext on_device = f.gpu.upload(f.cpu.encoder.unscaled(random_complex(f.rng, 8), full));

@@ -196,22 +196,30 @@ std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasis
   out.reserve(gaps.size());
   for (auto& words : storage) out.emplace_back(basis, ring::PolyForm::coefficient, std::move(words));
   const auto* moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
+  const int log_n = std::countr_zero(n);
   for (std::size_t first = 0; first < gaps.size(); first += cuda::detail::scaled_encoding_max_terms) {
     const std::size_t terms = std::min(cuda::detail::scaled_encoding_max_terms, gaps.size() - first);
     cuda::detail::ScaledEncodingLaunch launch;
     launch.out = words(*this, out[first], "encode_scaled");
+    bool sparse = true;  // every term's coefficients fit one block: encoded and transformed in one launch
     for (std::size_t t = 0; t < terms; ++t) {
       launch.coefficients[t] = reinterpret_cast<const double*>(coefficients[first + t]->data());
       launch.log_gap[t] = std::countr_zero(gaps[first + t]);
+      sparse = sparse && cuda::detail::scaled_encoding_transforms(log_n, launch.log_gap[t]);
     }
     launch.terms = terms;
     launch.moduli = moduli;
     launch.scale = scale;
-    launch.log_degree = std::countr_zero(n);
+    launch.log_degree = log_n;
     launch.limbs = basis->size();
     launch.stream_handle = state_->stream.native_handle();
-    cuda::detail::launch_scaled_encoding(launch);
-    state_->ntt_forward(launch.out, basis->primes(), terms);
+    if (sparse) {
+      launch.twiddles = state_->forward_twiddles(basis->primes());
+      cuda::detail::launch_scaled_encoding_transformed(launch);
+    } else {
+      cuda::detail::launch_scaled_encoding(launch);
+      state_->ntt_forward(launch.out, basis->primes(), terms);
+    }
   }
   for (auto& poly : out) poly.set_form(ring::PolyForm::ntt);
   return out;

@@ -247,6 +247,12 @@ void CudaBackend::State::ntt_forward(std::uint32_t* data, std::span<const std::u
   transform<true>(data, primes, batch, finish, skip, layout);
 }
 
+const std::uint32_t* CudaBackend::State::forward_twiddles(std::span<const std::uint32_t> primes) {
+  const auto found = runs(primes);
+  if (found && found->size() == 1) return ntt->forward_twiddle_pairs((*found)[0].first_table);
+  return foreign_ntt_plan(primes).forward_twiddle_pairs(0);
+}
+
 bool CudaBackend::State::ntt_forward_inner_product(std::uint32_t* data, std::span<const std::uint32_t> primes,
                                                    std::size_t batch, NttSkip skip,
                                                    const cuda::detail::InnerProductLaunch& inner_product) {

@@ -90,6 +90,11 @@ NttPlan::NttPlan(std::span<const math::NttTables> tables, Stream stream) {
 
 int NttPlan::passes() const { return detail::ntt_pass_count(log_n_); }
 
+const std::uint32_t* NttPlan::forward_twiddle_pairs(std::size_t table) const {
+  require(table < limbs_, "forward twiddles of table {}: the plan has {}", table, limbs_);
+  return forward_twiddles_.data() + 2 * table * n_;
+}
+
 void NttPlan::check_range(std::size_t first_table, std::size_t limbs) const {
   require(first_table <= limbs_ && limbs <= limbs_ - first_table,
           "NTT of {} limbs from table {} exceeds the plan's {} tables", limbs, first_table, limbs_);

@@ -59,6 +59,9 @@ class NttPlan {
   std::size_t limbs() const { return limbs_; }  // tables: one per prime given
   // Passes over global memory per transform (1 for N <= 2^13, 2 above): what a bandwidth estimate counts.
   int passes() const;
+  // The forward twiddle pairs (w, w_shoup) of tables [table, limbs) on the device, N pairs a table: for kernels
+  // that run some of the transform's stages themselves (the encoding of sparse plaintexts).
+  const std::uint32_t* forward_twiddle_pairs(std::size_t table) const;
 
   // In place on limbs [0, limbs) of data, queued on data's stream (no host wait). Inputs below 2q, outputs
   // fully reduced. Throws InvalidArgument when limbs exceeds the plan or data holds fewer than limbs x N words.

@@ -266,8 +266,23 @@ struct ScaledEncodingLaunch {
   int log_degree = 0;
   std::size_t limbs = 0;
   void* stream_handle = nullptr;  // cudaStream_t
+  // launch_scaled_encoding_transformed only: the forward NTT's twiddle pairs (w, w_shoup) of the limbs' primes,
+  // N pairs a limb, limb-major (cuda::NttPlan's table).
+  const std::uint32_t* twiddles = nullptr;
 };
 void launch_scaled_encoding(const ScaledEncodingLaunch& launch);
+
+// The same words already in NTT form (out in NTT form, not coefficient form), for terms whose N / gap_t
+// coefficients fit one block (scaled_encoding_transforms): each (term, limb) encodes its N / gap_t words in shared
+// memory, runs the forward NTT's first log2(N / gap_t) stages on them alone and writes each result to its gap_t
+// consecutive words (math::ntt_forward_compressed: the later stages only pair values with zeros). A weight of one
+// token row's period (2048 words a limb at N = 2^16) costs one write of the limb instead of an encoding pass and a
+// full NTT.
+inline constexpr int scaled_encoding_max_transformed_log = 13;  // 2^13 words (32 KiB) of shared memory
+constexpr bool scaled_encoding_transforms(int log_degree, int log_gap) {
+  return log_gap >= 2 && log_gap <= log_degree && log_degree - log_gap <= scaled_encoding_max_transformed_log;
+}
+void launch_scaled_encoding_transformed(const ScaledEncodingLaunch& launch);
 
 // --- special inverse FFT (encoding's first half) ----------------------------------------------------------------
 // math::special_ifft of p complex values in place, then the bit-reversal and the 1/p factor while writing the real
