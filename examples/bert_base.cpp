@@ -11,6 +11,10 @@
 //   --hidden H --heads A --ffn F             768, 12 and 3072 (smaller shapes for a quick look)
 //   --rows R --ffn-blocks B                  token rows per ciphertext (32) and FFN column blocks (4)
 //   --seed S                                 the weights' and tokens' seed (1)
+//   --gelu-degree D                          the GELU interpolant's degree (default: from its calibrated bound,
+//                                            nn::activation_degree)
+//   --explain FILE                           write every layer's plan to FILE, a row per node (graph::explain):
+//                                            levels, scales, where the bootstraps went
 //   --profile                                a second, profiled run: the per-layer-type table
 //   --capture [K]                            on a GPU, record the layers' runs as CUDA graphs (K nodes to a graph;
 //                                            default 20000) and time a replay against the run issued node by node
@@ -50,6 +54,9 @@ struct Options {
   nn::BertConfig config{.layers = 12, .hidden = 768, .heads = 12, .ffn = 3072};
   std::size_t tokens = 128, rows = 32, ffn_blocks = 4;
   std::uint64_t seed = 1;
+  int gelu_degree = 0;  // 0: nn::activation_degree's choice from the calibrated bound
+  double magnitude_limit = 0;  // 0: graph::PlanOptions' default
+  std::string explain_path;  // --explain: every layer's plan as a table (graph::explain), layer after layer
   bool plan_only = false, cpu = false, profile = false, capture = false;
   std::size_t segment_nodes = 20000;
   std::vector<int> placement_ranks;
@@ -75,6 +82,9 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--rows" && has_value) o.rows = number();
     else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
     else if (arg == "--seed" && has_value) o.seed = number();
+    else if (arg == "--gelu-degree" && has_value) o.gelu_degree = static_cast<int>(number());
+    else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
+    else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
     else if (arg == "--placement" && has_value) {
       for (const auto& r : split_list(argv[++i])) o.placement_ranks.push_back(std::stoi(r));
     } else return false;
@@ -117,7 +127,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
-               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S]\n",
+               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n",
                argv[0]);
     return 2;
   }
@@ -130,16 +140,23 @@ int main(int argc, char** argv) {
   for (double& v : x.values) v = unit(rng);
   const nn::Matrix exact = nn::bert_reference(weights, x);
   const nn::EncryptedBert model(weights, nn::bert_ranges(weights, {x}),
-                                {.rows = o.rows, .blocks = o.tokens / o.rows, .ffn_blocks = o.ffn_blocks});
+                                {.rows = o.rows, .blocks = o.tokens / o.rows, .ffn_blocks = o.ffn_blocks,
+                                 .activation_degree = o.gelu_degree});
   fmt::print("BERT: {} layers, hidden {}, {} heads, FFN {}; {} tokens in {} ciphertexts of {} rows (stride {}); "
              "seeded weights, reference computed in {:.1f} s\n",
              o.config.layers, o.config.hidden, o.config.heads, o.config.ffn, o.tokens, model.blocks(),
              model.layout().rows, model.layout().stride, seconds_since(start));
+  for (std::size_t l = 0; l < model.layers().size(); ++l) {
+    const auto& gelu = model.layers()[l].functions().activation;
+    fmt::print("layer {:2}: GELU on [-{:.2f}, {:.2f}], degree {}, depth {}, max error {:.2e}\n", l,
+               gelu.config().bound, gelu.config().bound, gelu.degree(), gelu.depth(), gelu.max_error());
+  }
 
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
   const std::size_t slots = model.layout().slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots);
+  if (o.magnitude_limit > 0) options.bootstrap_magnitude_limit = o.magnitude_limit;
   std::vector<graph::SlotValues> sample;
   for (const auto& block : model.pack_blocks(x)) sample.emplace_back(block.begin(), block.end());
   graph::StagedPlanner planner(context, options, std::vector<graph::StageInput>(model.blocks(), {.slots = slots}),
@@ -159,6 +176,11 @@ int main(int argc, char** argv) {
     peak_bytes = std::max(peak_bytes, p.memory.peak_bytes);
     fmt::print("layer {:2}: {} nodes, {} key switches, {} bootstraps (largest value {:.2f}), planned in {:.1f} s\n",
                l, p.program.size(), p.key_switches(), p.bootstraps(), p.bootstrap_magnitude, seconds_since(start));
+    if (!o.explain_path.empty()) {
+      std::ofstream file(o.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
+      file << "# layer " << l << "\n" << graph::explain(p);
+      require(static_cast<bool>(file), "--explain: could not write {}", o.explain_path);
+    }
   }
   fmt::print("{}", graph::summary(plans.front()));
   fmt::print("all layers: {} nodes, {} key switches, {} bootstraps; peak live ciphertexts {:.2f} GiB; host memory "

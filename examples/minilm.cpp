@@ -15,6 +15,10 @@
 //                                          the value's bootstrap_shift): the cosine a run with bootstraps of that
 //                                          precision would reach
 //   --margin M                             the calibrated ranges widened by M (1.25)
+//   --magnitude-limit M                    bootstrap only values up to M on the calibration (graph::PlanOptions::
+//                                          bootstrap_magnitude_limit; default 2): larger lets the planner refresh
+//                                          LayerNorm's outputs instead of GELU's inner powers (fewer bootstraps,
+//                                          each shifted down by more bits)
 //                                          (default: $CERIUM_MINILM_DIR, else build/minilm)
 
 #include <fmt/format.h>
@@ -133,7 +137,7 @@ struct Prepared {
 };
 
 Prepared prepare(const nn::BertWeights& weights, const io::WeightFile& file, std::size_t index,
-                 const ckks::ContextPtr& context, double margin) {
+                 const ckks::ContextPtr& context, double margin, double magnitude_limit) {
   Sentence sentence = load_sentence(file, index, weights.config.hidden);
   // Widened: a polynomial piece fed a value just past its calibrated range (a bootstrap's error is enough) can leave
   // it for good (a Newton step that diverges).
@@ -143,6 +147,7 @@ Prepared prepare(const nn::BertWeights& weights, const io::WeightFile& file, std
                           {.rows = kRows, .valid_tokens = sentence.tokens, .ffn_blocks = kFfnBlocks});
   const std::size_t slots = model.layout().slots();
   graph::PlanOptions options = bootstrapped_plan_options(context, slots);
+  if (magnitude_limit > 0) options.bootstrap_magnitude_limit = magnitude_limit;
   const auto packed = model.pack(sentence.input);
   options.calibration = {{graph::SlotValues(packed.begin(), packed.end())}};
   graph::Tracer tracer(context);
@@ -167,7 +172,7 @@ std::vector<std::size_t> parse_sentences(const std::string& list, const io::Weig
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
   bool plan_only = false, cpu = false;
-  double noise_bits = 0, margin = 1.25;
+  double noise_bits = 0, margin = 1.25, magnitude_limit = 0;
   std::string sentence_list = "0";
   const char* env = std::getenv("CERIUM_MINILM_DIR");
   std::filesystem::path model_dir = env != nullptr ? env : "build/minilm";
@@ -185,10 +190,12 @@ int main(int argc, char** argv) {
       noise_bits = std::strtod(argv[++i], nullptr);
     } else if (arg == "--margin" && i + 1 < argc) {
       margin = std::strtod(argv[++i], nullptr);
+    } else if (arg == "--magnitude-limit" && i + 1 < argc) {
+      magnitude_limit = std::strtod(argv[++i], nullptr);
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--sentence K | --sentences all|K,K,...] [--model DIR] "
-                 "[--noise BITS] [--margin M]\n",
+                 "[--noise BITS] [--margin M] [--magnitude-limit M]\n",
                  argv[0]);
       return 2;
     }
@@ -208,7 +215,9 @@ int main(int argc, char** argv) {
   // Each sentence calibrated on itself and planned on a host thread of its own.
   std::vector<std::future<Prepared>> pending;
   for (const std::size_t k : indices) {
-    pending.push_back(std::async(std::launch::async, [&, k] { return prepare(weights, sentences, k, context, margin); }));
+    pending.push_back(std::async(std::launch::async, [&, k] {
+      return prepare(weights, sentences, k, context, margin, magnitude_limit);
+    }));
   }
   std::vector<Prepared> prepared;
   for (auto& p : pending) prepared.push_back(p.get());
