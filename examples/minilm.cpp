@@ -94,7 +94,8 @@ double run(const graph::Plan& plan, const nn::EncryptedBert& model, const Senten
   const graph::Executor<B> executor(
       plan, evaluator, &bootstrapper,
       {.cache_plaintexts = true,
-       .plaintext_cache_bytes = plaintext_cache_bytes<B>(std::span<const graph::Plan>(&plan, 1))});
+       .plaintext_cache_bytes = plaintext_cache_bytes<B>(std::span<const graph::Plan>(&plan, 1)),
+       .unscaled_period_limit = unscaled_period_limit<B>(plan.program.context()->ring_degree())});
   auto start = std::chrono::steady_clock::now();
   const std::size_t prepared = executor.encode_plaintexts();
   fmt::print("{} plaintexts prepared in {:.1f} s ({} kept unscaled: {:.1f} MiB)\n", prepared, seconds_since(start),

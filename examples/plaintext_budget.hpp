@@ -47,3 +47,17 @@ std::size_t plaintext_cache_bytes(std::span<const cerium::graph::Plan> plans) {
 #endif
   return 1;
 }
+
+// graph::ExecutorOptions::unscaled_period_limit for plans at this ring degree: on a GPU, the periods whose unscaled
+// plaintexts encode in one launch (CudaBackend::sparse_encoding_period) stay unscaled, so the cache's room goes to
+// the plaintexts that would cost a full NTT at each use (BERT-Base on the H100: 5.4 s a layer with its row-period
+// weights unscaled, 6.7-6.9 s with the first 1,200 of them cached encoded); elsewhere none (0).
+template <cerium::backend::PolyBackend B>
+std::size_t unscaled_period_limit([[maybe_unused]] std::size_t ring_degree) {
+#if CERIUM_HAS_CUDA
+  if constexpr (std::is_same_v<B, cerium::backend::CudaBackend>) {
+    return cerium::backend::CudaBackend::sparse_encoding_period(ring_degree);
+  }
+#endif
+  return 0;
+}

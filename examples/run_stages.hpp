@@ -44,7 +44,10 @@ class StagedExecutors {
     for (const cerium::graph::Plan& plan : plans) {
       executors_.push_back(std::make_unique<cerium::graph::Executor<B>>(
           plan, evaluator, &bootstrapper,
-          cerium::graph::ExecutorOptions{.cache_plaintexts = true, .plaintext_cache_bytes = cache_bytes}));
+          cerium::graph::ExecutorOptions{
+              .cache_plaintexts = true,
+              .plaintext_cache_bytes = cache_bytes,
+              .unscaled_period_limit = unscaled_period_limit<B>(plan.program.context()->ring_degree())}));
     }
   }
 

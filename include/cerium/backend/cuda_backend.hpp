@@ -182,10 +182,16 @@ class CudaBackend {
   ring::RnsPoly encode_scaled(const ring::RnsBasisPtr& basis, const DeviceWords& coefficients, std::size_t count,
                               std::size_t gap, double scale) const;
   // The same for several plaintexts over one basis at one scale (each N / gaps[t] doubles): one allocation, one
-  // encoding launch and one batched NTT per 32 of them, instead of two launches and an NTT each.
+  // encoding launch and one batched NTT per 32 of them, instead of two launches and an NTT each. Where every
+  // gap is at least 4 with N / gap at most 8192 (a slot vector of period at most sparse_encoding_period(N)), one
+  // launch in all: the NTT's first log2(N / gap) stages on the N / gap coefficients, each value written gap times.
   std::vector<ring::RnsPoly> encode_scaled_batch(const ring::RnsBasisPtr& basis,
                                                  std::span<const DeviceWords* const> coefficients,
                                                  std::span<const std::size_t> gaps, double scale) const;
+  // The longest slot period whose unscaled plaintexts take encode_scaled_batch's one-launch path at ring degree N:
+  // encoding one costs about a write of its limbs, so keeping such weights unscaled and encoding them at each use
+  // costs little more than reading them encoded (graph::ExecutorOptions::unscaled_period_limit).
+  static std::size_t sparse_encoding_period(std::size_t ring_degree);
   // rlwe::expand_uniform(basis, seed, stream) computed on the device, in NTT form: the same words.
   ring::RnsPoly expand_uniform(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) const;
 

@@ -75,6 +75,10 @@ struct ExecutorOptions {
   bool keep_rest_unscaled = true;
   // The most bytes the unscaled plaintexts may hold (0: no bound); those past it are streamed.
   std::size_t unscaled_bytes = 0;
+  // With keep_rest_unscaled: plaintexts whose slot period is at most this stay unscaled even while the cache has
+  // room (0: none), for evaluators that encode them nearly as fast as they read them encoded (on a GPU,
+  // CudaBackend::sparse_encoding_period()): the cache's room then goes to those that cost a full NTT to encode.
+  std::size_t unscaled_period_limit = 0;
   // A sum of plaintext products holds the plaintexts it encodes for itself (not cached) until its call: past this
   // many bytes of them, it is computed in parts that are added (the same words: each product is rounded on its
   // own), so that a sum of thousands of products fits a device's memory.
@@ -140,6 +144,13 @@ class Executor {
       std::size_t bytes = cached_bytes_, unscaled_bytes = unscaled_bytes_;
       for (const NodeId id : plain_nodes(sums_)) {
         if (cache_.contains(id) || unscaled_.contains(id)) continue;
+        if (stays_unscaled(id)) {
+          if (unscaled_room(unscaled_bytes, id)) {
+            unscaled_bytes += unscaled_bytes_of(id);
+            to_transform.push_back(id);
+          }
+          continue;
+        }
         if (!cache_full_ && room_for(bytes, id)) {
           bytes += planned_bytes(id);
           to_encode.push_back(id);
@@ -660,6 +671,7 @@ class Executor {
   };
   PlainSource plain_source(NodeId id, const ckks::Ciphertext& a) const {
     if (!options_.cache_plaintexts) return {};
+    if (stays_unscaled(id)) return {.unscaled = kept_unscaled(id)};
     std::unique_lock lock(cache_mutex_);
     const bool keep = cache_.contains(id) || (!cache_full_ && room_for(cached_bytes_, id));
     if (!keep) cache_full_ = true;
@@ -682,6 +694,10 @@ class Executor {
     auto [it, inserted] = unscaled_.emplace(id, std::move(uploaded));
     if (inserted) unscaled_bytes_ += it->second.bytes();
     return &it->second;
+  }
+  // ExecutorOptions::unscaled_period_limit: node id's plaintext is kept unscaled rather than cached encoded.
+  bool stays_unscaled(NodeId id) const {
+    return options_.keep_rest_unscaled && plan_.program.node(id).plain.period() <= options_.unscaled_period_limit;
   }
   bool unscaled_room(std::size_t bytes, NodeId id) const {
     return options_.unscaled_bytes == 0 || bytes + unscaled_bytes_of(id) <= options_.unscaled_bytes;

@@ -225,6 +225,18 @@ std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasis
   return out;
 }
 
+std::size_t CudaBackend::sparse_encoding_period(std::size_t ring_degree) {
+  require(std::has_single_bit(ring_degree) && ring_degree >= 2, "sparse_encoding_period: ring degree {}",
+          ring_degree);
+  // A period p of N / 2 slots puts the coefficients at multiples of gap = N / (2 p).
+  const int log_n = std::countr_zero(ring_degree);
+  std::size_t period = 0;
+  for (int log_gap = 1; log_gap < log_n; ++log_gap) {
+    if (cuda::detail::scaled_encoding_transforms(log_n, log_gap)) period = std::max(period, ring_degree >> (log_gap + 1));
+  }
+  return period;
+}
+
 double CudaBackend::special_ifft_split(const math::SpecialFftTables& tables, DeviceWords& values,
                                        DeviceWords& out) const {
   const std::size_t p = tables.slots();

@@ -154,6 +154,18 @@ TEST_CASE("plain sums: fused runs give the node-by-node words", "[graph][plain_s
   some.unscaled_bytes = 2 * kSlots * sizeof(double);  // room for one full-period plaintext: the rest streamed
   CHECK(same_words(run(some, true, &cached, &unscaled), want));
   CHECK(unscaled <= 1);
+  // Plaintexts whose period is at most unscaled_period_limit stay unscaled though the cache has room: all of them at
+  // a limit of kSlots (every diagonal's period here), none below it.
+  graph::ExecutorOptions short_periods{.cache_plaintexts = true, .unscaled_period_limit = kSlots, .encode_threads = 2};
+  CHECK(same_words(run(short_periods, true, &cached, &unscaled), want));
+  CHECK(unscaled >= 1);
+  CHECK(cached == unscaled);  // encode_plaintexts made every one unscaled, none encoded
+  CHECK(same_words(run(short_periods, false, nullptr, &unscaled), want));  // made on first use
+  CHECK(unscaled == cached);
+  short_periods.unscaled_period_limit = kSlots / 2;
+  CHECK(same_words(run(short_periods, true, &cached, &unscaled), want));
+  CHECK(unscaled == 0);
+  CHECK(cached >= 1);
 }
 
 TEST_CASE("multiply_plain_rescale_sum gives the term-by-term words", "[ckks][plain_sums]") {
