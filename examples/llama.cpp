@@ -12,6 +12,8 @@
 //   --hidden H --heads A --kv-heads K --ffn F   4096, 32, 8 and 14336 (smaller shapes for a quick look)
 //   --rows R --ffn-blocks B                  token rows per ciphertext (8) and FFN column blocks (4)
 //   --seed S                                 the weights' and tokens' seed (1)
+//   --magnitude-limit M                      bootstrap only values up to M on the calibration (default 2, doubled
+//                                            by the planner until a placement exists; docs/transformers.md)
 
 #include <fmt/format.h>
 
@@ -46,6 +48,7 @@ struct Options {
   nn::LlamaConfig config{.layers = 1};
   std::size_t tokens = 128, rows = 8, ffn_blocks = 4;
   std::uint64_t seed = 1;
+  double magnitude_limit = 0;  // 0: graph::PlanOptions' default
   bool plan_only = false, cpu = false;
 };
 
@@ -65,6 +68,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--rows" && has_value) o.rows = number();
     else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
     else if (arg == "--seed" && has_value) o.seed = number();
+    else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
     else return false;
   }
   return true;
@@ -110,7 +114,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--layers L] [--tokens T] [--hidden H] [--heads A] [--kv-heads K] "
-               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S]\n",
+               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M]\n",
                argv[0]);
     return 2;
   }
@@ -131,6 +135,7 @@ int main(int argc, char** argv) {
   const std::size_t slots = layout.slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots);
+  if (o.magnitude_limit > 0) options.bootstrap_magnitude_limit = o.magnitude_limit;
   std::vector<graph::SlotValues> sample;
   for (const auto& block : nn::pack_row_blocks(layout, layout_options.blocks, x)) {
     sample.emplace_back(block.begin(), block.end());
