@@ -21,28 +21,59 @@ inline Complex times(Complex a, Complex b) {
 
 // One thread per loop: a node is short (about 40 us at 32768 slots) and an OpenMP team per node stalls whenever a
 // core is busy elsewhere (tried: 20 s became 370 s with another process on one of two cores).
+//
+// recycled, when not null, is a's own buffer, taken from its node because this one reads it last: the result is
+// written over it (no allocation, no zeroing pass). Its data pointer stays valid through the move.
 template <class F>
-SlotValues each(const SlotValues& a, F f) {
-  SlotValues out(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) out[i] = f(i, a[i]);
+SlotValues each(const SlotValues& a, SlotValues* recycled, F f) {
+  const Complex* source = a.data();
+  const std::size_t size = a.size();
+  SlotValues out = recycled != nullptr ? std::move(*recycled) : SlotValues(size);
+  for (std::size_t i = 0; i < size; ++i) out[i] = f(i, source[i]);
   return out;
 }
 
-// a op p, p the plaintext's period tiled over a's slots (without building the tiled vector).
+// a op p, p the plaintext's period tiled over a's slots (without building the tiled vector); recycled as in each.
 template <class F>
-SlotValues with_plain(const SlotValues& a, const PlainVector& plain, F f) {
+SlotValues with_plain(const SlotValues& a, SlotValues* recycled, const PlainVector& plain, F f) {
   const SlotValues p = plain.expanded(plain.period());
-  require(a.size() % p.size() == 0, "simulate: a plaintext of period {} does not tile {} slots", p.size(), a.size());
-  SlotValues out(a.size());
-  for (std::size_t start = 0; start < a.size(); start += p.size()) {
-    for (std::size_t j = 0; j < p.size(); ++j) out[start + j] = f(a[start + j], p[j]);
+  const Complex* source = a.data();
+  const std::size_t size = a.size();
+  require(size % p.size() == 0, "simulate: a plaintext of period {} does not tile {} slots", p.size(), size);
+  SlotValues out = recycled != nullptr ? std::move(*recycled) : SlotValues(size);
+  for (std::size_t start = 0; start < size; start += p.size()) {
+    for (std::size_t j = 0; j < p.size(); ++j) out[start + j] = f(source[start + j], p[j]);
   }
   return out;
 }
 
-// Node `id`'s values from its operands' (v holds them).
-SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const SlotValues* input) {
-  const auto in = [&](std::size_t k) -> const SlotValues& { return v[n.inputs.at(k)]; };
+// The operations whose result may be written over their first operand's values (slot by slot, or a move).
+bool writes_over_first(Op op) {
+  switch (op) {
+    case Op::add:
+    case Op::sub:
+    case Op::negate:
+    case Op::multiply:
+    case Op::multiply_plain:
+    case Op::add_plain:
+    case Op::multiply_constant:
+    case Op::add_constant:
+    case Op::conjugate:
+    case Op::bootstrap:
+    case Op::output: return true;
+    case Op::input:
+    case Op::rotate: return false;
+  }
+  return false;
+}
+
+// Node `id`'s values from its operands' (v holds them; with recycled, operand 0's are there instead, see each).
+SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const SlotValues* input,
+                         SlotValues* recycled = nullptr) {
+  const auto in = [&](std::size_t k) -> const SlotValues& {
+    return recycled != nullptr && n.inputs.at(k) == n.inputs[0] ? *recycled : v[n.inputs.at(k)];
+  };
+  const SlotValues& first = n.inputs.empty() ? *input : in(0);
   switch (n.op) {
     case Op::input:
       require<MismatchError>(input->size() == n.slots, "simulate: input '{}' of {} values for {} slots", n.name,
@@ -50,26 +81,27 @@ SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const 
       return *input;
     case Op::add: {
       const Complex* b = in(1).data();  // hoisted: in() checks its index, once per node rather than per slot
-      return each(in(0), [b](std::size_t i, auto x) { return x + b[i]; });
+      return each(first, recycled, [b](std::size_t i, auto x) { return x + b[i]; });
     }
     case Op::sub: {
       const Complex* b = in(1).data();
-      return each(in(0), [b](std::size_t i, auto x) { return x - b[i]; });
+      return each(first, recycled, [b](std::size_t i, auto x) { return x - b[i]; });
     }
-    case Op::negate: return each(in(0), [](std::size_t, auto x) { return -x; });
+    case Op::negate: return each(first, recycled, [](std::size_t, auto x) { return -x; });
     case Op::multiply: {
       const Complex* b = in(1).data();
-      return each(in(0), [b](std::size_t i, auto x) { return times(x, b[i]); });
+      return each(first, recycled, [b](std::size_t i, auto x) { return times(x, b[i]); });
     }
-    case Op::multiply_plain: return with_plain(in(0), n.plain, [](Complex x, Complex p) { return times(x, p); });
-    case Op::add_plain: return with_plain(in(0), n.plain, [](Complex x, Complex p) { return x + p; });
+    case Op::multiply_plain:
+      return with_plain(first, recycled, n.plain, [](Complex x, Complex p) { return times(x, p); });
+    case Op::add_plain: return with_plain(first, recycled, n.plain, [](Complex x, Complex p) { return x + p; });
     case Op::multiply_constant: {
       const double c = n.constant.real();
-      return each(in(0), [&](std::size_t, auto x) { return Complex(x.real() * c, x.imag() * c); });
+      return each(first, recycled, [&](std::size_t, auto x) { return Complex(x.real() * c, x.imag() * c); });
     }
-    case Op::add_constant: return each(in(0), [&](std::size_t, auto x) { return x + n.constant; });
+    case Op::add_constant: return each(first, recycled, [&](std::size_t, auto x) { return x + n.constant; });
     case Op::rotate: {
-      const SlotValues& a = in(0);
+      const SlotValues& a = first;
       const auto size = static_cast<std::int64_t>(a.size());
       const auto shift = static_cast<std::size_t>(((n.steps % size) + size) % size);
       SlotValues out(a.size());
@@ -78,9 +110,9 @@ SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const 
                 out.begin() + static_cast<std::ptrdiff_t>(a.size() - shift));
       return out;
     }
-    case Op::conjugate: return each(in(0), [](std::size_t, auto x) { return std::conj(x); });
+    case Op::conjugate: return each(first, recycled, [](std::size_t, auto x) { return std::conj(x); });
     case Op::bootstrap:
-    case Op::output: return in(0);
+    case Op::output: return recycled != nullptr ? std::move(*recycled) : first;
   }
   return {};
 }
@@ -115,7 +147,11 @@ std::vector<SlotValues> run_freeing(const Program& program, const std::vector<No
   std::size_t next_input = 0;
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& n = program.node(id);
-    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr);
+    // Operand 0's values, when this node reads them last, become this node's (written over in place).
+    SlotValues taken;
+    const bool recycle = writes_over_first(n.op) && last_reader[n.inputs.at(0)] == id;
+    if (recycle) taken = std::move(v[n.inputs[0]]);
+    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr, recycle ? &taken : nullptr);
     visit(id, v[id]);  // may change the values (noise)
     for (const NodeId operand : n.inputs) {
       if (last_reader[operand] == id) SlotValues().swap(v[operand]);
