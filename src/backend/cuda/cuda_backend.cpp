@@ -232,7 +232,9 @@ std::size_t CudaBackend::sparse_encoding_period(std::size_t ring_degree) {
   const int log_n = std::countr_zero(ring_degree);
   std::size_t period = 0;
   for (int log_gap = 1; log_gap < log_n; ++log_gap) {
-    if (cuda::detail::scaled_encoding_transforms(log_n, log_gap)) period = std::max(period, ring_degree >> (log_gap + 1));
+    if (cuda::detail::scaled_encoding_transforms(log_n, log_gap)) {
+      period = std::max(period, ring_degree >> (log_gap + 1));
+    }
   }
   return period;
 }
