@@ -15,6 +15,11 @@
 //                                            nn::activation_degree)
 //   --explain FILE                           write every layer's plan to FILE, a row per node (graph::explain):
 //                                            levels, scales, where the bootstraps went
+//   --magnitude-limit M                      bootstrap only values up to M on the calibration (default 2, doubled
+//                                            by the planner until a placement exists; docs/transformers.md)
+//   --noise BITS                             the layers simulated one after another with every bootstrapped slot off
+//                                            by up to 2^-BITS (times its bootstrap shift): the error a run with
+//                                            bootstraps of that precision would reach
 //   --profile                                a second, profiled run: the per-layer-type table
 //   --capture [K]                            on a GPU, record the layers' runs as CUDA graphs (K nodes to a graph;
 //                                            default 20000) and time a replay against the run issued node by node
@@ -39,6 +44,7 @@
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/passes/rank_placement.hpp"
+#include "cerium/graph/simulate.hpp"
 #include "cerium/graph/staged_planner.hpp"
 #include "cerium/nn/encrypted_bert.hpp"
 #include "layer_profile.hpp"
@@ -56,6 +62,7 @@ struct Options {
   std::uint64_t seed = 1;
   int gelu_degree = 0;  // 0: nn::activation_degree's choice from the calibrated bound
   double magnitude_limit = 0;  // 0: graph::PlanOptions' default
+  double noise_bits = 0;       // --noise: the plans simulated with bootstraps off by 2^-bits
   std::string explain_path;  // --explain: every layer's plan as a table (graph::explain), layer after layer
   bool plan_only = false, cpu = false, profile = false, capture = false;
   std::size_t segment_nodes = 20000;
@@ -85,6 +92,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--gelu-degree" && has_value) o.gelu_degree = static_cast<int>(number());
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
+    else if (arg == "--noise" && has_value) o.noise_bits = std::strtod(argv[++i], nullptr);
     else if (arg == "--placement" && has_value) {
       for (const auto& r : split_list(argv[++i])) o.placement_ranks.push_back(std::stoi(r));
     } else return false;
@@ -127,7 +135,8 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
-               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n",
+               "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n"
+               "       [--magnitude-limit M] [--noise BITS]\n",
                argv[0]);
     return 2;
   }
@@ -191,6 +200,19 @@ int main(int argc, char** argv) {
   for (const auto& block : planner.samples().front()) twin_blocks.emplace_back(block.begin(), block.end());
   const nn::Matrix twin = model.unpack_blocks(twin_blocks);
   fmt::print("polynomial twin against the exact reference: max error {:.3e}\n", max_difference(twin, exact));
+  if (o.noise_bits > 0) {
+    // Each layer on the last one's noisy outputs (the stages' inputs are the previous stage's outputs, in order).
+    std::vector<graph::SlotValues> values = sample;
+    for (std::size_t l = 0; l < plans.size(); ++l) {
+      values = graph::simulate_outputs_noisy(
+          plans[l], values, {.absolute = std::exp2(-o.noise_bits), .scaled_by_magnitude = true, .seed = l + 1});
+    }
+    std::vector<std::vector<std::complex<double>>> noisy_blocks;
+    for (const auto& block : values) noisy_blocks.emplace_back(block.begin(), block.end());
+    const double error = max_difference(model.unpack_blocks(noisy_blocks), twin);
+    fmt::print("bootstraps off by 2^-{:g}: hidden states {:.3e} from the twin ({:.1f} bits)\n", o.noise_bits, error,
+               -std::log2(error));
+  }
   print_placements(plans, o.placement_ranks);
   if (o.plan_only) return 0;
 
