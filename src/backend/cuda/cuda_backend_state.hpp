@@ -101,11 +101,11 @@ struct CudaBackend::State {
                    const cuda::NttBatchLayout& layout = {});
   void ntt_inverse(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch = 1,
                    const cuda::NttBatchLayout& layout = {});
+  // The forward twiddle pairs of primes' NTT tables, consecutive (N pairs a prime), on the device.
+  const std::uint32_t* forward_twiddles(std::span<const std::uint32_t> primes);
   // The forward NTT of a ModUp's `batch` digits at data (consecutive, over `primes`, each digit's own limbs named
   // by skip) fused with the key-switch inner product (cuda::NttPlan::forward_inner_product): false, with nothing
   // queued, when the primes need more than one launch (then transform and apply the inner product apart).
-  // The forward twiddle pairs of primes' NTT tables, consecutive (N pairs a prime), on the device.
-  const std::uint32_t* forward_twiddles(std::span<const std::uint32_t> primes);
   bool ntt_forward_inner_product(std::uint32_t* data, std::span<const std::uint32_t> primes, std::size_t batch,
                                  NttSkip skip, const cuda::detail::InnerProductLaunch& inner_product);
 
