@@ -50,6 +50,7 @@
 #include "layer_profile.hpp"
 #include "run_planned.hpp"
 #include "run_stages.hpp"
+#include "same_words.hpp"
 #include "transformer_support.hpp"
 
 using namespace cerium;
@@ -244,9 +245,7 @@ int main(int argc, char** argv) {
         const StagedRun replay = stages.run(std::move(recorded));
         bool same = replay.outputs.size() == run.outputs.size();
         for (std::size_t b = 0; same && b < run.outputs.size(); ++b) {
-          const ckks::Ciphertext x = evaluator.download(replay.outputs[b]), y = evaluator.download(run.outputs[b]);
-          same = x.level() == y.level() && x.scale() == y.scale();
-          for (std::size_t k = 0; same && k < x.size(); ++k) same = x.part(k) == y.part(k);
+          same = same_words(evaluator.download(replay.outputs[b]), evaluator.download(run.outputs[b]));
         }
         fmt::print("encrypted BERT replayed: {:.3f} s for {} layers ({:.3f} s a layer); the same words: {}\n",
                    replay.seconds, plans.size(), replay.seconds / static_cast<double>(plans.size()),

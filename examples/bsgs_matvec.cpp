@@ -24,6 +24,7 @@
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/evaluator.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#include "same_words.hpp"
 
 using namespace cerium;
 using namespace cerium::ckks;
@@ -61,12 +62,6 @@ Ciphertext eager(const Evaluator& ev, const Encoder& encoder, const circuits::Li
   }
   ev.rescale_inplace(total);
   return total;
-}
-
-bool same_words(const Ciphertext& a, const Ciphertext& b) {
-  bool same = a.size() == b.size() && a.level() == b.level() && a.scale() == b.scale();
-  for (std::size_t i = 0; same && i < a.size(); ++i) same = a.part(i) == b.part(i);
-  return same;
 }
 
 }  // namespace

@@ -73,6 +73,7 @@
 #include "layer_profile.hpp"
 #include "plaintext_budget.hpp"
 #include "run_planned.hpp"
+#include "same_words.hpp"
 
 using namespace cerium;
 
@@ -147,10 +148,7 @@ bool side_by_side(const graph::Executor<B>& executor, const graph::CapturedRun<B
   };
   const auto got = round();  // also reserves each graph's memory
   bool same = true;
-  for (std::size_t k = 0; k < count; ++k) {
-    same = same && got[k].level() == want[k].level() && got[k].scale() == want[k].scale();
-    for (std::size_t p = 0; same && p < got[k].size(); ++p) same = got[k].part(p) == want[k].part(p);
-  }
+  for (std::size_t k = 0; k < count; ++k) same = same && same_words(got[k], want[k]);
   constexpr int rounds = 5;
   start = std::chrono::steady_clock::now();
   for (int r = 0; r < rounds; ++r) (void)round();
@@ -264,8 +262,7 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
       const auto replayed = captured->run(first_input);
       const ckks::Ciphertext replayed_words = evaluator.download(replayed.at(0));
       const double replay_s = seconds_since(start);
-      bool same = eager_words.level() == replayed_words.level() && eager_words.scale() == replayed_words.scale();
-      for (std::size_t k = 0; same && k < eager_words.size(); ++k) same = eager_words.part(k) == replayed_words.part(k);
+      const bool same = same_words(eager_words, replayed_words);
       fmt::print("one image issued node by node: {:.3f} s; replayed: {:.3f} s; the same words: {}\n", eager_s,
                  replay_s, same ? "yes" : "NO");
       if (!same) return 1;
