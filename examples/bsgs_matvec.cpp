@@ -84,8 +84,11 @@ int main() {
   for (auto& v : x) v = dist(rng);
 
   const auto matrix = circuits::DiagonalMatrix::from_dense(m);
-  const circuits::LinearTransform<> bsgs(evaluator, matrix, {.level = 3});
-  const circuits::LinearTransform<> diagonal(evaluator, matrix, {.level = 3, .bsgs = {.stride = kSlots}});
+  // Single hoisting, the sequence eager() writes out (the default for a matrix of values is doubled hoisting: one
+  // ModDown per giant instead of one per baby, so other words within the same precision).
+  const circuits::LinearTransform<> bsgs(evaluator, matrix, {.level = 3, .hoisting = circuits::Hoisting::single});
+  const circuits::LinearTransform<> diagonal(
+      evaluator, matrix, {.level = 3, .hoisting = circuits::Hoisting::single, .bsgs = {.stride = kSlots}});
   // Keys for exactly the steps the two transforms use.
   std::vector<std::int64_t> steps = bsgs.rotation_steps();
   for (const auto s : diagonal.rotation_steps()) steps.push_back(s);
