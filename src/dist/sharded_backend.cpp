@@ -298,12 +298,12 @@ struct ShardedBackend::State {
 
     // This rank's limbs, packed poly by poly, in a buffer of wire's memory (runs of limbs in one copy each).
     DeviceWords mine(wire, std::max<std::size_t>(counts[me], 1), BufferInit::uninitialized);
+    Positions mine_positions;  // of `basis`
+    for (std::size_t i : owned[me]) mine_positions.push_back(positions[i]);
     std::size_t at = 0;
     for (const RnsPoly* y : polys) {
       require<MismatchError>(y->basis() == basis, "gathering limbs of polynomials over different bases");
       if (owned[me].empty()) continue;
-      Positions mine_positions;
-      for (std::size_t i : owned[me]) mine_positions.push_back(positions[i]);
       RnsPoly piece = packed(mine, at, basis, owned[me], y->form());
       copy_limbs(piece, consecutive(0, owned[me].size()), *y, mine_positions);
       at += owned[me].size() * stride;
