@@ -134,8 +134,7 @@ int main(int argc, char** argv) {
   const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
   const std::size_t slots = layout.slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
-  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
-  if (o.magnitude_limit > 0) options.bootstrap_magnitude_limit = o.magnitude_limit;
+  graph::PlanOptions options = bootstrapped_plan_options(context, slots, o.magnitude_limit);
   std::vector<graph::SlotValues> sample;
   for (const auto& block : nn::pack_row_blocks(layout, layout_options.blocks, x)) {
     sample.emplace_back(block.begin(), block.end());

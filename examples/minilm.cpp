@@ -147,8 +147,7 @@ Prepared prepare(const nn::BertWeights& weights, const io::WeightFile& file, std
   nn::EncryptedBert model(weights, ranges,
                           {.rows = kRows, .valid_tokens = sentence.tokens, .ffn_blocks = kFfnBlocks});
   const std::size_t slots = model.layout().slots();
-  graph::PlanOptions options = bootstrapped_plan_options(context, slots);
-  if (magnitude_limit > 0) options.bootstrap_magnitude_limit = magnitude_limit;
+  graph::PlanOptions options = bootstrapped_plan_options(context, slots, magnitude_limit);
   const auto packed = model.pack(sentence.input);
   options.calibration = {{graph::SlotValues(packed.begin(), packed.end())}};
   graph::Tracer tracer(context);

@@ -48,9 +48,10 @@ inline double max_difference(const cerium::nn::Matrix& a, const cerium::nn::Matr
   return e;
 }
 
-// Plan options with the bootstrapper a BootstrapConfig{.slots = slots} makes on this context.
+// Plan options with the bootstrapper a BootstrapConfig{.slots = slots} makes on this context; a positive
+// magnitude_limit replaces PlanOptions::bootstrap_magnitude_limit's default (the examples' --magnitude-limit).
 inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::ContextPtr& context,
-                                                            std::size_t slots) {
+                                                            std::size_t slots, double magnitude_limit = 0) {
   using namespace cerium;
   const auto levels = boot::bootstrap_levels(context->parameters(), boot::BootstrapConfig{.slots = slots});
   graph::PlanOptions options;
@@ -58,5 +59,6 @@ inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::
                                            .output_scale = context->parameters().default_scale(),
                                            .min_input_level = 1,
                                            .slots = slots};
+  if (magnitude_limit > 0) options.bootstrap_magnitude_limit = magnitude_limit;
   return options;
 }
