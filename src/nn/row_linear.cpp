@@ -9,15 +9,28 @@
 namespace cerium::nn {
 
 RowLinearMap::RowLinearMap(const RowLayout& in, const RowLayout& out, std::vector<double> weights)
-    : in_(in), out_(out), weights_(std::move(weights)) {
+    : in_(in), out_(out) {
   in_.validate();
   out_.validate();
   require(in_.rows == out_.rows && in_.stride == out_.stride,
           "row linear map: layouts of {} rows stride {} and {} rows stride {} (a token-wise map keeps both)",
           in_.rows, in_.stride, out_.rows, out_.stride);
-  require(weights_.size() == in_.features * out_.features,
-          "row linear map: {} weights for {} outputs x {} inputs", weights_.size(), out_.features, in_.features);
+  require(weights.size() == in_.features * out_.features,
+          "row linear map: {} weights for {} outputs x {} inputs", weights.size(), out_.features, in_.features);
+  const auto inputs = static_cast<std::int64_t>(in_.features), outputs = static_cast<std::int64_t>(out_.features);
+  diagonals_.reserve(weights.size());
+  start_.reserve(in_.features + out_.features);
+  for (std::int64_t d = -(outputs - 1); d < inputs; ++d) {
+    start_.push_back(diagonals_.size());
+    for (std::size_t j = first_row(d); static_cast<std::int64_t>(j) < outputs && static_cast<std::int64_t>(j) + d < inputs;
+         ++j) {
+      diagonals_.push_back(weights[j * in_.features + static_cast<std::size_t>(static_cast<std::int64_t>(j) + d)]);
+    }
+  }
+  start_.push_back(diagonals_.size());
 }
+
+std::size_t RowLinearMap::first_row(std::int64_t d) const { return d < 0 ? static_cast<std::size_t>(-d) : 0; }
 
 std::vector<std::int64_t> RowLinearMap::offsets() const {
   std::vector<std::int64_t> offsets;
@@ -33,20 +46,25 @@ std::vector<circuits::Complex> RowLinearMap::diagonal(std::int64_t offset) const
   const auto n = static_cast<std::int64_t>(slots());
   const std::int64_t d = offset < n / 2 ? offset : offset - n;
   std::vector<circuits::Complex> values(in_.stride, 0.0);
-  for (std::size_t j = 0; j < out_.features; ++j) {
-    const std::int64_t i = static_cast<std::int64_t>(j) + d;
-    if (i >= 0 && i < static_cast<std::int64_t>(in_.features)) {
-      values[j] = weights_[j * in_.features + static_cast<std::size_t>(i)];
-    }
-  }
+  const auto outputs = static_cast<std::int64_t>(out_.features);
+  if (d <= -outputs || d >= static_cast<std::int64_t>(in_.features)) return values;  // no weight on it
+  const auto k = static_cast<std::size_t>(d + outputs - 1);
+  const std::size_t first = first_row(d);
+  for (std::size_t t = start_[k]; t < start_[k + 1]; ++t) values[first + (t - start_[k])] = diagonals_[t];
   return values;
 }
 
 std::vector<double> RowLinearMap::apply_row(const std::vector<double>& x) const {
   require(x.size() == in_.features, "row linear map: a row of {} values for {} inputs", x.size(), in_.features);
   std::vector<double> y(out_.features, 0.0);
-  for (std::size_t j = 0; j < out_.features; ++j) {
-    for (std::size_t i = 0; i < in_.features; ++i) y[j] += weights_[j * in_.features + i] * x[i];
+  const auto outputs = static_cast<std::int64_t>(out_.features);
+  for (std::size_t k = 0; k + 1 < start_.size(); ++k) {
+    const std::int64_t d = static_cast<std::int64_t>(k) - (outputs - 1);
+    const std::size_t first = first_row(d);
+    for (std::size_t t = start_[k]; t < start_[k + 1]; ++t) {
+      const std::size_t j = first + (t - start_[k]);
+      y[j] += diagonals_[t] * x[static_cast<std::size_t>(static_cast<std::int64_t>(j) + d)];
+    }
   }
   return y;
 }

@@ -17,7 +17,9 @@
 
 namespace cerium::nn {
 
-// A token-wise layer's slot-linear map (the header comment): the weights kept, each diagonal made on demand.
+// A token-wise layer's slot-linear map (the header comment): the weights kept diagonal by diagonal, each diagonal's
+// period made on demand. Diagonal-major because a plan and its run make every diagonal once per ciphertext of
+// rows (16 times for a Llama block): read from a row-major matrix, each of its values is a cache miss.
 class RowLinearMap {
  public:
   // weights: out.features x in.features, row-major (PyTorch's out x in). InvalidArgument for another size or
@@ -34,8 +36,12 @@ class RowLinearMap {
   std::vector<double> apply_row(const std::vector<double>& x) const;
 
  private:
+  // Diagonal d = i - j (in [-(out - 1), in)) of W: W[j][j + d] for j from first_row(d), contiguous from
+  // start_[d + out - 1].
+  std::size_t first_row(std::int64_t d) const;
   RowLayout in_, out_;
-  std::vector<double> weights_;
+  std::vector<double> diagonals_;
+  std::vector<std::size_t> start_;  // in + out entries: the last is diagonals_.size()
 };
 
 // A token-wise linear layer: its map by graph::multiply, then its bias.
