@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -48,8 +49,18 @@ inline double max_difference(const cerium::nn::Matrix& a, const cerium::nn::Matr
   return e;
 }
 
-// Plan options with the bootstrapper a BootstrapConfig{.slots = slots} makes on this context; a positive
-// magnitude_limit replaces PlanOptions::bootstrap_magnitude_limit's default (the examples' --magnitude-limit).
+// Host threads for the planner's calibration simulation (PlanOptions::simulation_threads): CERIUM_PLAN_THREADS
+// if set, else half the cores up to 8 on a machine of 8 or more (the GPU machine's 16: a layer planned while the
+// one before runs, beside its host thread), else 1 (spinning threads on a small shared machine slow it down).
+inline std::size_t plan_threads() {
+  if (const char* env = std::getenv("CERIUM_PLAN_THREADS")) return std::max<std::size_t>(1, std::strtoull(env, nullptr, 10));
+  const std::size_t cores = std::thread::hardware_concurrency();
+  return cores >= 8 ? std::min<std::size_t>(8, cores / 2) : 1;
+}
+
+// Plan options with the bootstrapper a BootstrapConfig{.slots = slots} makes on this context and plan_threads();
+// a positive magnitude_limit replaces PlanOptions::bootstrap_magnitude_limit's default (the examples'
+// --magnitude-limit).
 inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::ContextPtr& context,
                                                             std::size_t slots, double magnitude_limit = 0) {
   using namespace cerium;
@@ -60,5 +71,6 @@ inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::
                                            .min_input_level = 1,
                                            .slots = slots};
   if (magnitude_limit > 0) options.bootstrap_magnitude_limit = magnitude_limit;
+  options.simulation_threads = plan_threads();
   return options;
 }

@@ -73,7 +73,7 @@ Plan plan(Program program, const PlanOptions& options) {
   std::vector<double> magnitude;
   if (!options.calibration.empty() && options.bootstrap) {
     // Values too large to bootstrap well are left alone, the limit raised until a placement exists.
-    magnitude = simulate_magnitudes(program, options.calibration, &out.calibration_outputs);
+    magnitude = simulate_magnitudes(program, options.calibration, &out.calibration_outputs, options.simulation_threads);
     const LevelProblem unrestricted = problem;
     for (double limit = options.bootstrap_magnitude_limit;; limit *= 2) {
       problem = unrestricted;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cerium/core/check.hpp"
+#include "slot_pool.hpp"
 
 namespace cerium::graph {
 
@@ -19,32 +20,88 @@ inline Complex times(Complex a, Complex b) {
   return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
 }
 
-// One thread per loop: a node is short (about 40 us at 32768 slots) and an OpenMP team per node stalls whenever a
-// core is busy elsewhere (tried: 20 s became 370 s with another process on one of two cores).
-//
-// recycled, when not null, is a's own buffer, taken from its node because this one reads it last: the result is
-// written over it (no allocation, no zeroing pass). Its data pointer stays valid through the move.
-template <class F>
-SlotValues each(const SlotValues& a, SlotValues* recycled, F f) {
-  const Complex* source = a.data();
-  const std::size_t size = a.size();
-  SlotValues out = recycled != nullptr ? std::move(*recycled) : SlotValues(size);
-  for (std::size_t i = 0; i < size; ++i) out[i] = f(i, source[i]);
+inline double squared(Complex x) { return x.real() * x.real() + x.imag() * x.imag(); }
+
+// How a node's loops run: on the caller's thread or split among a pool's (pool may be null), and whether they
+// also find the largest |slot| of what they write (no second pass over the values for the planner's magnitudes).
+struct Loop {
+  SlotPool* pool = nullptr;
+  bool track = false;
+  std::vector<double> part_largest = {};  // one entry per part of the node being run
+};
+
+// max |x|^2 over values[0, size), with four running maxima (one dependent chain of maxima was a third of a
+// transformer layer's planning).
+double largest_squared(const Complex* values, std::size_t size) {
+  double m[4] = {0, 0, 0, 0};
+  const std::size_t body = size - size % 4;
+  for (std::size_t i = 0; i < body; i += 4) {
+    for (std::size_t k = 0; k < 4; ++k) m[k] = std::max(m[k], squared(values[i + k]));
+  }
+  for (std::size_t i = body; i < size; ++i) m[0] = std::max(m[0], squared(values[i]));
+  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
+
+// A node's result of `size` slots, written by write(out, begin, end) over ranges of it, into `buffer` when that
+// has the size (operand 0's own values when this node reads them last, or a freed node's: no allocation, no
+// zeroing pass). A tracking loop reads each block of 256 slots back while it is in the L1 cache for the largest
+// |slot|, which goes to *largest.
+template <class Write>
+SlotValues fill(Loop& loop, std::size_t size, SlotValues* buffer, double* largest, const Write& write) {
+  SlotValues out = buffer != nullptr && buffer->size() == size ? std::move(*buffer) : SlotValues(size);
+  Complex* data = out.data();
+  const std::size_t parts = loop.pool != nullptr ? loop.pool->parts(size) : 1;
+  if (loop.track) loop.part_largest.assign(parts, 0.0);
+  auto body = [&](std::size_t part, std::size_t begin, std::size_t end) {
+    if (!loop.track) {
+      write(data, begin, end);
+      return;
+    }
+    constexpr std::size_t kBlock = 256;
+    double m = 0;
+    for (std::size_t b = begin; b < end; b += kBlock) {
+      const std::size_t e = std::min(end, b + kBlock);
+      write(data, b, e);
+      m = std::max(m, largest_squared(data + b, e - b));
+    }
+    loop.part_largest[part] = m;
+  };
+  if (loop.pool != nullptr) {
+    loop.pool->run(size, body);
+  } else {
+    body(0, 0, size);
+  }
+  if (loop.track && largest != nullptr) {
+    *largest = std::sqrt(*std::max_element(loop.part_largest.begin(), loop.part_largest.end()));
+  }
   return out;
 }
 
-// a op p, p the plaintext's period tiled over a's slots (without building the tiled vector); recycled as in each.
+// f(i, a[i]) in every slot.
 template <class F>
-SlotValues with_plain(const SlotValues& a, SlotValues* recycled, const PlainVector& plain, F f) {
+SlotValues each(Loop& loop, const SlotValues& a, SlotValues* buffer, double* largest, F f) {
+  const Complex* source = a.data();
+  return fill(loop, a.size(), buffer, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) out[i] = f(i, source[i]);
+  });
+}
+
+// f(a[i], p[i mod period]): p the plaintext's period tiled over a's slots (without building the tiled vector).
+template <class F>
+SlotValues with_plain(Loop& loop, const SlotValues& a, SlotValues* buffer, double* largest, const PlainVector& plain,
+                      F f) {
   const SlotValues p = plain.expanded(plain.period());
   const Complex* source = a.data();
-  const std::size_t size = a.size();
-  require(size % p.size() == 0, "simulate: a plaintext of period {} does not tile {} slots", p.size(), size);
-  SlotValues out = recycled != nullptr ? std::move(*recycled) : SlotValues(size);
-  for (std::size_t start = 0; start < size; start += p.size()) {
-    for (std::size_t j = 0; j < p.size(); ++j) out[start + j] = f(source[start + j], p[j]);
-  }
-  return out;
+  const Complex* tile = p.data();
+  const std::size_t period = p.size();
+  require(a.size() % period == 0, "simulate: a plaintext of period {} does not tile {} slots", period, a.size());
+  return fill(loop, a.size(), buffer, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin, j = begin % period; i < end; j = 0) {  // contiguous runs of the period
+      const std::size_t n = std::min(end - i, period - j);
+      for (std::size_t k = 0; k < n; ++k) out[i + k] = f(source[i + k], tile[j + k]);
+      i += n;
+    }
+  });
 }
 
 // The operations whose result may be written over their first operand's values (slot by slot, or a move).
@@ -67,52 +124,72 @@ bool writes_over_first(Op op) {
   return false;
 }
 
-// Node `id`'s values from its operands' (v holds them; with recycled, operand 0's are there instead, see each).
-SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const SlotValues* input,
-                         SlotValues* recycled = nullptr) {
+// max |x| over the values (for the nodes that copy or move).
+double largest_magnitude(const SlotValues& values) { return std::sqrt(largest_squared(values.data(), values.size())); }
+
+// Node n's values from its operands' (v holds them). taken, when not null, is operand 0's values, moved out of v
+// because this node reads them last: the result is written over them. Otherwise spare, when not null, is a buffer
+// whose contents do not matter. With a tracking loop, *largest gets the result's largest |slot|.
+SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const SlotValues* input, Loop& loop,
+                         SlotValues* taken = nullptr, SlotValues* spare = nullptr, double* largest = nullptr) {
   const auto in = [&](std::size_t k) -> const SlotValues& {
-    return recycled != nullptr && n.inputs.at(k) == n.inputs[0] ? *recycled : v[n.inputs.at(k)];
+    return taken != nullptr && n.inputs.at(k) == n.inputs[0] ? *taken : v[n.inputs.at(k)];
   };
   const SlotValues& first = n.inputs.empty() ? *input : in(0);
+  SlotValues* buffer = taken != nullptr ? taken : spare;
+  const auto copied = [&](SlotValues out) {  // a node that copies or moves its operand's values
+    if (loop.track && largest != nullptr) *largest = largest_magnitude(out);
+    return out;
+  };
   switch (n.op) {
     case Op::input:
       require<MismatchError>(input->size() == n.slots, "simulate: input '{}' of {} values for {} slots", n.name,
                              input->size(), n.slots);
-      return *input;
+      return copied(*input);
     case Op::add: {
       const Complex* b = in(1).data();  // hoisted: in() checks its index, once per node rather than per slot
-      return each(first, recycled, [b](std::size_t i, auto x) { return x + b[i]; });
+      return each(loop, first, buffer, largest, [b](std::size_t i, Complex x) { return x + b[i]; });
     }
     case Op::sub: {
       const Complex* b = in(1).data();
-      return each(first, recycled, [b](std::size_t i, auto x) { return x - b[i]; });
+      return each(loop, first, buffer, largest, [b](std::size_t i, Complex x) { return x - b[i]; });
     }
-    case Op::negate: return each(first, recycled, [](std::size_t, auto x) { return -x; });
+    case Op::negate: return each(loop, first, buffer, largest, [](std::size_t, Complex x) { return -x; });
     case Op::multiply: {
       const Complex* b = in(1).data();
-      return each(first, recycled, [b](std::size_t i, auto x) { return times(x, b[i]); });
+      return each(loop, first, buffer, largest, [b](std::size_t i, Complex x) { return times(x, b[i]); });
     }
     case Op::multiply_plain:
-      return with_plain(first, recycled, n.plain, [](Complex x, Complex p) { return times(x, p); });
-    case Op::add_plain: return with_plain(first, recycled, n.plain, [](Complex x, Complex p) { return x + p; });
+      return with_plain(loop, first, buffer, largest, n.plain, [](Complex x, Complex p) { return times(x, p); });
+    case Op::add_plain:
+      return with_plain(loop, first, buffer, largest, n.plain, [](Complex x, Complex p) { return x + p; });
     case Op::multiply_constant: {
       const double c = n.constant.real();
-      return each(first, recycled, [&](std::size_t, auto x) { return Complex(x.real() * c, x.imag() * c); });
+      return each(loop, first, buffer, largest,
+                  [c](std::size_t, Complex x) { return Complex(x.real() * c, x.imag() * c); });
     }
-    case Op::add_constant: return each(first, recycled, [&](std::size_t, auto x) { return x + n.constant; });
+    case Op::add_constant: {
+      const Complex c = n.constant;
+      return each(loop, first, buffer, largest, [c](std::size_t, Complex x) { return x + c; });
+    }
     case Op::rotate: {
-      const SlotValues& a = first;
-      const auto size = static_cast<std::int64_t>(a.size());
-      const auto shift = static_cast<std::size_t>(((n.steps % size) + size) % size);
-      SlotValues out(a.size());
-      std::copy(a.begin() + static_cast<std::ptrdiff_t>(shift), a.end(), out.begin());
-      std::copy(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(shift),
-                out.begin() + static_cast<std::ptrdiff_t>(a.size() - shift));
-      return out;
+      // out[i] = a[(i + steps) mod size]: never written over its operand (spare only).
+      const std::size_t size = first.size();
+      const auto signed_size = static_cast<std::int64_t>(size);
+      const auto shift = static_cast<std::size_t>(((n.steps % signed_size) + signed_size) % signed_size);
+      const Complex* source = first.data();
+      return fill(loop, size, spare, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin, k = (begin + shift) % size; i < end; k = 0) {  // at most two runs
+          const std::size_t n = std::min(end - i, size - k);
+          std::copy(source + k, source + k + n, out + i);
+          i += n;
+        }
+      });
     }
-    case Op::conjugate: return each(first, recycled, [](std::size_t, auto x) { return std::conj(x); });
+    case Op::conjugate:
+      return each(loop, first, buffer, largest, [](std::size_t, Complex x) { return std::conj(x); });
     case Op::bootstrap:
-    case Op::output: return recycled != nullptr ? std::move(*recycled) : first;
+    case Op::output: return copied(taken != nullptr ? std::move(*taken) : first);
   }
   return {};
 }
@@ -128,9 +205,10 @@ std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotV
   require_inputs(program, inputs);
   std::vector<SlotValues> v(program.size());
   std::size_t next_input = 0;
+  Loop loop;
   for (std::size_t id = 0; id < program.size(); ++id) {
     const Node& n = program.node(static_cast<NodeId>(id));
-    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr);
+    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr, loop);
   }
   return v;
 }
@@ -138,41 +216,45 @@ std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotV
 namespace {
 
 // The program on one sample, each node's values dropped after its last reader (outputs have none: they stay);
-// visit(id, values) sees every node's values when computed. Returns the values still held.
+// visit(id, values, largest) sees every node's values when computed (largest: their largest |slot| when the loop
+// tracks it, else 0). Returns the values still held.
 template <class Visit>
 std::vector<SlotValues> run_freeing(const Program& program, const std::vector<NodeId>& last_reader,
-                                    const std::vector<SlotValues>& inputs, Visit visit) {
+                                    const std::vector<SlotValues>& inputs, Loop& loop, Visit visit) {
   require_inputs(program, inputs);
   std::vector<SlotValues> v(program.size());
+  // Freed values' buffers, written over by later nodes (a 2^15-slot vector is 512 KiB: allocated fresh, its
+  // pages are faulted in and zeroed each time).
+  std::vector<SlotValues> spare;
+  constexpr std::size_t kSpareBuffers = 8;
   std::size_t next_input = 0;
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& n = program.node(id);
     // Operand 0's values, when this node reads them last, become this node's (written over in place).
-    SlotValues taken;
+    SlotValues taken, buffer;
     const bool recycle = writes_over_first(n.op) && last_reader[n.inputs.at(0)] == id;
-    if (recycle) taken = std::move(v[n.inputs[0]]);
-    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr, recycle ? &taken : nullptr);
-    visit(id, v[id]);  // may change the values (noise)
+    if (recycle) {
+      taken = std::move(v[n.inputs[0]]);
+    } else if (!spare.empty()) {
+      buffer = std::move(spare.back());
+      spare.pop_back();
+    }
+    double largest = 0;
+    v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr, loop,
+                          recycle ? &taken : nullptr, &buffer, &largest);
+    visit(id, v[id], largest);  // may change the values (noise)
+    if (!buffer.empty() && spare.size() < kSpareBuffers) spare.push_back(std::move(buffer));
     for (const NodeId operand : n.inputs) {
-      if (last_reader[operand] == id) SlotValues().swap(v[operand]);
+      if (last_reader[operand] != id || v[operand].empty()) continue;
+      if (spare.size() < kSpareBuffers) {
+        spare.push_back(std::move(v[operand]));
+      } else {
+        SlotValues().swap(v[operand]);
+      }
+      v[operand] = SlotValues();
     }
   }
   return v;
-}
-
-// max |x| over the values. Squared and written out (std::norm of a complex<double> takes a hypot per slot), with
-// four running maxima: one chain of dependent maxsd was a third of a transformer layer's planning.
-double largest_magnitude(const SlotValues& values) {
-  const auto norm = [&](std::size_t i) {
-    return values[i].real() * values[i].real() + values[i].imag() * values[i].imag();
-  };
-  double m[4] = {0, 0, 0, 0};
-  const std::size_t size = values.size(), body = size - size % 4;
-  for (std::size_t i = 0; i < body; i += 4) {
-    for (std::size_t k = 0; k < 4; ++k) m[k] = std::max(m[k], norm(i + k));
-  }
-  for (std::size_t i = body; i < size; ++i) m[0] = std::max(m[0], norm(i));
-  return std::sqrt(std::max(std::max(m[0], m[1]), std::max(m[2], m[3])));
 }
 
 std::vector<NodeId> last_readers(const Program& program) {
@@ -186,13 +268,16 @@ std::vector<NodeId> last_readers(const Program& program) {
 }  // namespace
 
 std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples,
-                                        std::vector<std::vector<SlotValues>>* outputs) {
+                                        std::vector<std::vector<SlotValues>>* outputs, std::size_t threads) {
   std::vector<double> magnitude(program.size(), 0.0);
   const std::vector<NodeId> last_reader = last_readers(program);
   if (outputs != nullptr) outputs->clear();
+  SlotPool pool(threads);
+  Loop loop{.pool = threads > 1 ? &pool : nullptr, .track = true};
   for (const auto& inputs : samples) {
-    std::vector<SlotValues> v = run_freeing(program, last_reader, inputs, [&](NodeId id, const SlotValues& values) {
-      magnitude[id] = std::max(magnitude[id], largest_magnitude(values));
+    std::vector<SlotValues> v = run_freeing(program, last_reader, inputs, loop,
+                                            [&](NodeId id, const SlotValues&, double largest) {
+      magnitude[id] = std::max(magnitude[id], largest);
     });
     if (outputs != nullptr) {
       outputs->emplace_back();
@@ -203,7 +288,9 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
 }
 
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs) {
-  std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, [](NodeId, const SlotValues&) {});
+  Loop loop;
+  std::vector<SlotValues> v =
+      run_freeing(program, last_readers(program), inputs, loop, [](NodeId, const SlotValues&, double) {});
   std::vector<SlotValues> out;
   for (const NodeId id : program.outputs()) out.push_back(std::move(v[id]));
   return out;
@@ -215,7 +302,9 @@ std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vect
   std::mt19937_64 rng(noise.seed);
   std::uniform_real_distribution<double> unit(-noise.absolute, noise.absolute);
   const Program& program = plan.program;
-  std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, [&](NodeId id, SlotValues& values) {
+  Loop loop;
+  std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, loop,
+                                          [&](NodeId id, SlotValues& values, double) {
     if (!plan.nodes[id].bootstrap && program.node(id).op != Op::bootstrap) return;
     double factor = 1;
     if (noise.scaled_by_magnitude) {

@@ -21,9 +21,11 @@ namespace cerium::graph {
 std::vector<SlotValues> simulate(const Program& program, const std::vector<SlotValues>& inputs);
 // The largest |slot| of every node over several samples of inputs, each node's values dropped after its last
 // reader (a large model's values do not all fit in memory at once); with `outputs`, each sample's output values
-// too (one simulation for both).
+// too (one simulation for both). threads > 1 splits each node's slots among that many host threads (see
+// PlanOptions::simulation_threads); the results do not depend on it.
 std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples,
-                                        std::vector<std::vector<SlotValues>>* outputs = nullptr);
+                                        std::vector<std::vector<SlotValues>>* outputs = nullptr,
+                                        std::size_t threads = 1);
 // The outputs' slot values only (in order), each node's values dropped after its last reader.
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs);
 

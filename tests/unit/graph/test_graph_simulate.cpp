@@ -76,6 +76,36 @@ TEST_CASE("simulating a traced program gives the twin's values", "[graph][simula
   CHECK_THROWS_AS(graph::simulate(std::move(t).finish(), {}), MismatchError);
 }
 
+TEST_CASE("the simulation on several threads gives one thread's values and magnitudes", "[graph][simulate]") {
+  auto rng = cerium_test::make_rng(613);
+  INFO("test seed " << cerium_test::test_seed());
+  // 8192 slots: above the size below which a node stays on one thread, in parts that do not align with the
+  // plaintexts' periods or the rotations.
+  const auto context = ckks::Context::create(
+      {.log_n = 14, .levels = 8, .level_width = 2, .level_prime_bits = 28, .dnum = 2, .insecure_opt_out = true});
+  const std::size_t slots = 8192;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const ProgramShape shape{.seed = seed, .operations = 30, .depth = 4, .slots = slots};
+    graph::Tracer t(context);
+    random_program(t, {t.input("a", slots), t.input("b", slots)}, shape);
+    const graph::Program program = std::move(t).finish();
+    std::vector<std::vector<Slots>> samples;
+    for (int i = 0; i < 2; ++i) samples.push_back({random_slots(rng, slots, 0.5), random_slots(rng, slots, 0.5)});
+    std::vector<std::vector<Slots>> one_outputs, three_outputs;
+    const auto one = graph::simulate_magnitudes(program, samples, &one_outputs, 1);
+    const auto three = graph::simulate_magnitudes(program, samples, &three_outputs, 3);
+    CHECK(one == three);
+    CHECK(one_outputs == three_outputs);
+    // And both are the full simulation's, node by node.
+    const auto values = graph::simulate(program, samples.back());
+    for (std::size_t id = 0; id < values.size(); ++id) {
+      double m = 0;
+      for (const auto& x : values[id]) m = std::max(m, std::abs(x));
+      CHECK(three[id] >= m * (1 - 1e-15));
+    }
+  }
+}
+
 TEST_CASE("with calibration inputs, bootstraps avoid large values", "[graph][simulate]") {
   auto rng = cerium_test::make_rng(612);
   INFO("test seed " << cerium_test::test_seed());
