@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "cerium/core/check.hpp"
-#include "slot_pool.hpp"
 
 namespace cerium::graph {
 
@@ -23,10 +22,12 @@ inline Complex times(Complex a, Complex b) {
 
 inline double squared(Complex x) { return x.real() * x.real() + x.imag() * x.imag(); }
 
-// How a node's loops run: on the caller's thread or split among a pool's (pool may be null), and whether they
-// also find the largest |slot| of what they write (no second pass over the values for the planner's magnitudes).
+// How a node's loops run: on one thread, or split among `threads` OpenMP threads (PlanOptions::simulation_threads;
+// a node is about 20 us at 2^15 slots, so only idle cores pay: a team whose thread waits for a busy core stalls
+// every node, 20 s became 370 s so with another process on one of two cores), and whether they also find the
+// largest |slot| of what they write (no second pass over the values for the planner's magnitudes).
 struct Loop {
-  SlotPool* pool = nullptr;
+  std::size_t threads = 1;
   bool track = false;
   std::vector<double> part_largest = {};  // one entry per part of the node being run
 };
@@ -67,7 +68,9 @@ template <class Write>
 SlotValues fill(Loop& loop, std::size_t size, SlotValues* buffer, double* largest, const Write& write) {
   SlotValues out = buffer != nullptr && buffer->size() == size ? std::move(*buffer) : SlotValues(size);
   Complex* data = out.data();
-  const std::size_t parts = loop.pool != nullptr ? loop.pool->parts(size) : 1;
+  // Two parts a thread even out a thread that starts late; nodes under 4096 slots stay on one thread.
+  const std::size_t parts = loop.threads > 1 && size >= 4096 ? 2 * loop.threads : 1;
+  const std::size_t part_size = (size + parts - 1) / parts;
   if (loop.track) loop.part_largest.assign(parts, 0.0);
   auto body = [&](std::size_t part, std::size_t begin, std::size_t end) {
     if (!loop.track) {
@@ -83,11 +86,22 @@ SlotValues fill(Loop& loop, std::size_t size, SlotValues* buffer, double* larges
     }
     loop.part_largest[part] = m;
   };
-  if (loop.pool != nullptr) {
-    loop.pool->run(size, body);
+#if CERIUM_HAS_OPENMP
+  if (parts > 1) {
+    const auto signed_parts = static_cast<std::ptrdiff_t>(parts);
+#pragma omp parallel for num_threads(static_cast<int>(loop.threads)) schedule(dynamic, 1)
+    for (std::ptrdiff_t part = 0; part < signed_parts; ++part) {
+      const std::size_t begin = static_cast<std::size_t>(part) * part_size;
+      body(static_cast<std::size_t>(part), begin, std::min(size, begin + part_size));
+    }
   } else {
     body(0, 0, size);
   }
+#else
+  for (std::size_t part = 0; part < parts; ++part) {
+    body(part, part * part_size, std::min(size, (part + 1) * part_size));
+  }
+#endif
   if (loop.track && largest != nullptr) {
     *largest = std::sqrt(*std::max_element(loop.part_largest.begin(), loop.part_largest.end()));
   }
@@ -289,8 +303,7 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
   std::vector<double> magnitude(program.size(), 0.0);
   const std::vector<NodeId> last_reader = last_readers(program);
   if (outputs != nullptr) outputs->clear();
-  SlotPool pool(threads);
-  Loop loop{.pool = threads > 1 ? &pool : nullptr, .track = true};
+  Loop loop{.threads = threads, .track = true};
   for (const auto& inputs : samples) {
     std::vector<SlotValues> v = run_freeing(program, last_reader, inputs, loop,
                                             [&](NodeId id, const SlotValues&, double largest) {

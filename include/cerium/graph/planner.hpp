@@ -68,8 +68,9 @@ struct PlanOptions {
   // is. None: any value may be bootstrapped (the program must keep its bootstrapped values small itself).
   std::vector<std::vector<SlotValues>> calibration = {};
   double bootstrap_magnitude_limit = 2;
-  // Host threads that simulate the calibration samples (each node's slots split among them). More than one pays
-  // off only on otherwise idle cores: the threads spin between nodes (about 20 us each at 2^15 slots).
+  // OpenMP threads that simulate the calibration samples (each node's slots split among them; one without
+  // OpenMP). More than one pays off only on otherwise idle cores: a node is about 20 us at 2^15 slots, and a
+  // thread that waits for a busy core holds up every node.
   std::size_t simulation_threads = 1;
 };
 
