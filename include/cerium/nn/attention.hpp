@@ -213,21 +213,35 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
   const auto turned = [&](const Value& x, std::size_t s) { return s == 0 ? graph::duplicate(x) : ops.rotate(x, row_steps(s)); };
   const graph::PlainVector scaled_starts = shape.head_slot(0, softmax.score_scale);
 
-  // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head.
+  // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head. A score computed at slot 0
+  // goes to slot j by R^-j; a key for each of those w - 1 steps would come on top of R^j's (the values' picking
+  // below), so each term turns by w - j instead and the group's sum of them by -w once, as two turns by -w/2 (whose
+  // key add_rotations has): for a Llama block 126 rotation keys fewer (23 GiB expanded at N = 2^16).
   std::vector<std::vector<std::optional<Value>>> scores(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
+  std::vector<std::vector<std::optional<Value>>> ahead(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
+  const auto accumulate = [&](std::optional<Value>& sum, Value term) {
+    sum = sum ? ops.add(*sum, term) : std::move(term);
+  };
   for (std::size_t b = 0; b < blocks; ++b) {
     for (std::size_t s = 0; s < rows; ++s) {
       std::optional<Value> key;
       for (std::size_t a = 0; a < blocks; ++a) {
         if (!shape.blocks_meet(a, b)) continue;
         if (!key) key = turned(k[b], s);
-        const std::size_t index = b * rows + s;
+        const std::size_t index = b * rows + s, j = index % w;
         Value at_start = ops.multiply(add_rotations(ops, ops.multiply(q[a], *key), w, 1), scaled_starts);
-        Value placed =
-            index % w == 0 ? std::move(at_start) : ops.rotate(at_start, -static_cast<std::int64_t>(index % w));
-        auto& group = scores[a][index / w];
-        group = group ? ops.add(*group, placed) : std::move(placed);
+        if (j == 0) {
+          accumulate(scores[a][index / w], std::move(at_start));
+        } else {
+          accumulate(ahead[a][index / w], ops.rotate(at_start, static_cast<std::int64_t>(w - j)));
+        }
       }
+    }
+  }
+  const auto back = -static_cast<std::int64_t>(w / 2);
+  for (std::size_t a = 0; a < blocks; ++a) {
+    for (std::size_t g = 0; g < ahead[a].size(); ++g) {
+      if (ahead[a][g]) accumulate(scores[a][g], ops.rotate(ops.rotate(*ahead[a][g], back), back));
     }
   }
   // Per query block: the weights of the groups it has, then the weighted values.
