@@ -60,7 +60,11 @@ LlamaDecoderLayer encrypted_llama_layer(const LlamaLayerWeights& w, const LlamaC
   const RowLayout layout = llama_layout(config, options);
   const std::size_t block = config.ffn / options.ffn_blocks;
   const RowLayout wide{.rows = layout.rows, .features = block, .stride = layout.stride};
-  const AttentionShape shape{.layout = layout, .heads = config.heads, .causal = true, .blocks = options.blocks};
+  const AttentionShape shape{.layout = layout,
+                             .heads = config.heads,
+                             .causal = true,
+                             .blocks = options.blocks,
+                             .turn_split = options.turn_split};
   shape.validate();
   const LlamaLayerRanges r = calibrated.widened(options.margin);
 

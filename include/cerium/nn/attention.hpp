@@ -42,6 +42,16 @@ typename Ops::Value add_rotations(Ops& ops, typename Ops::Value x, std::size_t w
   return x;
 }
 
+// R^j for a turn within a head (0 < j < w): one rotation, or with a split s (a power of two) and j >= s, two: by
+// j - j mod s and by j mod s, so that the turns need keys 1..s-1 and the multiples of s only.
+template <class Ops>
+typename Ops::Value turn_in_head(Ops& ops, const typename Ops::Value& x, std::size_t j, std::size_t split) {
+  const std::size_t low = split == 0 ? j : j % split;
+  if (low == j) return ops.rotate(x, static_cast<std::int64_t>(j));
+  typename Ops::Value high = ops.rotate(x, static_cast<std::int64_t>(j - low));
+  return low == 0 ? high : ops.rotate(high, static_cast<std::int64_t>(low));
+}
+
 }  // namespace attention_detail
 
 // Each aligned segment of `width` slots (a power of two) gets its sum in every slot, for the segments that
@@ -62,6 +72,10 @@ struct AttentionShape {
   std::size_t valid_rows = 0;  // 0: all rows of all blocks
   bool causal = false;     // a decoder's mask: a query attends to tokens up to its own
   std::size_t blocks = 1;  // ciphertexts of rows
+  // Turns within a head by j = 1 .. w-1 place the scores and pick the values: each a key of its own (0), or with
+  // a power of two s, turns by j >= s are made of two (j - j mod s, then j mod s), so that their keys are 1..s-1
+  // (a matrix product's baby steps at stride s have them) and the multiples of s: fewer keys, more key switches.
+  std::size_t turn_split = 0;
 
   // Features per head; tokens of all blocks; the tokens attended to (valid_rows, 0 resolved); validate():
   // InvalidArgument unless the heads split the features into power-of-two widths and the valid rows fit.
@@ -74,6 +88,7 @@ struct AttentionShape {
             heads);
     const std::size_t w = head_width();
     require((w & (w - 1)) == 0, "attention: a head width of {} (a power of two is needed for the segment sums)", w);
+    require((turn_split & (turn_split - 1)) == 0, "attention: a turn split of {} (0 or a power of two)", turn_split);
     require(blocks >= 1, "attention: {} blocks of rows", blocks);
     require(valid() >= 1 && valid() <= tokens(), "attention: {} valid rows of {} ({} blocks of {})", valid(),
             tokens(), blocks, layout.rows);
@@ -233,7 +248,7 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
         if (j == 0) {
           accumulate(scores[a][index / w], std::move(at_start));
         } else {
-          accumulate(ahead[a][index / w], ops.rotate(at_start, static_cast<std::int64_t>(w - j)));
+          accumulate(ahead[a][index / w], attention_detail::turn_in_head(ops, at_start, w - j, shape.turn_split));
         }
       }
     }
@@ -268,7 +283,7 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
         const std::size_t index = b * rows + s, j = index % w;
         // A(r, key, h) at slot j of head h
         Value picked = ops.multiply(weights[a][slot_of[a][index / w]], shape.head_slot(j, weight_scale));
-        if (j != 0) picked = ops.rotate(picked, static_cast<std::int64_t>(j));
+        if (j != 0) picked = attention_detail::turn_in_head(ops, picked, j, shape.turn_split);
         Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
         Value term = ops.multiply(spread, *value);
         out[a] = out[a] ? ops.add(*out[a], term) : std::move(term);

@@ -110,15 +110,19 @@ TEST_CASE("self-attention over row shifts equals masked softmax attention per he
   struct Case {
     std::size_t rows, heads, valid, blocks = 1;
     bool causal = false;
+    std::size_t turn_split = 0;
   };
   // One score ciphertext (8 shifts in heads of 8), and four (16 shifts in heads of 4); with padding rows; rows
-  // over several ciphertexts (score groups spanning blocks, and blocks of padding only); causal masks.
+  // over several ciphertexts (score groups spanning blocks, and blocks of padding only); causal masks; turns
+  // within the heads split in two.
   for (const Case c : {Case{8, 2, 8}, Case{8, 2, 6}, Case{16, 4, 13}, Case{8, 2, 20, 3}, Case{4, 4, 7, 4},
-                       Case{8, 2, 8, 1, true}, Case{8, 2, 24, 3, true}, Case{4, 2, 11, 4, true}}) {
+                       Case{8, 2, 8, 1, true}, Case{8, 2, 24, 3, true}, Case{4, 2, 11, 4, true},
+                       Case{16, 2, 13, 1, false, 2}, Case{8, 2, 24, 3, true, 4}, Case{8, 2, 8, 1, false, 1}}) {
     INFO(c.blocks << " blocks of " << c.rows << " rows, " << c.heads << " heads, " << c.valid << " valid"
-                  << (c.causal ? ", causal" : ""));
+                  << (c.causal ? ", causal" : "") << ", turn split " << c.turn_split);
     const nn::AttentionShape shape{.layout = {.rows = c.rows, .features = 16, .stride = 32}, .heads = c.heads,
-                                   .valid_rows = c.valid, .causal = c.causal, .blocks = c.blocks};
+                                   .valid_rows = c.valid, .causal = c.causal, .blocks = c.blocks,
+                                   .turn_split = c.turn_split};
     const std::size_t T = c.rows * c.blocks, d = 16, w = 16 / c.heads, valid = c.valid;
     const std::vector<double> q = normal(T * d, rng, 0.7), k = normal(T * d, rng, 0.7), v = normal(T * d, rng, 1);
     // Reference: per head, softmax over the keys each row may see of q . k, then the weighted values.
@@ -169,6 +173,9 @@ TEST_CASE("self-attention over row shifts equals masked softmax attention per he
   CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 16, .stride = 16}, .heads = 2,
                                       .valid_rows = 17, .blocks = 2}.validate()),
                   InvalidArgument);  // 17 valid of 16
+  CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 16, .stride = 16}, .heads = 2,
+                                      .turn_split = 3}.validate()),
+                  InvalidArgument);  // a turn split of 3
 }
 
 TEST_CASE("attention with polynomial exp and reciprocal runs leveled on ciphertexts within 2^-12 of its twin",
