@@ -32,6 +32,7 @@
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#include "cerium/core/error.hpp"
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/staged_planner.hpp"
 #include "cerium/nn/encrypted_llama.hpp"
@@ -108,8 +109,7 @@ class BlockPlanner {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+int run_llama(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
@@ -208,4 +208,17 @@ int main(int argc, char** argv) {
     report_twin();
     return error < 0.05 ? 0 : 1;
   });
+}
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  try {
+    return run_llama(argc, argv);
+  } catch (const cerium::OutOfMemoryError& e) {
+    // A full block's plaintexts are kept unscaled per product (16 blocks of rows: 16 copies of each diagonal).
+    fmt::print(stderr, "llama: {}\n(a block at these shapes needs more device memory than this GPU has)\n", e.what());
+  } catch (const cerium::Error& e) {
+    fmt::print(stderr, "llama: {}\n", e.what());
+  }
+  return 1;
 }

@@ -40,9 +40,9 @@ struct EncryptedLlamaOptions {
   SoftmaxTolerances softmax = {};  // calibrated_softmax's
   double norm_tolerance = 1e-4;  // the inverse square root's relative error
   int activation_degree = 0;     // the SiLU interpolant's (0: from its bound, nn::activation_degree)
-  // AttentionShape::turn_split: 64, the stride plan_bsgs picks for the block's matrices, so that the heads' turns
-  // (w = 128 at Llama-3-8B's shapes) add one rotation key, not 64 (11 GiB at N = 2^16).
-  std::size_t turn_split = 64;
+  // AttentionShape::turn_split (0: none). At Llama-3-8B's shapes the matrices' baby steps (stride 128) already
+  // have the heads' turns (w = 128); where they do not (stride s < w), s saves w - s keys for more key switches.
+  std::size_t turn_split = 0;
 };
 
 // A decoder layer with polynomial pieces.
