@@ -215,8 +215,12 @@ int main(int argc, char** argv) {
   try {
     return run_llama(argc, argv);
   } catch (const cerium::OutOfMemoryError& e) {
-    // A full block's plaintexts are kept unscaled per product (16 blocks of rows: 16 copies of each diagonal).
-    fmt::print(stderr, "llama: {}\n(a block at these shapes needs more device memory than this GPU has)\n", e.what());
+    // Each product keeps its own unscaled copy of its weight diagonal on the device (16 ciphertexts of rows: 16
+    // copies of each), so a full-size block does not fit an 80 GB GPU yet.
+    fmt::print(stderr,
+               "llama: {}\nthe block needs more device memory than this GPU has: run smaller shapes (--hidden, --ffn, "
+               "--tokens) or on a GPU with more memory\n",
+               e.what());
   } catch (const cerium::Error& e) {
     fmt::print(stderr, "llama: {}\n", e.what());
   }

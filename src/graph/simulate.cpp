@@ -24,7 +24,7 @@ inline double squared(Complex x) { return x.real() * x.real() + x.imag() * x.ima
 
 // How a node's loops run: on one thread, or split among `threads` OpenMP threads (PlanOptions::simulation_threads;
 // a node is about 20 us at 2^15 slots, so only idle cores pay: a team whose thread waits for a busy core stalls
-// every node, 20 s became 370 s so with another process on one of two cores), and whether they also find the
+// every node: 20 s became 370 s with another process on one of two cores), and whether they also find the
 // largest |slot| of what they write (no second pass over the values for the planner's magnitudes).
 struct Loop {
   std::size_t threads = 1;
@@ -86,22 +86,18 @@ SlotValues fill(Loop& loop, std::size_t size, SlotValues* buffer, double* larges
     }
     loop.part_largest[part] = m;
   };
-#if CERIUM_HAS_OPENMP
-  if (parts > 1) {
+  if (parts == 1) {
+    body(0, 0, size);  // no OpenMP region: most nodes, and all on one thread
+  } else {
     const auto signed_parts = static_cast<std::ptrdiff_t>(parts);
+#if CERIUM_HAS_OPENMP
 #pragma omp parallel for num_threads(static_cast<int>(loop.threads)) schedule(dynamic, 1)
+#endif
     for (std::ptrdiff_t part = 0; part < signed_parts; ++part) {
       const std::size_t begin = static_cast<std::size_t>(part) * part_size;
       body(static_cast<std::size_t>(part), begin, std::min(size, begin + part_size));
     }
-  } else {
-    body(0, 0, size);
   }
-#else
-  for (std::size_t part = 0; part < parts; ++part) {
-    body(part, part * part_size, std::min(size, (part + 1) * part_size));
-  }
-#endif
   if (loop.track && largest != nullptr) {
     *largest = std::sqrt(*std::max_element(loop.part_largest.begin(), loop.part_largest.end()));
   }
@@ -278,11 +274,10 @@ std::vector<SlotValues> run_freeing(const Program& program, const std::vector<No
     for (const NodeId operand : n.inputs) {
       if (last_reader[operand] != id || v[operand].empty()) continue;
       if (spare.size() < kSpareBuffers) {
-        spare.push_back(std::move(v[operand]));
+        spare.push_back(std::move(v[operand]));  // leaves v[operand] empty
       } else {
         SlotValues().swap(v[operand]);
       }
-      v[operand] = SlotValues();
     }
   }
   return v;

@@ -231,7 +231,7 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
   // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head. A score computed at slot 0
   // goes to slot j by R^-j; a key for each of those w - 1 steps would come on top of R^j's (the values' picking
   // below), so each term turns by w - j instead and the group's sum of them by -w once, as two turns by -w/2 (whose
-  // key add_rotations has): for a Llama block 126 rotation keys fewer (23 GiB expanded at N = 2^16).
+  // key add_rotations has): a Llama-3-8B block 323 -> 203 rotation keys (59.1 -> 37.1 GB expanded at N = 2^16).
   std::vector<std::vector<std::optional<Value>>> scores(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
   std::vector<std::vector<std::optional<Value>>> ahead(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
   const auto accumulate = [&](std::optional<Value>& sum, Value term) {
