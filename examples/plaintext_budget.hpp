@@ -6,8 +6,10 @@
 // limbs), all unscaled: each use then rounds and transforms without an FFT.
 
 #include <cstddef>
+#include <set>
 #include <span>
 #include <type_traits>
+#include <utility>
 
 #include "cerium/backend/backend.hpp"
 #include "cerium/graph/planner.hpp"
@@ -16,14 +18,15 @@
 #include "cerium/backend/cuda_backend.hpp"
 #endif
 
-// The bytes of a plan's plaintext operands kept unscaled.
+// The bytes of a plan's plaintext operands kept unscaled: each vector once per slot count (as the executor holds
+// them: a layer's diagonals are shared by every ciphertext it multiplies).
 inline std::size_t unscaled_plaintext_bytes(const cerium::graph::Plan& plan) {
   std::size_t bytes = 0;
+  std::set<std::pair<const void*, std::size_t>> held;
   for (cerium::graph::NodeId id = 0; id < plan.program.size(); ++id) {
     const cerium::graph::Node& node = plan.program.node(id);
-    if (node.op == cerium::graph::Op::multiply_plain || node.op == cerium::graph::Op::add_plain) {
-      bytes += 2 * node.plain.period() * sizeof(double);
-    }
+    if (node.op != cerium::graph::Op::multiply_plain && node.op != cerium::graph::Op::add_plain) continue;
+    if (held.emplace(node.plain.storage(), node.slots).second) bytes += 2 * node.plain.period() * sizeof(double);
   }
   return bytes;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <complex>
 #include <set>
+#include <tuple>
 
 #include "cerium/core/check.hpp"
 #include "cerium/graph/passes/levels.hpp"
@@ -139,12 +140,16 @@ Plan plan(Program program, const PlanOptions& options) {
   const std::size_t key_bytes = switching_key_bytes(context, options.key_storage);
   require_within_budget(program, out.memory, options.memory_budget_bytes, out.keys.bytes + key_bytes, key_bytes);
   std::set<const void*> stored;
+  std::set<std::tuple<const void*, std::size_t, int>> encoded;  // as the executor holds them
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& node = program.node(id);
     if (node.plain.empty()) continue;
     if (stored.insert(node.plain.storage()).second) out.plaintext_bytes += node.plain.stored_bytes();
-    // Encoded at the level its ciphertext operand is read at.
-    out.plaintext_encoded_bytes += context.limbs_at(held[node.inputs[0]]) * context.ring_degree() * sizeof(std::uint32_t);
+    // Encoded at the level its ciphertext operand is read at, once for the nodes that share it there.
+    const NodeId source = node.inputs[0];
+    if (encoded.emplace(node.plain.storage(), program.node(source).slots, held[source]).second) {
+      out.plaintext_encoded_bytes += context.limbs_at(held[source]) * context.ring_degree() * sizeof(std::uint32_t);
+    }
   }
   out.program = std::move(program);
   return out;

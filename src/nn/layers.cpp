@@ -26,6 +26,7 @@ std::vector<double> bias_slots(const Packing& out, const std::vector<double>& pe
 LinearLayer::LinearLayer(SlotMap map, std::vector<double> bias, Packing in, Packing out)
     : in_(std::move(in)), out_(std::move(out)), map_(std::make_shared<const SlotMap>(std::move(map))) {
   require(map_->diagonals() > 0, "linear layer: the map has no entry");
+  product_ = graph::prepare_product(map_);
   if (!bias.empty()) bias_ = graph::PlainVector(bias);
 }
 

@@ -71,7 +71,10 @@ std::vector<double> RowLinearMap::apply_row(const std::vector<double>& x) const 
 
 RowLinear::RowLinear(const RowLayout& in, const RowLayout& out, std::vector<double> weights,
                      std::vector<double> bias)
-    : in_(in), out_(out), map_(std::make_shared<const RowLinearMap>(in, out, std::move(weights))),
+    : in_(in),
+      out_(out),
+      map_(std::make_shared<const RowLinearMap>(in, out, std::move(weights))),
+      product_(graph::prepare_product(map_)),
       bias_values_(std::move(bias)) {
   if (bias_values_.empty()) return;
   require(bias_values_.size() == out_.features, "row linear: {} biases for {} outputs", bias_values_.size(),

@@ -9,7 +9,8 @@
 //    than [-1, 1].
 //  - multiply(ops, x, matrix): y = M x for a circuits::DiagonalMatrix by baby-step giant-step (circuits::plan_bsgs):
 //    sum_g R^g (sum_b diag'_(g,b) R^b x), the diagonals as graph::PlainVectors (a compressed diagonal stays its
-//    period); one level.
+//    period); one level. prepare_product(matrix) makes the plan and the plaintexts once, for a matrix that
+//    multiplies several ciphertexts (graph::BsgsProduct).
 // circuits::PolynomialEvaluator and circuits::LinearTransform are the eager forms, tuned for one evaluator
 // (their own scale handling, fused passes); these are the forms a program graph plans.
 
@@ -161,13 +162,24 @@ typename Ops::Value bsgs(Ops& ops, const typename Ops::Value& x, const circuits:
 
 }  // namespace circuit_detail
 
-// M x for a circuits::DiagonalMatrix, by baby-step giant-step: one level (see the file comment).
-template <class Ops>
-typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circuits::DiagonalMatrix& matrix,
-                             const circuits::BsgsOptions& options = {}) {
-  return circuit_detail::bsgs(ops, x, circuits::plan_bsgs(matrix, options), [&](std::int64_t g, std::int64_t b) {
-    return PlainVector(circuits::bsgs_diagonal(matrix, g, b));  // a compressed diagonal stays its period
-  });
+// A matrix made ready for products: its baby-step giant-step plan and each turned diagonal diag'_(g,b) as a
+// graph::PlainVector, made once. Products of several ciphertexts by one matrix (a layer applied to each ciphertext
+// of rows) then share the plaintexts: a program stores, encodes and holds each once (the executor keys its
+// plaintexts by their storage), where multiply(ops, x, matrix) makes new ones at each call. A value: copies share.
+struct BsgsProduct {
+  circuits::BsgsPlan plan;
+  std::map<std::pair<std::int64_t, std::int64_t>, PlainVector> diagonals;  // (giant, baby) -> diag'
+};
+
+// A circuits::DiagonalMatrix made ready: its diagonals stored (a compressed diagonal stays its period).
+inline BsgsProduct prepare_product(const circuits::DiagonalMatrix& matrix, const circuits::BsgsOptions& options = {}) {
+  BsgsProduct product{.plan = circuits::plan_bsgs(matrix, options), .diagonals = {}};
+  for (const auto& [g, babies] : product.plan.giants) {
+    for (const std::int64_t b : babies) {
+      product.diagonals.emplace(std::pair{g, b}, PlainVector(circuits::bsgs_diagonal(matrix, g, b)));
+    }
+  }
+  return product;
 }
 
 // A matrix given by its diagonals' offsets and a function that makes one diagonal (slots values) on demand: the
@@ -181,10 +193,9 @@ concept DiagonalSource = requires(const M& m, std::int64_t offset) {
   { m.diagonal(offset) } -> std::convertible_to<std::vector<circuits::Complex>>;
 };
 
-// M x for a DiagonalSource, whose diagonals are made when the product's plaintexts are encoded.
-template <class Ops, DiagonalSource M>
-typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, std::shared_ptr<const M> matrix,
-                             const circuits::BsgsOptions& options = {}) {
+// A DiagonalSource made ready: its diagonals generated when they are encoded.
+template <DiagonalSource M>
+BsgsProduct prepare_product(std::shared_ptr<const M> matrix, const circuits::BsgsOptions& options = {}) {
   require(matrix != nullptr, "matrix product: no matrix");
   const std::vector<std::int64_t> offsets = matrix->offsets();
   const std::size_t slots = matrix->slots();
@@ -193,14 +204,40 @@ typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, std::shared
   if constexpr (requires { { matrix->period() } -> std::convertible_to<std::size_t>; }) period = matrix->period();
   require(period >= 1 && slots % period == 0, "matrix product: a period of {} does not divide {} slots", period,
           slots);
-  return circuit_detail::bsgs(ops, x, circuits::plan_bsgs(offsets, slots, options), [&](std::int64_t g, std::int64_t b) {
-    return PlainVector(period, [matrix, g, b, slots, period] {
-      auto diagonal = matrix->diagonal(circuits::wrap_offset(g + b, slots));
-      require(diagonal.size() == period, "matrix product: a diagonal of {} values for a period of {}",
-              diagonal.size(), period);
-      return circuits::rotate_values(diagonal, -g);  // R^-g of a periodic vector: its period turned
-    });
+  BsgsProduct product{.plan = circuits::plan_bsgs(offsets, slots, options), .diagonals = {}};
+  for (const auto& [g, babies] : product.plan.giants) {
+    for (const std::int64_t b : babies) {
+      product.diagonals.emplace(std::pair{g, b}, PlainVector(period, [matrix, g, b, slots, period] {
+        auto diagonal = matrix->diagonal(circuits::wrap_offset(g + b, slots));
+        require(diagonal.size() == period, "matrix product: a diagonal of {} values for a period of {}",
+                diagonal.size(), period);
+        return circuits::rotate_values(diagonal, -g);  // R^-g of a periodic vector: its period turned
+      }));
+    }
+  }
+  return product;
+}
+
+// M x for a prepared matrix, by baby-step giant-step: one level (see the file comment).
+template <class Ops>
+typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const BsgsProduct& product) {
+  return circuit_detail::bsgs(ops, x, product.plan, [&](std::int64_t g, std::int64_t b) -> const PlainVector& {
+    return product.diagonals.at({g, b});
   });
+}
+
+// M x for a circuits::DiagonalMatrix (its plaintexts made for this product; prepare_product shares them).
+template <class Ops>
+typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circuits::DiagonalMatrix& matrix,
+                             const circuits::BsgsOptions& options = {}) {
+  return multiply(ops, x, prepare_product(matrix, options));
+}
+
+// M x for a DiagonalSource, whose diagonals are made when the product's plaintexts are encoded.
+template <class Ops, DiagonalSource M>
+typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, std::shared_ptr<const M> matrix,
+                             const circuits::BsgsOptions& options = {}) {
+  return multiply(ops, x, prepare_product(std::move(matrix), options));
 }
 
 }  // namespace cerium::graph

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -138,27 +139,33 @@ class Executor {
   // it encoded (those already cached are skipped). Without the cache it does nothing: runs encode at each use.
   std::size_t encode_plaintexts(unsigned threads = 0) const {
     if (!options_.cache_plaintexts) return 0;
-    std::vector<NodeId> to_encode, to_transform;
+    std::vector<NodeId> to_encode, to_transform;  // the first node of each plaintext
     {
       std::lock_guard lock(cache_mutex_);
       std::size_t bytes = cached_bytes_, unscaled_bytes = unscaled_bytes_;
+      std::set<PlainKey> taken;  // queued here: a plaintext several nodes read is made once
+      const auto held = [&](const PlainKey& key, const auto& map) { return map.contains(key) || taken.contains(key); };
       for (const NodeId id : plain_nodes(sums_)) {
-        if (cache_.contains(id) || unscaled_.contains(id)) continue;
+        const PlainKey encoded = planned_key(id), unscaled = unscaled_key(id);
+        if (held(encoded, cache_) || held(unscaled, unscaled_)) continue;
         if (stays_unscaled(id)) {
           if (unscaled_room(unscaled_bytes, id)) {
             unscaled_bytes += unscaled_bytes_of(id);
+            taken.insert(unscaled);
             to_transform.push_back(id);
           }
           continue;
         }
         if (!cache_full_ && room_for(bytes, id)) {
           bytes += planned_bytes(id);
+          taken.insert(encoded);
           to_encode.push_back(id);
           continue;
         }
         cache_full_ = true;
         if (!options_.keep_rest_unscaled || !unscaled_room(unscaled_bytes, id)) continue;  // streamed at each use
         unscaled_bytes += unscaled_bytes_of(id);
+        taken.insert(unscaled);
         to_transform.push_back(id);
       }
     }
@@ -172,7 +179,7 @@ class Executor {
         ckks::Plaintext uploaded = ops_.evaluator().upload(stream.take(id));  // rethrows a failed encoding
         std::lock_guard lock(cache_mutex_);
         cached_bytes_ += bytes_of(uploaded);
-        cache_.emplace(id, std::move(uploaded));
+        cache_.emplace(planned_key(id), std::move(uploaded));
         ++encodings_;
       }
     }
@@ -183,7 +190,7 @@ class Executor {
         ckks::UnscaledPlaintext uploaded = ops_.evaluator().upload(stream.take(id));
         std::lock_guard lock(cache_mutex_);
         unscaled_bytes_ += uploaded.bytes();
-        unscaled_.emplace(id, std::move(uploaded));
+        unscaled_.emplace(unscaled_key(id), std::move(uploaded));
       }
     }
     return to_encode.size() + to_transform.size();
@@ -202,8 +209,8 @@ class Executor {
     std::lock_guard lock(cache_mutex_);
     return unscaled_.size();
   }
-  // How many plaintexts the cache has encoded so far (ahead or on first use): one per plaintext node when the
-  // plan's levels are the run's.
+  // How many plaintexts the cache has encoded so far (ahead or on first use): one per plaintext (nodes that read
+  // one vector at one level and slot count share it) when the plan's levels are the run's.
   std::size_t plaintexts_encoded() const {
     std::lock_guard lock(cache_mutex_);
     return encodings_;
@@ -353,7 +360,7 @@ class Executor {
     if (!options_.cache_plaintexts) return plain.size();
     std::lock_guard lock(cache_mutex_);
     return static_cast<std::size_t>(std::count_if(plain.begin(), plain.end(), [&](NodeId id) {
-      return !cache_.contains(id) && !unscaled_.contains(id);
+      return !cache_.contains(planned_key(id)) && !unscaled_.contains(unscaled_key(id));
     }));
   }
 
@@ -475,13 +482,16 @@ class Executor {
     if (options_.cache_plaintexts) {  // a full cache streams the rest; otherwise runs fill it
       std::lock_guard lock(cache_mutex_);
       if (!cache_full_) return nullptr;
-      std::erase_if(order, [&](NodeId id) { return cache_.contains(id); });
+      std::erase_if(order, [&](NodeId id) { return cache_.contains(planned_key(id)); });
       if (options_.keep_rest_unscaled) {  // those the unscaled plaintexts take (in run order, as runs do)
         std::size_t bytes = unscaled_bytes_;
+        std::set<PlainKey> taken;
         std::erase_if(order, [&](NodeId id) {
-          if (unscaled_.contains(id)) return true;
+          const PlainKey key = unscaled_key(id);
+          if (unscaled_.contains(key) || taken.contains(key)) return true;
           if (!unscaled_room(bytes, id)) return false;
           bytes += unscaled_bytes_of(id);
+          taken.insert(key);
           return true;
         });
       }
@@ -673,7 +683,7 @@ class Executor {
     if (!options_.cache_plaintexts) return {};
     if (stays_unscaled(id)) return {.unscaled = kept_unscaled(id)};
     std::unique_lock lock(cache_mutex_);
-    const bool keep = cache_.contains(id) || (!cache_full_ && room_for(cached_bytes_, id));
+    const bool keep = cache_.contains(run_key(id, a)) || (!cache_full_ && room_for(cached_bytes_, id));
     if (!keep) cache_full_ = true;
     lock.unlock();
     if (keep) return {.cached = &cached(id, a)};
@@ -684,14 +694,15 @@ class Executor {
   // streamed. Entries are never erased, so the pointer outlives the lock.
   const ckks::UnscaledPlaintext* kept_unscaled(NodeId id) const {
     if (!options_.keep_rest_unscaled) return nullptr;
+    const PlainKey key = unscaled_key(id);
     {
       std::lock_guard lock(cache_mutex_);
-      if (auto it = unscaled_.find(id); it != unscaled_.end()) return &it->second;
+      if (auto it = unscaled_.find(key); it != unscaled_.end()) return &it->second;
       if (!unscaled_room(unscaled_bytes_, id)) return nullptr;
     }
     ckks::UnscaledPlaintext uploaded = ops_.evaluator().upload(unscaled_on_host(id));
     std::lock_guard lock(cache_mutex_);
-    auto [it, inserted] = unscaled_.emplace(id, std::move(uploaded));
+    auto [it, inserted] = unscaled_.emplace(key, std::move(uploaded));
     if (inserted) unscaled_bytes_ += it->second.bytes();
     return &it->second;
   }
@@ -719,31 +730,50 @@ class Executor {
     return p.poly().limb_count() * p.poly().n() * sizeof(std::uint32_t);
   }
 
-  // The node's plaintext at its operand's level, encoded on first use (plans fix the level, so one per node).
+  // The node's plaintext at its operand's level and slots, encoded on first use (plans fix the level, so one per
+  // plaintext). Entries are never erased, so the reference outlives the lock.
   const ckks::Plaintext& cached(NodeId id, const ckks::Ciphertext& operand) const {
     const Node& node = plan_.program.node(id);
     std::lock_guard lock(cache_mutex_);
-    auto it = cache_.find(id);
+    auto it = cache_.find(run_key(id, operand));
     if (it == cache_.end()) {
-      it = cache_.emplace(id, ops_.encode(node.plain, operand.level(), operand.slots())).first;
+      it = cache_.emplace(run_key(id, operand), ops_.encode(node.plain, operand.level(), operand.slots())).first;
       cached_bytes_ += bytes_of(it->second);
-      ++encodings_;
-    } else if (it->second.level() != operand.level() || it->second.slots() != operand.slots()) {
-      it->second = ops_.encode(node.plain, operand.level(), operand.slots());  // encoded ahead at another level
       ++encodings_;
     }
     return it->second;
+  }
+
+  // A plaintext as the executor holds it (see cache_ and unscaled_).
+  struct PlainKey {
+    const void* storage = nullptr;  // graph::PlainVector::storage(): copies share it
+    std::size_t slots = 0;          // expanded over
+    int level = -1;                 // encoded at (with the chain's scale there); -1: unscaled
+    auto operator<=>(const PlainKey&) const = default;
+  };
+  // Node id's plaintext encoded at its planned level, at the level of the operand a run meets, and unscaled.
+  PlainKey planned_key(NodeId id) const {
+    const NodeId source = plan_.program.node(id).inputs[0];
+    return {plan_.program.node(id).plain.storage(), plan_.program.node(source).slots, plan_.nodes[source].held_level};
+  }
+  PlainKey run_key(NodeId id, const ckks::Ciphertext& operand) const {
+    return {plan_.program.node(id).plain.storage(), operand.slots(), operand.level()};
+  }
+  PlainKey unscaled_key(NodeId id) const {
+    return {plan_.program.node(id).plain.storage(), plan_.program.node(plan_.program.node(id).inputs[0]).slots, -1};
   }
 
   const Plan& plan_;
   ChainOps<B> ops_;
   ExecutorOptions options_;
   mutable std::mutex cache_mutex_;
-  mutable std::map<NodeId, ckks::Plaintext> cache_;
+  // Plaintexts by their vector's storage, slots and level, not by node: a matrix's diagonal that multiplies
+  // several ciphertexts (graph::BsgsProduct) is held once.
+  mutable std::map<PlainKey, ckks::Plaintext> cache_;
   mutable std::size_t encodings_ = 0;
   mutable std::size_t cached_bytes_ = 0;
   mutable bool cache_full_ = false;  // a plaintext found no room: the rest are kept unscaled or streamed
-  mutable std::map<NodeId, ckks::UnscaledPlaintext> unscaled_;  // ExecutorOptions::keep_rest_unscaled
+  mutable std::map<PlainKey, ckks::UnscaledPlaintext> unscaled_;  // ExecutorOptions::keep_rest_unscaled
   mutable std::size_t unscaled_bytes_ = 0;
   PlainSums sums_;
   std::vector<NodeId> fused_last_use_;

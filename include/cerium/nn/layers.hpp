@@ -42,16 +42,18 @@ class LinearLayer {
   const Packing& output_packing() const { return out_; }
   const SlotMap& map() const { return *map_; }
 
-  // The map's diagonals are made from its entries when the program encodes them (graph::DiagonalSource).
+  // The map's diagonals are made from its entries when the program encodes them (graph::DiagonalSource), once
+  // for every ciphertext the layer multiplies (graph::BsgsProduct).
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
-    typename Ops::Value y = graph::multiply(ops, x, map_);
+    typename Ops::Value y = graph::multiply(ops, x, product_);
     return bias_.empty() ? std::move(y) : ops.add(y, bias_);
   }
 
  private:
   Packing in_, out_;
   std::shared_ptr<const SlotMap> map_;
+  graph::BsgsProduct product_;  // the map's plan and plaintexts, shared by every product
   graph::PlainVector bias_;  // empty without a bias
 };
 

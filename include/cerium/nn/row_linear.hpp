@@ -44,7 +44,8 @@ class RowLinearMap {
   std::vector<std::size_t> start_;  // in + out entries: the last is diagonals_.size()
 };
 
-// A token-wise linear layer: its map by graph::multiply, then its bias.
+// A token-wise linear layer: its map by graph::multiply, then its bias. Its diagonals' plaintexts are made once
+// (graph::BsgsProduct), so every ciphertext of rows it multiplies shares them: a program holds each once.
 class RowLinear {
  public:
   // bias: out.features values, or empty for none.
@@ -58,7 +59,7 @@ class RowLinear {
   // y = W x + b on every row, on any ops: one level.
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
-    typename Ops::Value y = graph::multiply(ops, x, map_);
+    typename Ops::Value y = graph::multiply(ops, x, product_);
     if (!bias_.empty()) y = ops.add(y, bias_);
     ops.label(y, "linear");  // a profile's matrix-product share
     return y;
@@ -69,6 +70,7 @@ class RowLinear {
  private:
   RowLayout in_, out_;
   std::shared_ptr<const RowLinearMap> map_;
+  graph::BsgsProduct product_;  // the map's plan and plaintexts, shared by every product
   std::vector<double> bias_values_;
   graph::PlainVector bias_;
 };

@@ -131,4 +131,59 @@ TEST_CASE("polynomials and matrix products traced, planned and run", "[graph][ci
       CHECK(worst_bits(f.decrypt(out[0]), want) >= 14);
     }
   }
+
+  SECTION("a prepared matrix shares its plaintexts between the ciphertexts it multiplies") {
+    std::vector<std::vector<double>> rows(slots, std::vector<double>(slots));
+    std::uniform_real_distribution<double> d(-1, 1);
+    for (auto& row : rows) {
+      for (auto& v : row) v = d(rng);
+    }
+    const graph::BsgsProduct product = graph::prepare_product(circuits::DiagonalMatrix::from_dense(rows));
+    const std::size_t diagonals = product.diagonals.size();
+    graph::Tracer t(f.context);
+    t.output(graph::multiply(t, t.input("x", slots), product), "Mx");
+    t.output(graph::multiply(t, t.input("y", slots), product), "My");
+    const graph::Plan plan = graph::plan(std::move(t).finish());
+    const std::size_t n = f.context->ring_degree();
+    CHECK(plan.plaintext_encoded_bytes == diagonals * f.context->limbs_at(f.context->max_level()) * n * 4);
+    f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+    std::vector<Slots> x(2, Slots(slots));
+    for (auto& xs : x) {
+      for (auto& v : xs) v = {d(rng), d(rng)};
+    }
+    const auto encrypted = [&] {
+      std::vector<Ciphertext> inputs;
+      for (std::size_t k = 0; k < 2; ++k) {
+        inputs.push_back(f.encryptor.encrypt(f.encoder.encode(x[k], plan.input_encoding(k))));
+      }
+      return inputs;
+    };
+    const std::vector<Ciphertext> inputs = encrypted();
+    const auto copies = [&] {
+      std::vector<Ciphertext> out;
+      for (const auto& c : inputs) out.push_back(c.clone());
+      return out;
+    };
+    // Encoded at each use (the reference words), cached (each diagonal once), kept unscaled (each once).
+    const auto each_use = graph::Executor<backend::CpuBackend>(plan, f.evaluator, nullptr, {.encode_threads = 1})
+                              .run(copies());
+    const graph::Executor<backend::CpuBackend> cached(plan, f.evaluator, nullptr, {.cache_plaintexts = true});
+    CHECK(cached.host_encoded_plaintexts() == 2 * diagonals);
+    CHECK(cached.encode_plaintexts(2) == diagonals);
+    CHECK(cached.host_encoded_plaintexts() == 0);
+    CHECK(cached.plaintext_cache_bytes() == plan.plaintext_encoded_bytes);
+    const auto from_cache = cached.run(copies());
+    CHECK(cached.plaintexts_encoded() == diagonals);
+    const graph::Executor<backend::CpuBackend> unscaled(plan, f.evaluator, nullptr,
+                                                        {.cache_plaintexts = true, .plaintext_cache_bytes = 1});
+    const auto from_unscaled = unscaled.run(copies());
+    CHECK(unscaled.unscaled_plaintexts() == diagonals);
+    CHECK(unscaled.plaintexts_encoded() == 0);
+    ReferenceOps reference;
+    for (std::size_t k = 0; k < 2; ++k) {
+      CHECK(same_words(from_cache[k], each_use[k]));
+      CHECK(same_words(from_unscaled[k], each_use[k]));
+      CHECK(worst_bits(f.decrypt(each_use[k]), graph::multiply(reference, x[k], product)) >= 14);
+    }
+  }
 }
