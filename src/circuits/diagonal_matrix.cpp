@@ -26,8 +26,8 @@ std::vector<Complex> rotate_values(std::span<const Complex> v, std::int64_t k) {
   const std::size_t n = v.size();
   std::vector<Complex> out(n);
   if (n == 0) return out;
-  const auto shift = static_cast<std::size_t>(wrap_offset(k, n));
-  for (std::size_t i = 0; i < n; ++i) out[i] = v[(i + shift) % n];
+  const auto shift = static_cast<std::ptrdiff_t>(wrap_offset(k, n));
+  std::rotate_copy(v.begin(), v.begin() + shift, v.end(), out.begin());  // out[i] = v[(i + shift) mod n]
   return out;
 }
 
