@@ -207,6 +207,18 @@ int run_llama(int argc, char** argv) {
     const double error = max_difference(hidden, twin());
     fmt::print("hidden states: against the twin {:.3e} ({:.1f} bits), against the exact reference {:.3e}\n", error,
                -std::log2(error), max_difference(hidden, blocks.exact()));
+    if (error >= 0.05) {  // where it went wrong: the error of each ciphertext of rows
+      const nn::Matrix expected = twin();
+      std::string per_block;
+      for (std::size_t r = 0; r < hidden.rows; r += layout.rows) {
+        double worst = 0;
+        for (std::size_t i = r * hidden.cols; i < std::min(hidden.rows, r + layout.rows) * hidden.cols; ++i) {
+          worst = std::max(worst, std::abs(hidden.values[i] - expected.values[i]));
+        }
+        per_block += fmt::format(" {:.2e}", worst);
+      }
+      fmt::print("against the twin, ciphertext by ciphertext:{}\n", per_block);
+    }
     report_twin();
     return error < 0.05 ? 0 : 1;
   });

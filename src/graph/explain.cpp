@@ -61,6 +61,12 @@ std::string summary(const Plan& plan) {
                      "hoisted rotation group(s)\n",
                      mib(plan.memory.peak_bytes), plan.memory.peak_node, mib(plan.plaintext_bytes),
                      mib(plan.plaintext_encoded_bytes), plan.hoisting.groups.size());
+  if (std::isfinite(plan.smallest_headroom_bits)) {
+    const NodeId id = plan.smallest_headroom_node;
+    out += fmt::format("headroom: values stay {:.1f} bits below Q / 2 at least ({}: |x| up to {:.3g} at level {})\n",
+                       plan.smallest_headroom_bits, program.describe(id), plan.nodes[id].magnitude,
+                       plan.nodes[id].level);
+  }
   return out;
 }
 

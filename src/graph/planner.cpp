@@ -123,6 +123,19 @@ Plan plan(Program program, const PlanOptions& options) {
     }
   }
 
+  // A value wraps when decrypted unless |x| * scale < Q_level / 2: the calibration's magnitudes say how close each
+  // node comes (a product's value before its rescale has the same margin, both sides divided by the prime).
+  for (NodeId id = 0; id < program.size() && !magnitude.empty(); ++id) {
+    const NodePlan& p = out.nodes[id];
+    if (p.magnitude <= 0) continue;
+    const int level = std::max(p.level, 0);
+    const double bits = context.q_basis(level)->log2_product() - 1 - std::log2(p.scale) - std::log2(p.magnitude);
+    if (bits < out.smallest_headroom_bits) {
+      out.smallest_headroom_bits = bits;
+      out.smallest_headroom_node = id;
+    }
+  }
+
   // 3. Rotation keys. 4. Fusion. 5. Memory.
   out.keys = infer_rotation_keys(program, options.available_rotations, options.conjugation_available,
                                  options.key_storage);

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -121,6 +122,10 @@ struct Plan {
   // With calibration and a bootstrapper: the program's outputs on each calibration sample, in double precision
   // (what the ciphertexts should decrypt to; the next stage's samples in graph::StagedPlanner).
   std::vector<std::vector<SlotValues>> calibration_outputs;
+  // With calibration: the fewest bits by which a node's largest value times its scale stays below Q_level / 2
+  // (below 0 it wraps when decrypted), and that node.
+  double smallest_headroom_bits = std::numeric_limits<double>::infinity();
+  NodeId smallest_headroom_node = 0;
 
   int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }  // placed and pinned
   // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.

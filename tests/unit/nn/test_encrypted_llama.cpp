@@ -163,7 +163,14 @@ TEST_CASE("a tiny Llama runs encrypted end to end over two ciphertexts of rows w
   for (std::size_t b = 0; b < 2; ++b) {
     encrypted.push_back(f.encryptor.encrypt(f.encoder.encode(packed[b], plan.input_encoding(b))));
   }
-  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator, &bootstrapper).run(std::move(encrypted));
+  // As the examples run it: every plaintext kept unscaled, made ahead, each weight diagonal once for both
+  // ciphertexts of rows (nn::RowLinear's shared product).
+  const graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, &bootstrapper,
+                                                      {.cache_plaintexts = true, .plaintext_cache_bytes = 1});
+  const std::size_t made = executor.encode_plaintexts(2);
+  CHECK(made == executor.unscaled_plaintexts());
+  CHECK(executor.host_encoded_plaintexts() == 0);
+  const auto out = executor.run(std::move(encrypted));
   const nn::Matrix decrypted = model.unpack_blocks({f.decrypt(out.at(0)), f.decrypt(out.at(1))});
   const nn::Matrix twin = on_doubles(model, model.layout(), 2, x);
   const nn::Matrix exact = nn::llama_reference(weights, x);
