@@ -1,0 +1,95 @@
+// A tiny Llama layer (hidden 32, 4 query and 2 key-value heads, FFN 64, 16 tokens in two ciphertexts of rows),
+// planned with bootstraps, run on the GPU as the examples run a block (seeded keys expanded on the device, the
+// weights' diagonals kept unscaled there and shared by both ciphertexts of rows, sparse ones encoded in one launch)
+// and on the CPU as the executor runs by default: the same words.
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/backend/cuda_backend.hpp"
+#include "cerium/boot/bootstrapper.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
+#include "cerium/ckks/cuda_evaluator.hpp"
+#include "cerium/graph/executor.hpp"
+#include "cerium/graph/tracer.hpp"
+#include "cerium/nn/encrypted_llama.hpp"
+#include "gpu_test_support.hpp"
+#include "unit/ckks/evaluator_test_support.hpp"
+#include "unit/nn/transformer_test_support.hpp"
+
+using namespace evaluator_test;
+using namespace transformer_test;
+namespace nn = cerium::nn;
+
+TEST_CASE("A tiny Llama layer run as the examples run it on the GPU gives the CPU's words", "[gpu][nn][llama]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto rng = cerium_test::make_rng(704);
+  const nn::LlamaConfig config{.layers = 1, .hidden = 32, .heads = 4, .kv_heads = 2, .ffn = 64,
+                               .rms_norm_eps = 1e-5, .rope_theta = 10000};
+  nn::LlamaWeights weights = nn::LlamaWeights::seeded(config, 38);
+  for (nn::LlamaLayerWeights& l : weights.layers) {
+    spread_like_trained({&l.query, &l.key, &l.value, &l.output, &l.gate, &l.up, &l.down});
+  }
+  const std::vector<nn::Matrix> calibration = {random_rows(16, 32, rng), random_rows(16, 32, rng)};
+  const nn::EncryptedLlama model(weights, nn::llama_ranges(weights, calibration), {.rows = 8, .blocks = 2});
+  const std::size_t slots = model.layout().slots();
+
+  Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
+  graph::Tracer t(f.context);
+  std::vector<graph::Value> inputs = {t.input("x0", slots), t.input("x1", slots)};
+  const auto outputs = model.forward<graph::Tracer>(t, inputs);
+  t.output(outputs[0], "hidden0");
+  t.output(outputs[1], "hidden1");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
+  for (const nn::Matrix& c : calibration) {
+    std::vector<graph::SlotValues> sample;
+    for (const auto& block : model.pack_blocks(c)) sample.emplace_back(block.begin(), block.end());
+    options.calibration.push_back(std::move(sample));
+  }
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  REQUIRE(plan.bootstraps() > 0);
+
+  // One set of keys for both backends (seeded, as the examples make them: the GPU expands them).
+  const boot::BootstrapConfig boot_config{.slots = slots, .message_bound = graph::required_message_bound(plan)};
+  boot::Bootstrapper cpu_bootstrapper(f.context, boot_config);
+  boot::CudaBootstrapper gpu_bootstrapper(f.context, boot_config, backend::CudaBackend(f.context));
+  const auto boot_keys = std::make_shared<const boot::BootstrapKeys>(
+      cpu_bootstrapper.generate_keys(f.keygen, {}, KeyStorage::seeded));
+  cpu_bootstrapper.set_keys(boot_keys);
+  gpu_bootstrapper.set_keys(boot_keys);
+  const auto relin = std::make_shared<const RelinearizationKey>(f.keygen.relinearization_key(KeyStorage::seeded));
+  const auto galois = std::make_shared<const GaloisKeys>(
+      f.keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, KeyStorage::seeded));
+  Evaluator cpu(f.context);
+  cpu.set_relinearization_key(relin);
+  cpu.set_galois_keys(galois);
+  CudaEvaluator gpu(f.context, backend::CudaBackend(f.context));
+  gpu.set_relinearization_key(relin);
+  gpu.set_galois_keys(galois);
+
+  std::vector<Ciphertext> encrypted;
+  const auto packed = model.pack_blocks(calibration[0]);
+  for (std::size_t b = 0; b < 2; ++b) {
+    encrypted.push_back(f.encryptor.encrypt(f.encoder.encode(packed[b], plan.input_encoding(b))));
+  }
+  const auto clones = [](const std::vector<Ciphertext>& values) {
+    std::vector<Ciphertext> out;
+    for (const auto& c : values) out.push_back(c.clone());
+    return out;
+  };
+  const auto want = graph::Executor<backend::CpuBackend>(plan, cpu, &cpu_bootstrapper).run(clones(encrypted));
+  const graph::Executor<backend::CudaBackend> executor(
+      plan, gpu, &gpu_bootstrapper,
+      {.cache_plaintexts = true,
+       .plaintext_cache_bytes = 1,
+       .unscaled_period_limit = backend::CudaBackend::sparse_encoding_period(f.context->ring_degree())});
+  CHECK(executor.encode_plaintexts() == executor.unscaled_plaintexts());
+  const auto got = executor.run(clones(encrypted));
+  REQUIRE(got.size() == 2);
+  for (std::size_t b = 0; b < 2; ++b) {
+    INFO("ciphertext of rows " << b);
+    CHECK(same_words(gpu.download(got[b]), want[b]));
+  }
+}
