@@ -76,6 +76,13 @@ class DecoderLayer {
   // x: one value per block of rows (shape().blocks); the result likewise.
   template <class Ops>
   std::vector<typename Ops::Value> forward(Ops& ops, std::span<const typename Ops::Value> x) const {
+    const std::vector<typename Ops::Value> h = forward_attention(ops, x);
+    return forward_feed_forward<Ops>(ops, h);
+  }
+  // The layer's two halves, each with its residual: h = x + attention(norm(x)), then y = h + FFN(norm(h)) (to
+  // run, time or check one alone).
+  template <class Ops>
+  std::vector<typename Ops::Value> forward_attention(Ops& ops, std::span<const typename Ops::Value> x) const {
     using Value = typename Ops::Value;
     const auto& l = linears_;
     require(x.size() == shape_.blocks, "decoder layer: {} blocks of rows for a layer of {}", x.size(),
@@ -90,10 +97,22 @@ class DecoderLayer {
     const std::vector<Value> attended = self_attention<Ops>(ops, q, k, v, shape_, functions_.softmax);
     std::vector<Value> out;
     for (std::size_t b = 0; b < x.size(); ++b) {
-      const Value h = ops.add(x[b], l.output.forward(ops, attended[b]));
+      Value h = ops.add(x[b], l.output.forward(ops, attended[b]));
       ops.label(h, "attention block");
-      const Value m = functions_.post_attention_norm.forward(ops, h);
-      Value y = graph::duplicate(h);
+      out.push_back(std::move(h));
+    }
+    return out;
+  }
+  template <class Ops>
+  std::vector<typename Ops::Value> forward_feed_forward(Ops& ops, std::span<const typename Ops::Value> h) const {
+    using Value = typename Ops::Value;
+    const auto& l = linears_;
+    require(h.size() == shape_.blocks, "decoder layer: {} blocks of rows for a layer of {}", h.size(),
+            shape_.blocks);
+    std::vector<Value> out;
+    for (const Value& hb : h) {
+      const Value m = functions_.post_attention_norm.forward(ops, hb);
+      Value y = graph::duplicate(hb);
       for (std::size_t f = 0; f < l.gate.size(); ++f) {
         const Value gated = ops.multiply(functions_.activation.forward(ops, l.gate[f].forward(ops, m)),
                                          l.up[f].forward(ops, m));
