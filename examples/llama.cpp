@@ -9,6 +9,7 @@
 //   --plan-only                              trace and plan every block; print the plans' figures
 //   --cpu                                    run on the CPU even so (days at full size)
 //   --attention-only                         each block's first half alone, x + attention(norm(x)) (the twin checks it)
+//   --explain FILE                           write every block's plan to FILE, a row per node (graph::explain)
 //   --layers L --tokens T                    1 and 128
 //   --hidden H --heads A --kv-heads K --ffn F   4096, 32, 8 and 14336 (smaller shapes for a quick look)
 //   --rows R --ffn-blocks B                  token rows per ciphertext (8) and FFN column blocks (4)
@@ -53,6 +54,7 @@ struct Options {
   double magnitude_limit = 0;  // 0: graph::PlanOptions' default
   bool plan_only = false, cpu = false;
   bool attention_only = false;  // each block's first half alone (x + attention(norm(x))), checked on the twin
+  std::string explain_path;     // --explain: every block's plan as a table (graph::explain), block after block
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -63,6 +65,7 @@ bool parse(int argc, char** argv, Options& o) {
     if (arg == "--plan-only") o.plan_only = true;
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--attention-only") o.attention_only = true;
+    else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--layers" && has_value) o.config.layers = number();
     else if (arg == "--tokens" && has_value) o.tokens = number();
     else if (arg == "--hidden" && has_value) o.config.hidden = number();
@@ -100,6 +103,11 @@ class BlockPlanner {
                "{:.1f} s\n",
                l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.bootstrap_magnitude,
                seconds_since(start));
+    if (!o_.explain_path.empty()) {
+      std::ofstream file(o_.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
+      file << "# block " << l << "\n" << graph::explain(plan);
+      require(static_cast<bool>(file), "--explain: could not write {}", o_.explain_path);
+    }
     return plan;
   }
   const nn::Matrix& exact() const { return exact_; }  // the reference's output of the blocks planned so far
@@ -117,7 +125,8 @@ int run_llama(int argc, char** argv) {
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--attention-only] [--layers L] [--tokens T] [--hidden H] [--heads A] "
-               "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M]\n",
+               "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
+               "[--explain FILE]\n",
                argv[0]);
     return 2;
   }
