@@ -12,11 +12,9 @@
 #include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/cuda_evaluator.hpp"
 #include "cerium/graph/executor.hpp"
-#include "cerium/graph/tracer.hpp"
-#include "cerium/nn/encrypted_llama.hpp"
 #include "gpu_test_support.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
-#include "unit/nn/transformer_test_support.hpp"
+#include "unit/nn/tiny_llama_support.hpp"
 
 using namespace evaluator_test;
 using namespace transformer_test;
@@ -31,24 +29,10 @@ TEST_CASE("A tiny Llama layer run as the examples run it on the GPU gives the CP
   for (nn::LlamaLayerWeights& l : weights.layers) {
     spread_like_trained({&l.query, &l.key, &l.value, &l.output, &l.gate, &l.up, &l.down});
   }
-  const std::vector<nn::Matrix> calibration = {random_rows(16, 32, rng), random_rows(16, 32, rng)};
-  const nn::EncryptedLlama model(weights, nn::llama_ranges(weights, calibration), {.rows = 8, .blocks = 2});
-  const std::size_t slots = model.layout().slots();
-
   Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
-  graph::Tracer t(f.context);
-  std::vector<graph::Value> inputs = {t.input("x0", slots), t.input("x1", slots)};
-  const auto outputs = model.forward<graph::Tracer>(t, inputs);
-  t.output(outputs[0], "hidden0");
-  t.output(outputs[1], "hidden1");
-  graph::PlanOptions options;
-  options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
-  for (const nn::Matrix& c : calibration) {
-    std::vector<graph::SlotValues> sample;
-    for (const auto& block : model.pack_blocks(c)) sample.emplace_back(block.begin(), block.end());
-    options.calibration.push_back(std::move(sample));
-  }
-  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  const TinyLlama tiny = plan_tiny_llama(f.context, std::move(weights), 2, rng);
+  const graph::Plan& plan = tiny.plan;
+  const std::size_t slots = tiny.model.layout().slots();
   REQUIRE(plan.bootstraps() > 0);
 
   // One set of keys for both backends (seeded, as the examples make them: the GPU expands them).
@@ -70,7 +54,7 @@ TEST_CASE("A tiny Llama layer run as the examples run it on the GPU gives the CP
   gpu.set_galois_keys(galois);
 
   std::vector<Ciphertext> encrypted;
-  const auto packed = model.pack_blocks(calibration[0]);
+  const auto packed = tiny.model.pack_blocks(tiny.calibration[0]);
   for (std::size_t b = 0; b < 2; ++b) {
     encrypted.push_back(f.encryptor.encrypt(f.encoder.encode(packed[b], plan.input_encoding(b))));
   }

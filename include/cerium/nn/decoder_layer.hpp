@@ -85,8 +85,7 @@ class DecoderLayer {
   std::vector<typename Ops::Value> forward_attention(Ops& ops, std::span<const typename Ops::Value> x) const {
     using Value = typename Ops::Value;
     const auto& l = linears_;
-    require(x.size() == shape_.blocks, "decoder layer: {} blocks of rows for a layer of {}", x.size(),
-            shape_.blocks);
+    require_blocks(x.size());
     std::vector<Value> q, k, v;
     for (std::size_t b = 0; b < x.size(); ++b) {
       const Value n = functions_.input_norm.forward(ops, x[b]);
@@ -107,8 +106,7 @@ class DecoderLayer {
   std::vector<typename Ops::Value> forward_feed_forward(Ops& ops, std::span<const typename Ops::Value> h) const {
     using Value = typename Ops::Value;
     const auto& l = linears_;
-    require(h.size() == shape_.blocks, "decoder layer: {} blocks of rows for a layer of {}", h.size(),
-            shape_.blocks);
+    require_blocks(h.size());
     std::vector<Value> out;
     for (const Value& hb : h) {
       const Value m = functions_.post_attention_norm.forward(ops, hb);
@@ -125,6 +123,10 @@ class DecoderLayer {
   }
 
  private:
+  void require_blocks(std::size_t given) const {
+    require(given == shape_.blocks, "decoder layer: {} blocks of rows for a layer of {}", given, shape_.blocks);
+  }
+
   AttentionShape shape_;
   RotaryEmbedding rope_;
   Linears linears_;

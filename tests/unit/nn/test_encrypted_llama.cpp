@@ -19,6 +19,7 @@
 #include "cerium/nn/row_blocks.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 #include "unit/nn/exact_functions.hpp"
+#include "unit/nn/tiny_llama_support.hpp"
 #include "unit/nn/transformer_test_support.hpp"
 #include "support/catch.hpp"
 
@@ -130,34 +131,20 @@ TEST_CASE("a tiny Llama runs encrypted end to end over two ciphertexts of rows w
   auto rng = cerium_test::make_rng(703);
   INFO("test seed " << cerium_test::test_seed());
   // One layer (two take twice the 3 minutes on one core and add no other data movement).
+  Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
   nn::LlamaWeights weights = tiny_weights(37);
   weights.layers.resize(1);
   weights.config.layers = 1;
-  const std::vector<nn::Matrix> calibration = {random_rows(16, 32, rng), random_rows(16, 32, rng),
-                                               random_rows(16, 32, rng)};
-  const nn::EncryptedLlama model(weights, nn::llama_ranges(weights, calibration), {.rows = 8, .blocks = 2});
+  const TinyLlama tiny = plan_tiny_llama(f.context, weights, 3, rng);
+  const nn::EncryptedLlama& model = tiny.model;
+  const graph::Plan& plan = tiny.plan;
   const std::size_t slots = model.layout().slots();
-
-  Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
-  graph::Tracer t(f.context);
-  std::vector<graph::Value> inputs = {t.input("x0", slots), t.input("x1", slots)};
-  const auto outputs = model.forward<graph::Tracer>(t, inputs);
-  t.output(outputs[0], "hidden0");
-  t.output(outputs[1], "hidden1");
-  graph::PlanOptions options;
-  options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
-  for (const nn::Matrix& c : calibration) {
-    std::vector<graph::SlotValues> sample;
-    for (const auto& block : model.pack_blocks(c)) sample.emplace_back(block.begin(), block.end());
-    options.calibration.push_back(std::move(sample));
-  }
-  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
   WARN(graph::summary(plan) << "largest value bootstrapped: " << plan.bootstrap_magnitude);
   boot::Bootstrapper bootstrapper(f.context, {.slots = slots, .message_bound = graph::required_message_bound(plan)});
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
   f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
 
-  const nn::Matrix& x = calibration[0];
+  const nn::Matrix& x = tiny.calibration[0];
   std::vector<Ciphertext> encrypted;
   const auto packed = model.pack_blocks(x);
   for (std::size_t b = 0; b < 2; ++b) {
