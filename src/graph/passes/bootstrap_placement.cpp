@@ -4,7 +4,9 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "cerium/core/check.hpp"
 
@@ -281,6 +283,130 @@ struct Search {
   }
 };
 
+// --- refreshing fan-out points: one bootstrap for a value instead of one for each of its readers ---
+
+// A placement improved where a value read by several consumers is refreshed once in place of the bootstraps
+// below it (the greedy rule refreshes each reader's path where it runs out: after a softmax, every masked piece of
+// its output). Each candidate is tried on the items its levels can reach (up to the next bootstraps) and kept when
+// it removes at least two; the whole pass is bounded by `budget` item visits.
+class FanOutRefresh {
+ public:
+  FanOutRefresh(const LevelProblem& p, const std::vector<std::vector<std::uint32_t>>& consumers,
+                std::vector<bool> bootstrap, std::size_t budget)
+      : p_(p), consumers_(consumers), bootstrap_(std::move(bootstrap)), budget_(budget),
+        natural_(natural_levels(p, bootstrap_)), effective_(p.items.size()), mark_(p.items.size(), 0) {
+    for (std::size_t i = 0; i < effective_.size(); ++i) effective_[i] = bootstrap_[i] ? p.bootstrap_level : natural_[i];
+  }
+
+  std::vector<bool> run() {
+    for (std::uint32_t v = 0; v < p_.items.size() && budget_ > 0; ++v) {
+      const LevelItem& item = p_.items[v];
+      if (bootstrap_[v] || !can_bootstrap(p_, item) || consumers_[v].size() < 2) continue;
+      if (natural_[v] < p_.bootstrap_min_input || natural_[v] >= p_.bootstrap_level) continue;
+      try_refresh(v);
+    }
+    return std::move(bootstrap_);
+  }
+
+ private:
+  struct Saved {
+    std::uint32_t item;
+    int natural, effective;
+    bool bootstrap;
+  };
+
+  // The items whose levels follow from `starts` (sorted, starts included): their consumers, transitively, through
+  // items that are not bootstrapped (a bootstrapped one is included, not passed). Empty when larger than
+  // kRegionLimit.
+  std::vector<std::uint32_t> region(std::span<const std::uint32_t> starts) {
+    std::vector<std::uint32_t> out, stack(starts.begin(), starts.end());
+    ++stamp_;
+    for (const auto s : starts) mark_[s] = stamp_;
+    while (!stack.empty()) {
+      const std::uint32_t i = stack.back();
+      stack.pop_back();
+      out.push_back(i);
+      if (out.size() > kRegionLimit) return {};
+      if (bootstrap_[i]) continue;
+      for (const auto w : consumers_[i]) {
+        if (mark_[w] != stamp_) {
+          mark_[w] = stamp_;
+          stack.push_back(w);
+        }
+      }
+    }
+    budget_ -= std::min(budget_, out.size());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  void save(std::span<const std::uint32_t> items, std::vector<Saved>& saved) const {
+    for (const auto i : items) saved.push_back({i, natural_[i], effective_[i], bootstrap_[i]});
+  }
+  void restore(std::vector<Saved>& saved, std::size_t down_to) {
+    while (saved.size() > down_to) {
+      const Saved& s = saved.back();
+      natural_[s.item] = s.natural;
+      effective_[s.item] = s.effective;
+      bootstrap_[s.item] = s.bootstrap;
+      saved.pop_back();
+    }
+  }
+  // Levels of a region recomputed in order; whether every item there keeps what it must.
+  bool recompute(std::span<const std::uint32_t> items) {
+    bool feasible = true;
+    for (const auto i : items) {
+      natural_[i] = level_of(p_, i, effective_);
+      effective_[i] = bootstrap_[i] ? p_.bootstrap_level : natural_[i];
+      feasible = feasible && natural_[i] >= p_.items[i].min_level &&
+                 (!bootstrap_[i] || natural_[i] >= p_.bootstrap_min_input);
+    }
+    return feasible;
+  }
+
+  void try_refresh(std::uint32_t v) {
+    const std::vector<std::uint32_t> below = region(consumers_[v]);
+    std::vector<std::uint32_t> refreshed;  // the bootstraps the region ends at
+    for (const auto i : below) {
+      if (bootstrap_[i] && !p_.items[i].pinned) refreshed.push_back(i);
+    }
+    if (refreshed.size() < 2) return;
+    std::vector<Saved> saved;
+    const std::uint32_t at_v[] = {v};
+    save(at_v, saved);
+    save(below, saved);
+    bootstrap_[v] = true;
+    effective_[v] = p_.bootstrap_level;
+    recompute(below);  // levels only rise
+    std::size_t removed = 0;
+    for (const auto u : refreshed) {
+      const std::size_t mark = saved.size();
+      bootstrap_[u] = false;
+      const std::uint32_t at_u[] = {u};
+      std::vector<std::uint32_t> after = region(at_u);
+      bootstrap_[u] = true;
+      if (after.empty()) continue;
+      save(after, saved);
+      bootstrap_[u] = false;
+      if (recompute(after)) {
+        ++removed;
+      } else {
+        restore(saved, mark);
+      }
+    }
+    if (removed < 2) restore(saved, 0);
+  }
+
+  static constexpr std::size_t kRegionLimit = std::size_t{1} << 14;
+  const LevelProblem& p_;
+  const std::vector<std::vector<std::uint32_t>>& consumers_;
+  std::vector<bool> bootstrap_;
+  std::size_t budget_;
+  std::vector<int> natural_, effective_;
+  std::vector<std::uint32_t> mark_;
+  std::uint32_t stamp_ = 0;
+};
+
 }  // namespace
 
 std::vector<int> natural_levels(const LevelProblem& problem, const std::vector<bool>& bootstrap) {
@@ -356,6 +482,12 @@ Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& 
   if (const auto on_cuts = place_on_cuts(problem, consumers)) {
     Placement cut = finish(problem, *on_cuts, false);
     if (cut.feasible && (!greedy.feasible || cut.count < greedy.count)) greedy = std::move(cut);
+  }
+  // Then fan-out points refreshed in place of their readers' bootstraps, where that saves some.
+  if (greedy.feasible) {
+    Placement refreshed =
+        finish(problem, FanOutRefresh(problem, consumers, greedy.bootstrap, options.refresh_budget).run(), false);
+    if (refreshed.feasible && refreshed.count < greedy.count) greedy = std::move(refreshed);
   }
   Search search{problem, options.search_limit};
   search.effective.assign(problem.items.size(), 0);

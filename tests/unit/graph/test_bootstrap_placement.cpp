@@ -219,6 +219,39 @@ TEST_CASE("bootstrap placement on a chain of layers with fan-out finds the chain
   }
 }
 
+TEST_CASE("bootstrap placement refreshes a value read by many instead of each reader's path", "[graph][placement]") {
+  // An attention's A V in miniature: a softmax output v at level 2, read by k masks (a product each), each mask
+  // replicated by additions at level 1 and then multiplied twice with a fresh value w. The greedy rule refreshes
+  // every mask's path where it runs out (k bootstraps); refreshing v once leaves every path enough levels.
+  for (const std::uint32_t k : {2u, 5u, 40u}) {
+    LevelProblem p;
+    p.bootstrap_level = 6;
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 3});  // x
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
+    p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
+    for (std::uint32_t j = 0; j < k; ++j) {
+      auto at = static_cast<std::uint32_t>(p.items.size());
+      p.items.push_back({.inputs = {2}, .cost = 1});  // the mask: level 1
+      for (int r = 0; r < 3; ++r, ++at) p.items.push_back({.inputs = {at, at}, .cost = 0});
+      p.items.push_back({.inputs = {at, 1}, .cost = 1});
+      p.items.push_back({.inputs = {at + 1, 1}, .cost = 1});
+      p.items.push_back({.inputs = {at + 2}, .may_bootstrap = false});
+    }
+    INFO(k << " readers");
+    const Placement greedy = place_bootstraps_greedy(p);
+    REQUIRE(greedy.feasible);
+    CHECK(greedy.count == static_cast<int>(k));
+    const Placement refreshed = place_bootstraps(p, {.search_limit = 0});  // the seed alone
+    REQUIRE(refreshed.feasible);
+    CHECK(refreshed.count == (k >= 2 ? 1 : static_cast<int>(k)));
+    CHECK(refreshed.bootstrap[2]);
+    CHECK(feasible_by_definition(p, refreshed.bootstrap));
+    const Placement off = place_bootstraps(p, {.search_limit = 0, .refresh_budget = 0});
+    CHECK(off.count == static_cast<int>(k));
+    if (k == 2) check_against_exhaustive(p);
+  }
+}
+
 TEST_CASE("placement searches graphs far deeper than the thread's stack", "[graph][bootstrap_placement]") {
   // 300,000 items, each reading the one before and the source (so neither a forest nor a chain of cuts): the
   // search went depth-first by recursion, one frame per item, and overflowed the stack (BERT at 256 tokens).

@@ -12,7 +12,9 @@
 //  - any other graph: depth-first branch and bound over the items (bootstrap or not), seeded with the better of
 //    a greedy placement and a dynamic program over the graph's cuts (items every later one is reached through:
 //    a model's layer boundaries; refreshing only there makes the graph a chain), optimal when it finishes within
-//    `search_limit` steps; otherwise the best placement found, and Placement::optimal says so.
+//    `search_limit` steps; otherwise the best placement found, and Placement::optimal says so. Before the search,
+//    the seed is improved where a value read by several consumers can be refreshed once in place of two or more
+//    bootstraps below it (the greedy rule refreshes each reader's path separately).
 // The greedy rule alone (refresh a value at the last level it can still be bootstrapped, when what follows it
 // needs more levels than it has) is exposed for comparison.
 
@@ -57,6 +59,9 @@ bool is_feasible(const LevelProblem& problem, const std::vector<bool>& bootstrap
 // Limits of place_bootstraps' search.
 struct PlacementOptions {
   std::size_t search_limit = std::size_t{1} << 22;  // branch-and-bound steps for graphs that are not forests
+  // Item visits for refreshing fan-out points (a value read by several consumers bootstrapped once in place of
+  // two or more bootstraps below it) before the search; 0: none.
+  std::size_t refresh_budget = std::size_t{1} << 26;
 };
 
 // The fewest bootstraps (see the file comment), or the best found within options.search_limit.
