@@ -61,7 +61,7 @@ struct PlacementOptions {
   std::size_t search_limit = std::size_t{1} << 22;  // branch-and-bound steps for graphs that are not forests
   // Item visits for refreshing fan-out points (a value read by several consumers bootstrapped once in place of
   // two or more bootstraps below it) before the search; 0: none.
-  std::size_t refresh_budget = std::size_t{1} << 26;
+  std::size_t refresh_budget = std::size_t{1} << 28;
 };
 
 // The fewest bootstraps (see the file comment), or the best found within options.search_limit.
