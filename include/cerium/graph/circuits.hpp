@@ -167,7 +167,7 @@ typename Ops::Value bsgs(Ops& ops, const typename Ops::Value& x, const circuits:
 // of rows) then share the plaintexts: a program stores, encodes and holds each once (the executor keys its
 // plaintexts by their storage), where multiply(ops, x, matrix) makes new ones at each call. A value: copies share.
 struct BsgsProduct {
-  circuits::BsgsPlan plan;
+  circuits::BsgsPlan plan;                                                  // the babies and giants
   std::map<std::pair<std::int64_t, std::int64_t>, PlainVector> diagonals;  // (giant, baby) -> diag'
 };
 
