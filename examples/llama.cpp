@@ -220,13 +220,13 @@ int run_llama(int argc, char** argv) {
     std::vector<std::vector<std::complex<double>>> slots_out;
     for (const auto& c : values) slots_out.push_back(encoder.decode(decryptor.decrypt(evaluator.download(c))));
     const nn::Matrix hidden = nn::unpack_row_blocks(layout, slots_out);
-    const double error = max_difference(hidden, twin());
+    const nn::Matrix expected = twin();
+    const double error = max_difference(hidden, expected);
     fmt::print("hidden states: against the twin {:.3e} ({:.1f} bits), against the exact reference {}\n", error,
                -std::log2(error),
                o.attention_only ? "(not made: whole blocks only)"
                                 : fmt::format("{:.3e}", max_difference(hidden, blocks.exact())));
     if (error >= 0.05) {  // where it went wrong: the error of each ciphertext of rows
-      const nn::Matrix expected = twin();
       std::string per_block;
       for (std::size_t r = 0; r < hidden.rows; r += layout.rows) {
         double worst = 0;

@@ -139,11 +139,3 @@ class StagedExecutors {
   // capture()'s replays, one a stage (type-erased: the CPU backend has no CapturedRun).
   std::vector<std::function<std::vector<cerium::ckks::Ciphertext>(const std::vector<cerium::ckks::Ciphertext>&)>> replays_;
 };
-
-// One pass over the stages with executors made for it (their plaintexts prepared inside the timed run).
-template <cerium::backend::PolyBackend B>
-StagedRun run_stages(std::span<const cerium::graph::Plan> plans, const cerium::ckks::BasicEvaluator<B>& evaluator,
-                     const cerium::boot::BasicBootstrapper<B>& bootstrapper,
-                     std::vector<cerium::ckks::Ciphertext> inputs, LayerProfile* profile = nullptr) {
-  return StagedExecutors<B>(plans, evaluator, bootstrapper).run(std::move(inputs), profile);
-}

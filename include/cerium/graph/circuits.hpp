@@ -171,15 +171,25 @@ struct BsgsProduct {
   std::map<std::pair<std::int64_t, std::int64_t>, PlainVector> diagonals;  // (giant, baby) -> diag'
 };
 
-// A circuits::DiagonalMatrix made ready: its diagonals stored (a compressed diagonal stays its period).
-inline BsgsProduct prepare_product(const circuits::DiagonalMatrix& matrix, const circuits::BsgsOptions& options = {}) {
-  BsgsProduct product{.plan = circuits::plan_bsgs(matrix, options), .diagonals = {}};
+namespace circuit_detail {
+
+// A plan's diagonals, diag'_(g,b) = make(g, b) for each of its (giant, baby) pairs.
+template <class Make>
+BsgsProduct prepared(circuits::BsgsPlan plan, Make&& make) {
+  BsgsProduct product{.plan = std::move(plan), .diagonals = {}};
   for (const auto& [g, babies] : product.plan.giants) {
-    for (const std::int64_t b : babies) {
-      product.diagonals.emplace(std::pair{g, b}, PlainVector(circuits::bsgs_diagonal(matrix, g, b)));
-    }
+    for (const std::int64_t b : babies) product.diagonals.emplace(std::pair{g, b}, make(g, b));
   }
   return product;
+}
+
+}  // namespace circuit_detail
+
+// A circuits::DiagonalMatrix made ready: its diagonals stored (a compressed diagonal stays its period).
+inline BsgsProduct prepare_product(const circuits::DiagonalMatrix& matrix, const circuits::BsgsOptions& options = {}) {
+  return circuit_detail::prepared(circuits::plan_bsgs(matrix, options), [&](std::int64_t g, std::int64_t b) {
+    return PlainVector(circuits::bsgs_diagonal(matrix, g, b));
+  });
 }
 
 // A matrix given by its diagonals' offsets and a function that makes one diagonal (slots values) on demand: the
@@ -204,18 +214,14 @@ BsgsProduct prepare_product(std::shared_ptr<const M> matrix, const circuits::Bsg
   if constexpr (requires { { matrix->period() } -> std::convertible_to<std::size_t>; }) period = matrix->period();
   require(period >= 1 && slots % period == 0, "matrix product: a period of {} does not divide {} slots", period,
           slots);
-  BsgsProduct product{.plan = circuits::plan_bsgs(offsets, slots, options), .diagonals = {}};
-  for (const auto& [g, babies] : product.plan.giants) {
-    for (const std::int64_t b : babies) {
-      product.diagonals.emplace(std::pair{g, b}, PlainVector(period, [matrix, g, b, slots, period] {
-        auto diagonal = matrix->diagonal(circuits::wrap_offset(g + b, slots));
-        require(diagonal.size() == period, "matrix product: a diagonal of {} values for a period of {}",
-                diagonal.size(), period);
-        return circuits::rotate_values(diagonal, -g);  // R^-g of a periodic vector: its period turned
-      }));
-    }
-  }
-  return product;
+  return circuit_detail::prepared(circuits::plan_bsgs(offsets, slots, options), [&](std::int64_t g, std::int64_t b) {
+    return PlainVector(period, [matrix, g, b, slots, period] {
+      auto diagonal = matrix->diagonal(circuits::wrap_offset(g + b, slots));
+      require(diagonal.size() == period, "matrix product: a diagonal of {} values for a period of {}",
+              diagonal.size(), period);
+      return circuits::rotate_values(diagonal, -g);  // R^-g of a periodic vector: its period turned
+    });
+  });
 }
 
 // M x for a prepared matrix, by baby-step giant-step: one level (see the file comment).

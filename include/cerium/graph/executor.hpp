@@ -734,10 +734,11 @@ class Executor {
   // plaintext). Entries are never erased, so the reference outlives the lock.
   const ckks::Plaintext& cached(NodeId id, const ckks::Ciphertext& operand) const {
     const Node& node = plan_.program.node(id);
+    const PlainKey key = run_key(id, operand);
     std::lock_guard lock(cache_mutex_);
-    auto it = cache_.find(run_key(id, operand));
+    auto it = cache_.find(key);
     if (it == cache_.end()) {
-      it = cache_.emplace(run_key(id, operand), ops_.encode(node.plain, operand.level(), operand.slots())).first;
+      it = cache_.emplace(key, ops_.encode(node.plain, operand.level(), operand.slots())).first;
       cached_bytes_ += bytes_of(it->second);
       ++encodings_;
     }
@@ -760,7 +761,9 @@ class Executor {
     return {plan_.program.node(id).plain.storage(), operand.slots(), operand.level()};
   }
   PlainKey unscaled_key(NodeId id) const {
-    return {plan_.program.node(id).plain.storage(), plan_.program.node(plan_.program.node(id).inputs[0]).slots, -1};
+    PlainKey key = planned_key(id);
+    key.level = -1;
+    return key;
   }
 
   const Plan& plan_;

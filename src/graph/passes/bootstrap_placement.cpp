@@ -392,16 +392,12 @@ class FanOutRefresh {
       saved.pop_back();
     }
   }
-  // Levels of a region recomputed in order; whether every item there keeps what it must.
-  bool recompute(std::span<const std::uint32_t> items) {
-    bool feasible = true;
+  // Levels of a region recomputed in order.
+  void recompute(std::span<const std::uint32_t> items) {
     for (const auto i : items) {
       natural_[i] = level_of(p_, i, effective_);
       effective_[i] = bootstrap_[i] ? p_.bootstrap_level : natural_[i];
-      feasible = feasible && natural_[i] >= p_.items[i].min_level &&
-                 (!bootstrap_[i] || natural_[i] >= p_.bootstrap_min_input);
     }
-    return feasible;
   }
 
   void try_refresh(std::uint32_t v) {
@@ -428,13 +424,15 @@ class FanOutRefresh {
   // again there: kept when every item keeps what it must and at least two fewer bootstraps were added than removed
   // (one pays for the fan-out point's); otherwise restored.
   bool remove_together(std::span<const std::uint32_t> freed, std::vector<Saved>& saved) {
+    const std::size_t mark = saved.size();
+    save(freed, saved);  // restored last: refreshed again
     for (const auto u : freed) bootstrap_[u] = false;
     const std::vector<std::uint32_t> after = region(freed, kAfterLimit);
-    for (const auto u : freed) bootstrap_[u] = true;
-    if (after.empty()) return false;
-    const std::size_t mark = saved.size();
+    if (after.empty()) {
+      restore(saved, mark);
+      return false;
+    }
     save(after, saved);
-    for (const auto u : freed) bootstrap_[u] = false;
     std::size_t added = 0;
     if (redecide(after, freed, added) && added + 2 <= freed.size()) return true;
     restore(saved, mark);
@@ -499,10 +497,10 @@ bool is_feasible(const LevelProblem& problem, const std::vector<bool>& bootstrap
   return true;
 }
 
-Placement place_bootstraps_greedy(const LevelProblem& problem) {
-  require_valid(problem);
+namespace {
+
+Placement greedy_placement(const LevelProblem& problem, const GreedyRule& rule) {
   const std::size_t n = problem.items.size();
-  const GreedyRule rule(problem, consumers_of(problem));
   std::vector<bool> bootstrap(n, false);
   std::vector<int> effective(n);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -513,13 +511,21 @@ Placement place_bootstraps_greedy(const LevelProblem& problem) {
   return finish(problem, std::move(bootstrap), false);
 }
 
+}  // namespace
+
+Placement place_bootstraps_greedy(const LevelProblem& problem) {
+  require_valid(problem);
+  return greedy_placement(problem, GreedyRule(problem, consumers_of(problem)));
+}
+
 Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& options) {
   require_valid(problem);
   const auto consumers = consumers_of(problem);
   const bool forest = std::all_of(consumers.begin(), consumers.end(), [](const auto& c) { return c.size() <= 1; });
   if (forest) return place_on_forest(problem, consumers);
 
-  Placement greedy = place_bootstraps_greedy(problem);
+  const GreedyRule rule(problem, consumers);
+  Placement greedy = greedy_placement(problem, rule);
   // The chain of cuts, when the graph has one, often beats the greedy rule: start the search from the better.
   if (const auto on_cuts = place_on_cuts(problem, consumers)) {
     Placement cut = finish(problem, *on_cuts, false);
@@ -527,7 +533,6 @@ Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& 
   }
   // Then fan-out points refreshed in place of their readers' bootstraps, where that saves some.
   if (greedy.feasible) {
-    const GreedyRule rule(problem, consumers);
     FanOutRefresh pass(problem, consumers, rule, greedy.bootstrap, options.refresh_budget);
     Placement refreshed = finish(problem, pass.run(), false);
     if (refreshed.feasible && refreshed.count < greedy.count) greedy = std::move(refreshed);
