@@ -10,6 +10,12 @@
 //   --cpu                                    run on the CPU even so (days at full size)
 //   --attention-only                         each block's first half alone, x + attention(norm(x)) (the twin checks it)
 //   --explain FILE                           write every block's plan to FILE, a row per node (graph::explain)
+//   --noise-bits B                           also run each plan on the host with every bootstrapped value off by up
+//                                            to 2^-B times its magnitude (graph::simulate_outputs_noisy): how far
+//                                            bootstrap errors alone carry the hidden states from the twin
+//   --noise-profile K                        with --noise-bits: the bootstraps split in K stretches of the block,
+//                                            each stretch's noise alone: where errors grow
+//   --noise-range A:B                        the profile over nodes A .. B - 1 only
 //   --layers L --tokens T                    1 and 128
 //   --hidden H --heads A --kv-heads K --ffn F   4096, 32, 8 and 14336 (smaller shapes for a quick look)
 //   --rows R --ffn-blocks B                  token rows per ciphertext (8) and FFN column blocks (4)
@@ -36,6 +42,7 @@
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/core/error.hpp"
 #include "cerium/graph/explain.hpp"
+#include "cerium/graph/simulate.hpp"
 #include "cerium/graph/staged_planner.hpp"
 #include "cerium/nn/encrypted_llama.hpp"
 #include "cerium/nn/row_blocks.hpp"
@@ -52,6 +59,9 @@ struct Options {
   std::size_t tokens = 128, rows = 8, ffn_blocks = 4;
   std::uint64_t seed = 1;
   double magnitude_limit = 0;  // 0: graph::PlanOptions' default
+  double noise_bits = 0;       // --noise-bits: 0 for no noisy simulation
+  std::size_t noise_profile = 0;  // --noise-profile: stretches of the block to add noise to one at a time
+  std::size_t noise_first = 0, noise_last = 0;  // --noise-range A:B: the profile's nodes (0:0 all)
   bool plan_only = false, cpu = false;
   bool attention_only = false;  // each block's first half alone (x + attention(norm(x))), checked on the twin
   std::string explain_path;     // --explain: every block's plan as a table (graph::explain), block after block
@@ -76,6 +86,13 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
     else if (arg == "--seed" && has_value) o.seed = number();
     else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
+    else if (arg == "--noise-bits" && has_value) o.noise_bits = std::strtod(argv[++i], nullptr);
+    else if (arg == "--noise-profile" && has_value) o.noise_profile = number();
+    else if (arg == "--noise-range" && has_value) {
+      char* end = nullptr;
+      o.noise_first = std::strtoull(argv[++i], &end, 10);
+      o.noise_last = *end == ':' ? std::strtoull(end + 1, nullptr, 10) : 0;
+    }
     else return false;
   }
   return true;
@@ -85,8 +102,8 @@ bool parse(int argc, char** argv, Options& o) {
 // planned; the weights are gone when this returns (the plan keeps the diagonals it needs).
 class BlockPlanner {
  public:
-  BlockPlanner(const Options& o, graph::StagedPlanner& planner, nn::Matrix x)
-      : o_(o), planner_(planner), exact_(std::move(x)) {}
+  BlockPlanner(const Options& o, graph::StagedPlanner& planner, nn::Matrix x, std::vector<graph::SlotValues> noisy)
+      : o_(o), planner_(planner), exact_(std::move(x)), noisy_(std::move(noisy)) {}
 
   graph::Plan next(std::size_t l) {
     const auto start = std::chrono::steady_clock::now();
@@ -96,6 +113,8 @@ class BlockPlanner {
     exact_ = std::move(next.front());
     const nn::LlamaDecoderLayer layer = nn::encrypted_llama_layer(
         weights, o_.config, ranges, {.rows = o_.rows, .blocks = o_.tokens / o_.rows, .ffn_blocks = o_.ffn_blocks});
+    const std::vector<graph::SlotValues> inputs = o_.noise_profile > 0 ? planner_.samples().front()
+                                                                        : std::vector<graph::SlotValues>{};
     graph::Plan plan = planner_.next([&](graph::Tracer& t, std::span<const graph::Value> in) {
       return o_.attention_only ? layer.forward_attention<graph::Tracer>(t, in) : layer.forward<graph::Tracer>(t, in);
     });
@@ -103,6 +122,8 @@ class BlockPlanner {
                "{:.1f} s\n",
                l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.bootstrap_magnitude,
                seconds_since(start));
+    if (o_.noise_bits > 0) report_noise(plan, l);
+    if (o_.noise_bits > 0 && o_.noise_profile > 0) report_noise_profile(plan, inputs);
     if (!o_.explain_path.empty()) {
       std::ofstream file(o_.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
       file << "# block " << l << "\n" << graph::explain(plan);
@@ -113,9 +134,59 @@ class BlockPlanner {
   const nn::Matrix& exact() const { return exact_; }  // the reference's output of the blocks planned so far
 
  private:
+  // The block run on the host on the last block's noisy outputs, every bootstrapped value off by up to 2^-B of
+  // its magnitude: its outputs' distance from the twin's (the planner's calibration outputs of this block).
+  void report_noise(const graph::Plan& plan, std::size_t l) {
+    noisy_ = graph::simulate_outputs_noisy(
+        plan, noisy_, {.absolute = std::exp2(-o_.noise_bits), .scaled_by_magnitude = true, .seed = l + 1});
+    const double error = distance_from_twin(noisy_);
+    fmt::print("block {:2}: bootstraps off by 2^-{:g}: outputs {:.3e} from the twin ({:.1f} bits)\n", l, o_.noise_bits,
+               error, -std::log2(error));
+  }
+
+  double distance_from_twin(const std::vector<graph::SlotValues>& values) const {
+    double error = 0;
+    const auto& twin = planner_.samples().front();
+    for (std::size_t b = 0; b < values.size(); ++b) {
+      for (std::size_t i = 0; i < values[b].size(); ++i) error = std::max(error, std::abs(values[b][i] - twin[b][i]));
+    }
+    return error;
+  }
+
+  // The bootstraps in K stretches of equal count, in trace order; each stretch's noise alone, on the block's
+  // exact inputs, with the first labelled node of the stretch to say where in the block it lies.
+  void report_noise_profile(const graph::Plan& plan, const std::vector<graph::SlotValues>& inputs) const {
+    std::vector<graph::NodeId> bootstrapped;
+    for (graph::NodeId id = 0; id < plan.nodes.size(); ++id) {
+      const bool in_range = o_.noise_last == 0 || (id >= o_.noise_first && id < o_.noise_last);
+      if (plan.nodes[id].bootstrap && in_range) bootstrapped.push_back(id);
+    }
+    const std::size_t k = std::min(o_.noise_profile, bootstrapped.size());
+    for (std::size_t s = 0; s < k; ++s) {
+      const graph::NodeId first = s == 0 ? bootstrapped.front() : bootstrapped[s * bootstrapped.size() / k];
+      const graph::NodeId last = s + 1 == k ? bootstrapped.back() + 1
+                                            : bootstrapped[(s + 1) * bootstrapped.size() / k];
+      std::string label;
+      double largest = 0;
+      for (graph::NodeId id = first; id < last; ++id) {
+        if (label.empty() && !plan.program.node(id).name.empty()) label = plan.program.node(id).name;
+        if (plan.nodes[id].bootstrap) largest = std::max(largest, plan.nodes[id].magnitude);
+      }
+      const auto noisy = graph::simulate_outputs_noisy(
+          plan, inputs,
+          {.absolute = std::exp2(-o_.noise_bits), .scaled_by_magnitude = true, .seed = s + 1, .first = first,
+           .last = last});
+      const double error = distance_from_twin(noisy);
+      fmt::print("  nodes {:>8} .. {:<8} ({:24}): {:4} bootstraps of |x| <= {:6.2f}: outputs {:.2e} off ({:.1f} bits)\n",
+                  first, last, label, (s + 1) * bootstrapped.size() / k - s * bootstrapped.size() / k, largest, error,
+                  -std::log2(error));
+    }
+  }
+
   const Options& o_;
   graph::StagedPlanner& planner_;
   nn::Matrix exact_;
+  std::vector<graph::SlotValues> noisy_;  // --noise-bits: the noisy simulation's outputs of the last block
 };
 
 }  // namespace
@@ -126,7 +197,7 @@ int run_llama(int argc, char** argv) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--attention-only] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
-               "[--explain FILE]\n",
+               "[--explain FILE] [--noise-bits B] [--noise-profile K] [--noise-range A:B]\n",
                argv[0]);
     return 2;
   }
@@ -153,7 +224,7 @@ int run_llama(int argc, char** argv) {
   }
   graph::StagedPlanner planner(context, options,
                                std::vector<graph::StageInput>(layout_options.blocks, {.slots = slots}), {sample});
-  BlockPlanner blocks(o, planner, x);
+  BlockPlanner blocks(o, planner, x, sample);
   const auto twin = [&] {
     std::vector<std::vector<std::complex<double>>> out;
     for (const auto& block : planner.samples().front()) out.emplace_back(block.begin(), block.end());

@@ -75,8 +75,14 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
                           evaluator_.options().scale_headroom_bits);
   chain_ = circuits::ScaleChain::ascending(evaluator_, levels_.after_eval_mod, output_scale,
                                            levels_.after_coeff_to_slot);
-  eval_mod_series_ = circuits::PolynomialEvaluator(
-      scaled_cosine(config_.k_range, config_.double_angle_steps, config_.eval_mod_degree));
+  const circuits::Polynomial series = scaled_cosine(config_.k_range, config_.double_angle_steps, config_.eval_mod_degree);
+  eval_mod_series_.clear();
+  for (int shrink = 0; shrink <= max_shrink_bits; ++shrink) {
+    circuits::Polynomial scaled = series;
+    const double factor = std::exp2(-shrink / std::ldexp(1.0, config_.double_angle_steps));
+    for (double& c : scaled.coefficients) c *= factor;
+    eval_mod_series_.emplace_back(std::move(scaled));
+  }
   plan_transforms();
 
   // SubSum's rotations are by multiples of the slot count, made on a ciphertext viewed with N/2 slots.

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <complex>
 #include <utility>
 #include <vector>
@@ -16,15 +17,23 @@ namespace cerium::boot {
 
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input) const {
+  return bootstrap(input, 0);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input, int log2_factor) const {
+  require(log2_factor <= 0 && log2_factor >= -max_shrink_bits,
+          "bootstrap: an output factor of 2^{} is outside 2^-{} .. 1 (a larger one is an integer product after it)",
+          log2_factor, max_shrink_bits);
   Ciphertext scaled = scale_down(input);  // checks the input (level, slots, parts) first
   require<MissingKeyError>(keys_ != nullptr,
                            "bootstrap: no bootstrapping keys; call set_keys(std::make_shared<const BootstrapKeys>("
                            "bootstrapper.generate_keys(key_generator))) first");
   Ciphertext raised = sub_sum(mod_raise(scaled));
   auto halves = coeff_to_slot(raised);
-  if (joined_) return slot_to_coeff(eval_mod(join_halves(halves)));
-  const Ciphertext real_half = eval_mod(halves[0]);
-  const Ciphertext imaginary_half = eval_mod(halves[1]);
+  if (joined_) return slot_to_coeff(eval_mod(join_halves(halves), log2_factor));
+  const Ciphertext real_half = eval_mod(halves[0], log2_factor);
+  const Ciphertext imaginary_half = eval_mod(halves[1], log2_factor);
   return slot_to_coeff(real_half, imaginary_half);
 }
 
@@ -117,7 +126,9 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
 }
 
 template <backend::PolyBackend B>
-Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half) const {
+Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half, int log2_factor) const {
+  require(log2_factor <= 0 && log2_factor >= -max_shrink_bits, "eval_mod: an output factor of 2^{} is outside "
+          "2^-{} .. 1", log2_factor, max_shrink_bits);
   require<LevelError>(half.level() == levels_.after_coeff_to_slot,
                       "eval_mod: the ciphertext is at level {}; EvalMod starts at level {} (after CoeffToSlot)",
                       half.level(), levels_.after_coeff_to_slot);
@@ -125,11 +136,14 @@ Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half) const {
                       "eval_mod: the ciphertext's scale {} is not EvalMod's {} at level {} (where CoeffToSlot lands)",
                       ckks::format_scale(half.scale()), ckks::format_scale(chain_.at(levels_.after_coeff_to_slot)),
                       levels_.after_coeff_to_slot);
-  Ciphertext y = eval_mod_series_.evaluate(evaluator_, half, chain_);
-  for (int step = 0; step < config_.double_angle_steps; ++step) {  // cos 2t = 2 cos^2 t - 1
+  // The result times c = 2^log2_factor: z_k = c_k cos(2^k t) with c_k = c^(1 / 2^(r - k)) for r double angles,
+  // so that c_k^2 = c_(k+1) and z_(k+1) = 2 z_k^2 - c_(k+1) (cos 2t = 2 cos^2 t - 1): z_0 is the series times c_0.
+  const int shrink = -log2_factor, r = config_.double_angle_steps;
+  Ciphertext y = eval_mod_series_[static_cast<std::size_t>(shrink)].evaluate(evaluator_, half, chain_);
+  for (int step = 0; step < r; ++step) {
     y = chain_.multiply(evaluator_, y, y);
     evaluator_.multiply_integer_inplace(y, 2);
-    evaluator_.sub_inplace(y, 1.0);
+    evaluator_.sub_inplace(y, shrink == 0 ? 1.0 : std::exp2(-shrink / std::ldexp(1.0, r - step - 1)));
   }
   chain_.bring_to(evaluator_, y, levels_.after_eval_mod);
   return y;

@@ -169,8 +169,10 @@ Plan plan(Program program, const PlanOptions& options) {
 }
 
 int bootstrap_shift(double magnitude) {
+  if (!(magnitude > 0)) return 0;
   int shift = 0;
   while (std::ldexp(magnitude, -shift) > 0.8 && shift < 30) ++shift;
+  while (shift > -max_bootstrap_upscale_bits && std::ldexp(magnitude, 1 - shift) <= 0.8) --shift;
   return shift;
 }
 

@@ -331,12 +331,8 @@ std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vect
   std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, loop,
                                           [&](NodeId id, SlotValues& values, double) {
     if (!plan.nodes[id].bootstrap && program.node(id).op != Op::bootstrap) return;
-    double factor = 1;
-    if (noise.scaled_by_magnitude) {
-      double largest = 0;
-      for (const auto& x : values) largest = std::max(largest, std::abs(x));
-      while (factor < largest) factor *= 2;
-    }
+    if (id < noise.first || id >= noise.last) return;
+    const double factor = noise.scaled_by_magnitude ? std::ldexp(1.0, bootstrap_shift(plan.nodes[id].magnitude)) : 1;
     for (auto& x : values) x += factor * std::complex<double>(unit(rng), unit(rng));
   });
   std::vector<SlotValues> out;

@@ -17,17 +17,24 @@ AttentionSoftmax<Exp, Reciprocal> calibrated_softmax(const ScoreRange& r, std::s
   int k = 0;
   while ((r.upper - r.lowest_row_max) / std::exp2(k) > tolerances.spread) ++k;
   const double unit = std::exp2(-k), n = static_cast<double>(keys);
-  const double a = std::exp((r.lowest_row_max - r.upper) * unit) / n;
+  // exp(score - upper) unscaled (at most 1): a bootstrap's error is absolute below |x| = 1, so a value kept
+  // small pays it as a relative error. A row's total holds its largest term: in [lo, n].
+  const double lo = std::exp((r.lowest_row_max - r.upper) * unit);
   const double least_square_sum = std::min(1 / n, 0.5);  // 1 / n, or a range for one key
+  // Each reciprocal c / x with c the power of two that keeps its outputs at most 4 (its largest, c / least total,
+  // stays bootstrappable at the planner's magnitude limits); the weights are then c times the true ones until
+  // softmax multiplies them back.
+  const auto at_most_four = [](double least) { return std::exp2(std::floor(std::log2(std::min(4 * least, 1.0)))); };
+  const double first = at_most_four(lo), square = at_most_four(least_square_sum);
   return {.upper = r.upper * unit,
-          .exp = Exp({.lower = (r.lower - r.upper) * unit, .upper = 0, .tolerance = tolerances.exp, .scale = 1 / n}),
-          .reciprocal = Reciprocal({.lower = a, .upper = 1, .tolerance = tolerances.reciprocal, .scale = a}),
-          .first_scale = 1 / a,
+          .exp = Exp({.lower = (r.lower - r.upper) * unit, .upper = 0, .tolerance = tolerances.exp, .scale = 1}),
+          .reciprocal = Reciprocal({.lower = lo, .upper = n, .tolerance = tolerances.reciprocal, .scale = first}),
+          .first_scale = 1 / first,
           .score_scale = unit,
           .squarings = k,
           .renormalize = Reciprocal({.lower = least_square_sum, .upper = 1, .tolerance = tolerances.reciprocal,
-                                     .scale = least_square_sum}),
-          .square_scale = 1 / least_square_sum};
+                                     .scale = square}),
+          .square_scale = 1 / square};
 }
 
 int activation_degree(int requested, double bound) {

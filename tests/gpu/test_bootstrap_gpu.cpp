@@ -54,6 +54,11 @@ void check_bootstrap(const BootstrapConfig& config) {
   INFO("slots " << cpu.slots() << ": mean " << mean_bits << " bits, worst " << worst_bits << " bits");
   CHECK(mean_bits >= 20);
   CHECK(worst_bits >= 16);
+  // A value read 2^6 larger and shrunk back in EvalMod (graph::bootstrap_shift's negative shifts): the same words.
+  Ciphertext raised = ct.clone();
+  raised.set_scale(std::ldexp(ct.scale(), -6));
+  CHECK(same_words(gpu.evaluator().download(gpu.bootstrap(gpu.evaluator().upload(raised), -6)),
+                   cpu.bootstrap(raised, -6)));
 }
 
 }  // namespace

@@ -97,13 +97,20 @@ class BasicBootstrapper {
 
   // The input needs level >= 1, slots() slots and |message| <= 1 (a little more is fine, up to the sine's range).
   Ciphertext bootstrap(const Ciphertext& input) const;
+  // The same with the result times 2^log2_factor, -max_shrink_bits <= log2_factor <= 0, for free: the factor is
+  // folded into EvalMod (its series and its double-angle constants), so the bootstrap's error shrinks with it. A
+  // small value read at a scale 2^-log2_factor smaller (also free) and bootstrapped so keeps its precision
+  // relative to its magnitude instead of to 1 (graph::bootstrap_shift). InvalidArgument for another factor.
+  Ciphertext bootstrap(const Ciphertext& input, int log2_factor) const;
+  static constexpr int max_shrink_bits = 16;
 
   // The stages, public for tests and for callers who fuse them into their own pipelines.
   Ciphertext scale_down(const Ciphertext& input) const;        // -> level 0, scale q0 / 2^ratio
   Ciphertext mod_raise(const Ciphertext& level_zero) const;    // encapsulation included -> top, under s
   Ciphertext sub_sum(const Ciphertext& raised) const;          // identity for full slots
   std::array<Ciphertext, 2> coeff_to_slot(const Ciphertext& raised) const;  // real and imaginary halves
-  Ciphertext eval_mod(const Ciphertext& half) const;
+  // log2_factor as in bootstrap(input, log2_factor): the result times 2^log2_factor.
+  Ciphertext eval_mod(const Ciphertext& half, int log2_factor = 0) const;
   Ciphertext slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const;
   // With joined halves (joins_halves(): BootstrapConfig::join_halves at N/4 slots or fewer): the halves, each in
   // the lower half of 2 slots() values, joined by one rotation into [real, imaginary]; EvalMod runs on that once
@@ -137,7 +144,8 @@ class BasicBootstrapper {
   BootstrapLevels levels_;
   double raise_scale_ = 0;                   // scale at ModRaise: q0 / 2^ratio
   circuits::ScaleChain chain_;               // EvalMod's: Delta_l from the output up to after CoeffToSlot
-  circuits::PolynomialEvaluator eval_mod_series_;  // the scaled cosine's Chebyshev series
+  // The scaled cosine's Chebyshev series, [s] times 2^(-s / 2^double_angle_steps) for s = 0 .. max_shrink_bits.
+  std::vector<circuits::PolynomialEvaluator> eval_mod_series_;
   std::vector<std::shared_ptr<const Transform>> coeff_to_slot_, slot_to_coeff_;
   std::vector<std::int64_t> rotation_steps_;
   std::shared_ptr<const BootstrapKeys> keys_;

@@ -114,13 +114,15 @@ class ChainOps {
     return ev_.rotate_hoisted(a, steps);
   }
   ckks::Ciphertext conjugate(const ckks::Ciphertext& a) const { return ev_.conjugate(a); }
-  // With shift > 0 (graph::bootstrap_shift): the message divided by 2^shift for free (the same words read at a
-  // scale 2^shift larger), bootstrapped, and the result multiplied by the integer 2^shift (no level).
+  // With a shift (graph::bootstrap_shift): the message divided by 2^shift for free (the same words read at a
+  // scale 2^shift larger), bootstrapped, and the result multiplied by 2^shift: an integer product (no level) for
+  // shift > 0, folded into the bootstrap's EvalMod (free) for shift < 0.
   ckks::Ciphertext bootstrap(const ckks::Ciphertext& a, int shift = 0) const {
     require<LevelError>(bootstrapper_ != nullptr, "bootstrap: no bootstrapper was given");
     if (shift == 0) return on_chain(bootstrapper_->bootstrap(a));
     ckks::Ciphertext scaled = a.clone();
     scaled.set_scale(std::ldexp(a.scale(), shift));
+    if (shift < 0) return on_chain(bootstrapper_->bootstrap(scaled, shift));
     ckks::Ciphertext fresh = bootstrapper_->bootstrap(scaled);
     ev_.multiply_integer_inplace(fresh, std::int64_t{1} << shift);
     return on_chain(std::move(fresh));

@@ -94,10 +94,13 @@ struct NodePlan {
 };
 
 // The power of two the executor divides a bootstrapped value by first (for free: the same words read at a
-// scale 2^shift larger) and multiplies the result by after (an integer product, no level), so that the
-// bootstrapper sees |x| <= 0.8: 0 for values already that small, or not calibrated. A bootstrap's error grows with
-// its message bound; this way one large value costs its own precision (2^shift times the bootstrap's error), not
-// every bootstrap's (a bootstrapper made for the largest value).
+// scale 2^shift larger) and multiplies the result by after (graph::ChainOps::bootstrap: free), so that the
+// bootstrapper sees 0.4 < |x| <= 0.8: 0 when not calibrated. A bootstrap's error is absolute, about its message
+// bound times 2^-precision; this way each value pays it relative to its own magnitude: one large value does not
+// cost every bootstrap precision (a bootstrapper made for the largest value), and a small one (a softmax total,
+// a weight of 1 / 128) is not left with a large relative error. Values below 0.8 / 2^max_bootstrap_upscale_bits
+// are raised by that much only: a value that is zero up to earlier noise must not bring the noise to the bound.
+inline constexpr int max_bootstrap_upscale_bits = 10;
 int bootstrap_shift(double magnitude);
 
 // A planned program (see the file comment): every node's level, scale and bootstraps, with the keys, fusion and

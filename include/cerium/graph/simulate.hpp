@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,14 @@ std::vector<SlotValues> simulate_outputs(const Program& program, const std::vect
 // overflows), this shows it on the host in seconds rather than after an encrypted run.
 struct BootstrapNoise {
   double absolute = 0;  // at most this much in each slot's real and imaginary parts
-  // Scale each value's noise by the power of two at or above its largest |slot| (at least 1): what bootstrapping
-  // value / 2^k with a bootstrapper made for |x| <= 1 and multiplying by 2^k gives (graph::Executor does that).
+  // Scale each value's noise by 2^bootstrap_shift(its calibrated magnitude): what bootstrapping value / 2^shift
+  // with a bootstrapper made for |x| <= 1 and multiplying by 2^shift gives (graph::Executor does that).
   bool scaled_by_magnitude = false;
   std::uint64_t seed = 1;  // of the noise's generator
+  // Only the bootstraps of nodes first .. last - 1 get noise: which part of a program turns bootstrap errors
+  // into large output errors (a program is traced in order, so a range of nodes is a stretch of the model).
+  NodeId first = 0;
+  NodeId last = std::numeric_limits<NodeId>::max();
 };
 // The plan's outputs on inputs with noise on every value it bootstraps (see BootstrapNoise).
 std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vector<SlotValues>& inputs,

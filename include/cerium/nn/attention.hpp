@@ -143,24 +143,27 @@ struct AttentionShape {
 // renormalized: softmax(2x) = softmax(x)^2 / sum softmax(x)^2, whose denominators lie in [1 / n, 1] for n valid
 // keys, however the scores spread (normalize-and-square).
 //
-// Scaling keeps every value on the long path within [0, 1] (bootstraps need small values):
+// Scaling: a bootstrap's error is absolute (about 2^-17 of |x| <= 1 at N = 2^16; graph::Executor divides a larger
+// value by a power of two first), so a value kept far below 1 pays it as a relative error. So:
 //   - the scores are multiplied by score_scale = 2^-k in a mask (free); exp takes score - upper, upper in those
-//     units, on [lower - upper, 0], scaled by 1 / n: the first denominators lie in [a, 1] with
-//     a = exp(lowest row maximum - upper) / n, and `reciprocal` is a / x on [a, 1]; the weights are times 1 / a;
-//   - each square's denominators (in [1 / n, 1]) go through `renormalize`, (1 / n) / x on [1 / n, 1], the weights
-//     times n.
-// The last constant is folded into the masks that take the weights apart (free), the others cost a level.
-// Both reciprocals must take 1 (the padding's denominator) inside their ranges.
+//     units, on [lower - upper, 0] (at most 1, unscaled): a row's first total lies in [lo, n] with
+//     lo = exp(lowest row maximum - upper), and `reciprocal` is c / x on [lo, n]; the weights are then c times
+//     the true ones (first_scale = 1 / c);
+//   - each square's totals (in [1 / n, 1]) go through `renormalize`, c' / x on [1 / n, 1] (square_scale = 1 / c');
+//   - then each row's weights times 2 - their true total, by the last scale (correct_totals): the weights are
+//     the true ones, and a common relative error of a row (a reciprocal's, a total's) is squared.
+// calibrated_softmax picks c and c' as powers of two that keep the reciprocals' outputs at most 4. Both
+// reciprocals must take 1 (the padding's total) inside their ranges.
 template <class Exp, class Reciprocal>
 struct AttentionSoftmax {
   double upper = 0;         // scores (times score_scale) are at most this, calibrated on plaintext data
-  Exp exp;                  // exp(x) / n on [lower - upper, 0], scores in score_scale units
-  Reciprocal reciprocal;    // a / x on [a, 1]
-  double first_scale = 1;   // 1 / a
+  Exp exp;                  // exp(x) on [lower - upper, 0], scores in score_scale units
+  Reciprocal reciprocal;    // c / x on the first totals' range
+  double first_scale = 1;   // 1 / c
   double score_scale = 1;   // 2^-k
   int squarings = 0;        // k
-  Reciprocal renormalize = reciprocal;  // (1 / n) / x on [1 / n, 1]; unused without squarings
-  double square_scale = 1;  // n
+  Reciprocal renormalize = reciprocal;  // c' / x on [1 / n, 1]; unused without squarings
+  double square_scale = 1;  // 1 / c'
 };
 
 namespace attention_detail {
@@ -178,9 +181,24 @@ void normalize(Ops& ops, std::vector<typename Ops::Value>& groups, const Recipro
   for (auto& g : groups) g = ops.multiply(g, inverse);
 }
 
+// Weights whose true values (`scale` times them) should total 1 per query and head, made the true values times 2
+// minus their total: one Newton step towards 1 / total, which squares a common relative error e of a row's
+// weights (1 - e^2). A reciprocal's input and output span a wide range across the rows of one ciphertext, so a
+// bootstrap's absolute error becomes a large relative one in the rows with the smallest values (2^-17 was 1.2 %
+// in a Llama block's causal rows); this step takes it out. One level and a segment sum's rotations.
+template <class Ops>
+void correct_totals(Ops& ops, std::vector<typename Ops::Value>& weights, double scale, const AttentionShape& shape) {
+  std::optional<typename Ops::Value> sum;
+  for (const auto& w : weights) sum = sum ? ops.add(*sum, w) : graph::duplicate(w);
+  // scale (2 - scale total): the -scale^2 in the mask that keeps the heads' first slots.
+  const auto factor =
+      ops.add(segment_sum(ops, *sum, shape.head_width(), shape.head_slot(0, -scale * scale)), 2 * scale);
+  for (auto& w : weights) w = ops.multiply(w, factor);
+}
+
 // The softmax weights of one query block's score groups (those present), in place.
 template <class Ops, class Exp, class Reciprocal>
-double softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, const std::vector<std::size_t>& groups,
+void softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, const std::vector<std::size_t>& groups,
                        std::size_t query_block, const AttentionShape& shape,
                        const AttentionSoftmax<Exp, Reciprocal>& softmax) {
   using Value = typename Ops::Value;
@@ -198,8 +216,8 @@ double softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, cons
     normalize(ops, weights, softmax.renormalize, shape);
     weight_scale = softmax.square_scale;
   }
+  correct_totals(ops, weights, weight_scale, shape);
   ops.label(weights.front(), "softmax");
-  return weight_scale;  // what the weights are still to be multiplied by
 }
 
 }  // namespace attention_detail
@@ -263,7 +281,6 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
   std::vector<std::vector<Value>> weights(blocks);
   std::vector<std::vector<std::size_t>> present(blocks);  // the groups' indices
   std::vector<std::vector<std::size_t>> slot_of(blocks, std::vector<std::size_t>(shape.score_groups()));
-  double weight_scale = 1;
   for (std::size_t a = 0; a < blocks; ++a) {
     for (std::size_t g = 0; g < scores[a].size(); ++g) {
       if (!scores[a][g]) continue;
@@ -271,7 +288,7 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
       present[a].push_back(g);
       weights[a].push_back(std::move(*scores[a][g]));
     }
-    weight_scale = attention_detail::softmax_weights(ops, weights[a], present[a], a, shape, softmax);
+    attention_detail::softmax_weights(ops, weights[a], present[a], a, shape, softmax);
   }
   std::vector<std::optional<Value>> out(blocks);
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -282,7 +299,7 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
         if (!value) value = turned(v[b], s);
         const std::size_t index = b * rows + s, j = index % w;
         // A(r, key, h) at slot j of head h
-        Value picked = ops.multiply(weights[a][slot_of[a][index / w]], shape.head_slot(j, weight_scale));
+        Value picked = ops.multiply(weights[a][slot_of[a][index / w]], shape.head_slot(j));
         if (j != 0) picked = attention_detail::turn_in_head(ops, picked, j, shape.turn_split);
         Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
         Value term = ops.multiply(spread, *value);

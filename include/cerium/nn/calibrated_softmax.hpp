@@ -19,7 +19,7 @@ struct ScoreRange {
 
 // What calibrated_softmax aims at.
 struct SoftmaxTolerances {
-  double exp = 1e-5;          // absolute, on exp(score - upper) / keys
+  double exp = 1e-5;          // absolute, on exp(score - upper) (at most 1)
   double reciprocal = 1e-4;   // relative
   // Softmax squares back from score / 2^k, k the least with (upper - lowest row maximum) / 2^k at most this (each
   // squaring costs about a reciprocal's depth; a wide spread costs precision).

@@ -263,3 +263,29 @@ TEST_CASE("bootstrapping rejects misuse with typed errors", "[ckks][bootstrap]")
     CHECK_THROWS_AS(boot.bootstrap(f.encrypt(Values(4, Complex(0.5)), 1, 4)), MismatchError);
   }
 }
+
+TEST_CASE("a small value raised before bootstrapping and shrunk in EvalMod keeps its relative precision (N = 2^11)",
+          "[ckks][bootstrap]") {
+  static const BootFixture b(presets::bootstrappable_toy(11), {});
+  auto rng = cerium_test::make_rng(31);
+  const int shrink = 8;
+  Values x = random_real(rng, b.slots());
+  for (auto& v : x) v *= std::ldexp(0.8, -shrink);  // |x| <= 0.8 / 256
+  const Ciphertext ct = b.f.encrypt(x, 1, b.slots());
+  // Bootstrapped as it is, the error is the bootstrap's absolute one: a large part of so small a value.
+  const Precision plain = measure(b.f.decrypt(b.boot.bootstrap(ct)), x);
+  // Read at a scale 2^8 smaller (the same words: x 2^8, up to 0.8), bootstrapped with the result times 2^-8.
+  Ciphertext raised = ct.clone();
+  raised.set_scale(std::ldexp(ct.scale(), -shrink));
+  const Ciphertext out = b.boot.bootstrap(raised, -shrink);
+  REQUIRE(out.level() == b.boot.levels().output);
+  REQUIRE(out.scale() == b.boot.bootstrap(ct).scale());
+  const Precision scaled = measure(b.f.decrypt(out), x);
+  INFO("plain: mean " << plain.mean_bits << " bits, worst " << plain.worst_bits << "; raised and shrunk: mean "
+                      << scaled.mean_bits << ", worst " << scaled.worst_bits << " (seed " << cerium_test::test_seed()
+                      << ")");
+  CHECK(scaled.mean_bits > plain.mean_bits + shrink - 2);
+  CHECK(scaled.worst_bits > 16 + shrink - 1);
+  CHECK_THROWS_AS(b.boot.bootstrap(raised, 1), cerium::InvalidArgument);
+  CHECK_THROWS_AS(b.boot.bootstrap(raised, -Bootstrapper::max_shrink_bits - 1), cerium::InvalidArgument);
+}
