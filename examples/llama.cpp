@@ -162,10 +162,10 @@ class BlockPlanner {
       if (plan.nodes[id].bootstrap && in_range) bootstrapped.push_back(id);
     }
     const std::size_t k = std::min(o_.noise_profile, bootstrapped.size());
+    const auto start = [&](std::size_t s) { return s * bootstrapped.size() / k; };  // stretch s's first bootstrap
     for (std::size_t s = 0; s < k; ++s) {
-      const graph::NodeId first = s == 0 ? bootstrapped.front() : bootstrapped[s * bootstrapped.size() / k];
-      const graph::NodeId last = s + 1 == k ? bootstrapped.back() + 1
-                                            : bootstrapped[(s + 1) * bootstrapped.size() / k];
+      const graph::NodeId first = bootstrapped[start(s)];
+      const graph::NodeId last = s + 1 == k ? bootstrapped.back() + 1 : bootstrapped[start(s + 1)];
       std::string label;
       double largest = 0;
       for (graph::NodeId id = first; id < last; ++id) {
@@ -178,7 +178,7 @@ class BlockPlanner {
            .last = last});
       const double error = distance_from_twin(noisy);
       fmt::print("  nodes {:>8} .. {:<8} ({:24}): {:4} bootstraps of |x| <= {:6.2f}: outputs {:.2e} off ({:.1f} bits)\n",
-                  first, last, label, (s + 1) * bootstrapped.size() / k - s * bootstrapped.size() / k, largest, error,
+                  first, last, label, start(s + 1) - start(s), largest, error,
                   -std::log2(error));
     }
   }

@@ -79,8 +79,7 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
   eval_mod_series_.clear();
   for (int shrink = 0; shrink <= max_shrink_bits; ++shrink) {
     circuits::Polynomial scaled = series;
-    const double factor = std::exp2(-shrink / std::ldexp(1.0, config_.double_angle_steps));
-    for (double& c : scaled.coefficients) c *= factor;
+    for (double& c : scaled.coefficients) c *= double_angle_factor(shrink, config_.double_angle_steps);
     eval_mod_series_.emplace_back(std::move(scaled));
   }
   plan_transforms();

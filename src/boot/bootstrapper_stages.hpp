@@ -21,10 +21,15 @@ Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input) const {
 }
 
 template <backend::PolyBackend B>
-Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input, int log2_factor) const {
+void BasicBootstrapper<B>::require_output_factor(const char* what, int log2_factor) {
   require(log2_factor <= 0 && log2_factor >= -max_shrink_bits,
-          "bootstrap: an output factor of 2^{} is outside 2^-{} .. 1 (a larger one is an integer product after it)",
+          "{}: an output factor of 2^{} is outside 2^-{} .. 1 (a larger one is an integer product after it)", what,
           log2_factor, max_shrink_bits);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input, int log2_factor) const {
+  require_output_factor("bootstrap", log2_factor);  // before the work
   Ciphertext scaled = scale_down(input);  // checks the input (level, slots, parts) first
   require<MissingKeyError>(keys_ != nullptr,
                            "bootstrap: no bootstrapping keys; call set_keys(std::make_shared<const BootstrapKeys>("
@@ -127,8 +132,7 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
 
 template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half, int log2_factor) const {
-  require(log2_factor <= 0 && log2_factor >= -max_shrink_bits, "eval_mod: an output factor of 2^{} is outside "
-          "2^-{} .. 1", log2_factor, max_shrink_bits);
+  require_output_factor("eval_mod", log2_factor);
   require<LevelError>(half.level() == levels_.after_coeff_to_slot,
                       "eval_mod: the ciphertext is at level {}; EvalMod starts at level {} (after CoeffToSlot)",
                       half.level(), levels_.after_coeff_to_slot);
@@ -143,7 +147,7 @@ Ciphertext BasicBootstrapper<B>::eval_mod(const Ciphertext& half, int log2_facto
   for (int step = 0; step < r; ++step) {
     y = chain_.multiply(evaluator_, y, y);
     evaluator_.multiply_integer_inplace(y, 2);
-    evaluator_.sub_inplace(y, shrink == 0 ? 1.0 : std::exp2(-shrink / std::ldexp(1.0, r - step - 1)));
+    evaluator_.sub_inplace(y, double_angle_factor(shrink, r - step - 1));  // exactly 1 for shrink = 0
   }
   chain_.bring_to(evaluator_, y, levels_.after_eval_mod);
   return y;

@@ -35,6 +35,7 @@
 // instantiation (backend/cuda_bootstrapper.hpp) runs the whole bootstrap on the device; ModRaise is the backend's.
 
 #include <array>
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -129,6 +130,13 @@ class BasicBootstrapper {
   using Transform = circuits::LinearTransform<B>;
   void plan_transforms();
   Ciphertext key_switch(const Ciphertext& input, const ckks::SwitchingKey& key) const;
+  // InvalidArgument unless -max_shrink_bits <= log2_factor <= 0 (`what` names the caller).
+  static void require_output_factor(const char* what, int log2_factor);
+  // EvalMod's factor c_k = 2^(-shrink / 2^steps_left) for an output factor 2^-shrink, `steps_left` double angles
+  // before the output: the series' with steps_left = double_angle_steps, each double angle's constant after it.
+  static double double_angle_factor(int shrink, int steps_left) {
+    return std::exp2(-shrink / std::ldexp(1.0, steps_left));
+  }
   // A constant plaintext where the evaluator computes.
   Plaintext constant(std::complex<double> value, const ckks::EncodeOptions& options) const;
   // The monomial X^(N/2) (i in every slot) or its negative at a level for `slots` slots: made once for the levels

@@ -171,12 +171,18 @@ namespace attention_detail {
 // The groups times the reciprocal of their per-head sums (the padding slots' sums set to 1, inside the
 // reciprocal's range: a polynomial far outside its range would blow up there, and a large slot spoils a later
 // bootstrap's precision for all).
+// The groups added up (at least one).
+template <class Ops>
+typename Ops::Value sum_of(Ops& ops, const std::vector<typename Ops::Value>& groups) {
+  std::optional<typename Ops::Value> sum;
+  for (const auto& g : groups) sum = sum ? ops.add(*sum, g) : graph::duplicate(g);
+  return std::move(*sum);
+}
+
 template <class Ops, class Reciprocal>
 void normalize(Ops& ops, std::vector<typename Ops::Value>& groups, const Reciprocal& reciprocal,
                const AttentionShape& shape) {
-  std::optional<typename Ops::Value> sum;
-  for (const auto& g : groups) sum = sum ? ops.add(*sum, g) : graph::duplicate(g);
-  const auto totals = segment_sum(ops, *sum, shape.head_width(), shape.head_starts());
+  const auto totals = segment_sum(ops, sum_of(ops, groups), shape.head_width(), shape.head_starts());
   const auto inverse = reciprocal.forward(ops, ops.add(totals, shape.outside_heads()));
   for (auto& g : groups) g = ops.multiply(g, inverse);
 }
@@ -188,11 +194,9 @@ void normalize(Ops& ops, std::vector<typename Ops::Value>& groups, const Recipro
 // in a Llama block's causal rows); this step takes it out. One level and a segment sum's rotations.
 template <class Ops>
 void correct_totals(Ops& ops, std::vector<typename Ops::Value>& weights, double scale, const AttentionShape& shape) {
-  std::optional<typename Ops::Value> sum;
-  for (const auto& w : weights) sum = sum ? ops.add(*sum, w) : graph::duplicate(w);
   // scale (2 - scale total): the -scale^2 in the mask that keeps the heads' first slots.
-  const auto factor =
-      ops.add(segment_sum(ops, *sum, shape.head_width(), shape.head_slot(0, -scale * scale)), 2 * scale);
+  const auto factor = ops.add(
+      segment_sum(ops, sum_of(ops, weights), shape.head_width(), shape.head_slot(0, -scale * scale)), 2 * scale);
   for (auto& w : weights) w = ops.multiply(w, factor);
 }
 

@@ -121,6 +121,20 @@ TEST_CASE("values far above 1 are bootstrapped scaled down and back up: precisio
 }
 
 // [slow] (14 s here, the bootstrapper's transforms planned at N = 2^12): the sanitizer builds skip it.
+TEST_CASE("bootstrap_shift brings a calibrated magnitude into (0.4, 0.8], raising small ones at most 2^10-fold",
+          "[graph][bootstrap]") {
+  CHECK(graph::bootstrap_shift(0) == 0);   // not calibrated
+  CHECK(graph::bootstrap_shift(0.6) == 0);
+  CHECK(graph::bootstrap_shift(6.5) == 4);  // 6.5 / 16 = 0.41
+  CHECK(graph::bootstrap_shift(0.003) == -8);  // 0.003 x 256 = 0.77
+  CHECK(graph::bootstrap_shift(1e-9) == -graph::max_bootstrap_upscale_bits);
+  for (const double m : {1e-3, 0.01, 0.2, 0.41, 0.8, 0.81, 3.0, 100.0}) {
+    const double seen = std::ldexp(m, -graph::bootstrap_shift(m));
+    CHECK(seen > 0.4);
+    CHECK(seen <= 0.8);
+  }
+}
+
 TEST_CASE("products are placed only where their scale fits under Q", "[graph][bootstrap][slow]") {
   // bootstrappable_toy(12, 30): the chain's scale at level 1 is about 2^60 over Q_1 of about 2^118, so a product
   // there (scale 2^120) cannot run; the planner must keep every product at level 2 or above.
