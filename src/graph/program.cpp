@@ -1,5 +1,7 @@
 #include "cerium/graph/program.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cerium/core/check.hpp"
@@ -42,6 +44,34 @@ NodeId Program::append(Node node) {
 void Program::rename(NodeId id, std::string name) {
   require(id < nodes_.size(), "node {} does not exist: the program has {} nodes", id, nodes_.size());
   nodes_[id].name = std::move(name);
+}
+
+void Program::keep_exact(NodeId id, std::span<const NodeId> from) {
+  require(id < nodes_.size(), "node {} does not exist: the program has {} nodes", id, nodes_.size());
+  // The nodes reached from `from` (nodes come after their operands, so one pass in order), then those of them
+  // that `id` reads, walking back.
+  NodeId earliest = id;
+  for (const NodeId f : from) earliest = std::min(earliest, f);
+  std::vector<bool> reached(id + 1 - earliest);
+  for (const NodeId f : from) {
+    if (f <= id) reached[f - earliest] = true;
+  }
+  for (NodeId n = earliest; n <= id; ++n) {
+    for (const NodeId input : nodes_[n].inputs) {
+      if (input >= earliest && reached[input - earliest]) reached[n - earliest] = true;
+    }
+  }
+  const auto is_source = [&](NodeId n) { return std::find(from.begin(), from.end(), n) != from.end(); };
+  if (is_source(id)) return;
+  nodes_[id].keep_exact = true;
+  std::vector<NodeId> pending(nodes_[id].inputs.begin(), nodes_[id].inputs.end());
+  while (!pending.empty()) {
+    const NodeId n = pending.back();
+    pending.pop_back();
+    if (n < earliest || !reached[n - earliest] || nodes_[n].keep_exact || is_source(n)) continue;
+    nodes_[n].keep_exact = true;
+    for (const NodeId input : nodes_[n].inputs) pending.push_back(input);
+  }
 }
 
 }  // namespace cerium::graph

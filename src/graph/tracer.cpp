@@ -168,6 +168,16 @@ void Tracer::label(Value a, std::string name) {
   program_.rename(a.id(), std::move(name));
 }
 
+void Tracer::keep_exact(Value a, std::span<const Value> from) {
+  check(a, "keep_exact");
+  std::vector<NodeId> ids;
+  for (const Value& f : from) {
+    check(f, "keep_exact");
+    ids.push_back(f.id());
+  }
+  program_.keep_exact(a.id(), ids);
+}
+
 Program Tracer::finish() && {
   require(!program_.outputs().empty(), "tracer: the program has no output; call output(value, name)");
   return std::move(program_);

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -42,6 +43,14 @@ V duplicate(const V& v) {
   } else {
     return v.clone();
   }
+}
+
+// Asks the planner never to bootstrap x nor any value between `from` and x (Tracer::keep_exact); nothing on ops
+// that run at once. For a value that must stay exact relative to each slot's own size: a denominator whose slots
+// span a wide range, read where a bootstrap's absolute error would be a large relative one.
+template <class Ops>
+void keep_exact(Ops& ops, const typename Ops::Value& x, std::span<const typename Ops::Value> from) {
+  if constexpr (requires { ops.keep_exact(x, from); }) ops.keep_exact(x, from);
 }
 
 namespace circuit_detail {

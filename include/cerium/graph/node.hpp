@@ -86,6 +86,9 @@ struct Node {
   PlainVector plain;                 // multiply_plain, add_plain
   int input_level = -1;              // input: the level it arrives at (-1: the top level)
   std::string name;                  // input and output names; a label for any other node
+  // Never bootstrapped by the planner: a bootstrap's error is absolute, and a value whose slots span a wide range
+  // (a softmax denominator over rows of very different totals) would carry it as a large relative error.
+  bool keep_exact = false;
 };
 
 }  // namespace cerium::graph

@@ -36,6 +36,9 @@ class Program {
   NodeId append(Node node);
   // A label for a node (explain() and errors show it).
   void rename(NodeId id, std::string name);
+  // Marks `id` and every node on a path from one of `from` to it (`from` excluded) as never bootstrapped
+  // (Node::keep_exact). With `from` empty, `id` alone.
+  void keep_exact(NodeId id, std::span<const NodeId> from);
 
  private:
   ckks::ContextPtr context_;

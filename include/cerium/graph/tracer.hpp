@@ -16,6 +16,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ class Tracer {
 
   // The node just traced gets a label for explain() and errors.
   void label(Value a, std::string name);
+  // a and every value between `from` and it are never bootstrapped (Program::keep_exact): for values whose
+  // slots span a range too wide for a bootstrap's absolute error (graph::keep_exact in graph/circuits.hpp).
+  void keep_exact(Value a, std::span<const Value> from);
 
   // The traced program (the tracer is spent).
   Program finish() &&;

@@ -135,7 +135,8 @@ struct AttentionShape {
   }
 };
 
-// How softmax runs, with any types with forward(ops, x) for exp and the reciprocals.
+// How softmax runs, with any types with forward(ops, x) for exp and the reciprocals (and multiply_inverse for
+// the latter where they have it: nn::Reciprocal).
 //
 // exp(score - upper) is badly conditioned when a row's largest score lies far below the bound over all rows: its
 // weights and denominator are then tiny, and a ciphertext's absolute noise becomes a large relative error. So
@@ -168,9 +169,6 @@ struct AttentionSoftmax {
 
 namespace attention_detail {
 
-// The groups times the reciprocal of their per-head sums (the padding slots' sums set to 1, inside the
-// reciprocal's range: a polynomial far outside its range would blow up there, and a large slot spoils a later
-// bootstrap's precision for all).
 // The groups added up (at least one).
 template <class Ops>
 typename Ops::Value sum_of(Ops& ops, const std::vector<typename Ops::Value>& groups) {
@@ -179,12 +177,26 @@ typename Ops::Value sum_of(Ops& ops, const std::vector<typename Ops::Value>& gro
   return std::move(*sum);
 }
 
+// The groups times the reciprocal of their per-head sums (the padding slots' sums set to 1, inside the
+// reciprocal's range: a polynomial far outside its range would blow up there, and a large slot spoils a later
+// bootstrap's precision for all). The totals span the reciprocal's whole range across the rows of one ciphertext
+// ([0.05, 128] in a Llama block), so a bootstrap's absolute error inside the reciprocal (on its mapped input, say)
+// would be a relative error up to 2^11 times its own in the rows with small totals, different in every slot: the
+// reciprocal's iterations run on the groups themselves (Reciprocal::multiply_inverse), which takes out whatever
+// error its bootstrapped guess carries. (Keeping the totals exact as well, graph::keep_exact, cost a Llama-3-8B
+// block 13 more bootstraps, or 1,421 with the squares' totals too, for no precision that showed.)
 template <class Ops, class Reciprocal>
 void normalize(Ops& ops, std::vector<typename Ops::Value>& groups, const Reciprocal& reciprocal,
                const AttentionShape& shape) {
-  const auto totals = segment_sum(ops, sum_of(ops, groups), shape.head_width(), shape.head_starts());
-  const auto inverse = reciprocal.forward(ops, ops.add(totals, shape.outside_heads()));
-  for (auto& g : groups) g = ops.multiply(g, inverse);
+  using Value = typename Ops::Value;
+  const Value totals = ops.add(segment_sum(ops, sum_of(ops, groups), shape.head_width(), shape.head_starts()),
+                               shape.outside_heads());
+  if constexpr (requires { reciprocal.multiply_inverse(ops, totals, groups); }) {
+    reciprocal.multiply_inverse(ops, totals, groups);
+  } else {  // a reciprocal with forward alone (an exact one)
+    const Value inverse = reciprocal.forward(ops, totals);
+    for (Value& g : groups) g = ops.multiply(g, inverse);
+  }
 }
 
 // Weights whose true values (`scale` times them) should total 1 per query and head, made the true values times 2

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -240,6 +241,25 @@ class Reciprocal {
     }
     ops.label(y, "reciprocal");
     return y;
+  }
+  // Each of `targets` times scale / x, the iterations run on the targets themselves: t <- t p(x) and
+  // e = 1 - x p(x) / scale from the guess as computed, then t <- t (1 + e), e <- e^2 (at least once). Whatever
+  // error the guess carries, a bootstrap's inside it included, e measures and the iterations remove, so only x
+  // must be exact: mark it (graph::keep_exact) where the planner might otherwise bootstrap it. No more levels
+  // than forward and a product (one fewer where forward computes e from y).
+  template <class Ops>
+  void multiply_inverse(Ops& ops, const typename Ops::Value& x, std::vector<typename Ops::Value>& targets) const {
+    using Value = typename Ops::Value;
+    const Value guess = graph::evaluate(ops, x, guess_);
+    const Value x_scaled = scaled(ops, x);
+    graph::keep_exact(ops, x_scaled, std::span<const Value>(&x, 1));
+    Value e = ops.add(ops.negate(ops.multiply(x_scaled, guess)), 1.0);
+    for (Value& t : targets) t = ops.multiply(t, guess);
+    const int iterations = std::max(iterations_, 1);
+    for (int i = 0; i < iterations; ++i) {
+      for (Value& t : targets) t = ops.add(t, ops.multiply(t, e));
+      if (i + 1 < iterations) e = ops.multiply(e, e);
+    }
   }
   // The function and the approximation in doubles (forward's arithmetic); the levels forward consumes; the
   // guess's degree, the iterations, and the config it was built from.

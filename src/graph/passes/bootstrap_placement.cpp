@@ -288,6 +288,7 @@ struct Search {
 struct GreedyRule {
   std::vector<int> need;   // the level an item must carry if nothing after it is bootstrapped
   std::vector<int> ahead;  // the most levels spent after it before a path reaches an item that may be refreshed
+                           // (or the level such an item must keep above a bootstrap's input)
 
   GreedyRule(const LevelProblem& problem, const std::vector<std::vector<std::uint32_t>>& consumers)
       : need(problem.items.size(), 0), ahead(problem.items.size(), 0) {
@@ -296,9 +297,12 @@ struct GreedyRule {
       for (const auto w : consumers[r]) {
         const LevelItem& next = problem.items[w];
         need[r] = std::max(need[r], next.cost + (next.pinned ? problem.bootstrap_min_input : need[w]));
-        // An item whose followers may not be refreshed is its path's last chance earlier.
-        const bool passes = !can_bootstrap(problem, next) && next.min_level == 0;
-        ahead[r] = std::max(ahead[r], next.cost + (passes ? ahead[w] : 0));
+        // An item whose followers may not be refreshed (kept exact, or an output) is its path's last chance
+        // earlier: by what they spend, and by the level such a follower must keep.
+        const int beyond = can_bootstrap(problem, next)
+                               ? 0
+                               : std::max(ahead[w], next.min_level - problem.bootstrap_min_input);
+        ahead[r] = std::max(ahead[r], next.cost + beyond);
       }
     }
   }

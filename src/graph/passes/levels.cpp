@@ -26,6 +26,7 @@ LevelProblem level_problem(const Program& program, const LevelRules& rules) {
                           program.describe(id));
       item.pinned = true;
     }
+    if (node.keep_exact) item.may_bootstrap = false;
     if (node.op == Op::output) {
       item.may_bootstrap = false;
       item.min_level = rules.output_level;

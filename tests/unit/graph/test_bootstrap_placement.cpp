@@ -193,6 +193,25 @@ TEST_CASE("bootstrap placement: no bootstrapper, pins, and where it fails", "[gr
   CHECK(pinned.count == 0);
 }
 
+TEST_CASE("the greedy rule refreshes before a stretch that may not be refreshed", "[graph][placement]") {
+  // s (level 3) -> a (a product, level 2) -> three products kept exact (graph::keep_exact), each of which must
+  // keep level 1 (the lowest level a product's scale fits at) -> the output. a is the last item that may be
+  // refreshed, and the stretch after it needs four levels: the rule must see that through the stretch.
+  LevelProblem p;
+  p.bootstrap_level = 6;
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 3});
+  p.items.push_back({.inputs = {0}, .cost = 1});
+  for (std::uint32_t i = 2; i <= 4; ++i) {
+    p.items.push_back({.inputs = {i - 1}, .cost = 1, .may_bootstrap = false, .min_level = 1});
+  }
+  p.items.push_back({.inputs = {4}, .may_bootstrap = false});
+  const Placement greedy = place_bootstraps_greedy(p);
+  REQUIRE(greedy.feasible);
+  CHECK(greedy.count == 1);
+  CHECK(greedy.bootstrap[1]);
+  check_against_exhaustive(p);
+}
+
 TEST_CASE("bootstrap placement on a chain of layers with fan-out finds the chain's minimum", "[graph][placement]") {
   // x_(k+1) = x_k * x_k + x_k * c: every layer reads its input twice (not a forest), spends one level, and joins
   // at one value (a cut); refreshing at cuts makes it a chain, whose minimum has a closed form.

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <complex>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "cerium/ckks/context.hpp"
+#include "cerium/graph/circuits.hpp"
 #include "cerium/graph/planner.hpp"
 #include "cerium/graph/simulate.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -132,4 +134,46 @@ TEST_CASE("with calibration inputs, bootstraps avoid large values", "[graph][sim
   CHECK(loose.bootstrap_magnitude > 1e-9);
   options.calibration = {};
   CHECK(graph::plan(program, options).bootstrap_magnitude == 0);  // not measured without calibration
+}
+
+TEST_CASE("values kept exact are never bootstrapped, and the planner refreshes before them", "[graph][simulate]") {
+  // A softmax denominator in miniature: squares s_i (deep, so that they arrive low), their total over two slots
+  // kept exact from the squares on, then a deep chain on the total. The planner must refresh the squares (or
+  // earlier), never the total nor what lies between, and leave the rest of the program alone.
+  const auto context = toy_context(7);
+  graph::Tracer t(context);
+  auto x = t.input("x", 8);
+  for (int i = 0; i < 5; ++i) x = t.multiply(x, x);
+  std::vector<graph::Value> squares{t.multiply(x, 0.5), t.multiply(x, 0.25)};
+  const graph::Value unrelated = t.multiply(x, 3.0);  // traced between, not on a path from the squares
+  const graph::Value sum = t.add(squares[0], squares[1]);
+  const graph::Value turned = t.rotate(sum, 1);
+  graph::Value total = t.add(t.add(sum, turned), 1.0);
+  graph::keep_exact(t, total, std::span<const graph::Value>(squares));
+  for (int i = 0; i < 3; ++i) total = t.multiply(total, total);
+  t.output(t.add(total, unrelated), "y");
+  const graph::Program program = std::move(t).finish();
+
+  for (const graph::Value& v : squares) CHECK_FALSE(program.node(v.id()).keep_exact);
+  CHECK_FALSE(program.node(unrelated.id()).keep_exact);
+  CHECK(program.node(sum.id()).keep_exact);
+  CHECK(program.node(turned.id()).keep_exact);
+  std::size_t exact = 0;
+  for (graph::NodeId id = 0; id < program.size(); ++id) exact += program.node(id).keep_exact ? 1 : 0;
+  CHECK(exact == 4);  // the sum, its turn, their sum and the constant added
+
+  graph::PlanOptions options;
+  options.bootstrap = graph::BootstrapSpec{.output_level = 4, .output_scale = context->parameters().default_scale(),
+                                           .min_input_level = 1, .slots = 8};
+  const graph::Plan plan = graph::plan(program, options);
+  CHECK(plan.bootstraps() >= 1);
+  for (graph::NodeId id = 0; id < program.size(); ++id) {
+    if (program.node(id).keep_exact) CHECK_FALSE(plan.nodes[id].bootstrap);
+  }
+  // The greedy rule alone (no search, no refresh pass) sees the exact stretch coming and refreshes before it.
+  options.placement = {.search_limit = 0, .refresh_budget = 0};
+  const graph::Plan greedy = graph::plan(program, options);
+  for (graph::NodeId id = 0; id < program.size(); ++id) {
+    if (program.node(id).keep_exact) CHECK_FALSE(greedy.nodes[id].bootstrap);
+  }
 }
