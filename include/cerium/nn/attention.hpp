@@ -184,7 +184,8 @@ typename Ops::Value sum_of(Ops& ops, const std::vector<typename Ops::Value>& gro
 // would be a relative error up to 2^11 times its own in the rows with small totals, different in every slot: the
 // reciprocal's iterations run on the groups themselves (Reciprocal::multiply_inverse), which takes out whatever
 // error its bootstrapped guess carries. (Keeping the totals exact as well, graph::keep_exact, cost a Llama-3-8B
-// block 13 more bootstraps, or 1,421 with the squares' totals too, for no precision that showed.)
+// block 13 more bootstraps for no precision that showed; with the squares' totals too, 1,392 more, the planner
+// then refreshing each piece of A V.)
 template <class Ops, class Reciprocal>
 void normalize(Ops& ops, std::vector<typename Ops::Value>& groups, const Reciprocal& reciprocal,
                const AttentionShape& shape) {
@@ -228,7 +229,13 @@ void softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, const 
   double weight_scale = softmax.first_scale;
   for (int i = 0; i < softmax.squarings; ++i) {
     for (Value& u : weights) u = ops.multiply(u, weight_scale);  // the true weights, within [0, 1]
-    for (Value& u : weights) u = ops.multiply(u, u);
+    for (Value& u : weights) {
+      // A row's squares are as small as 1 / keys^2 where its weights are flat: a bootstrap's absolute error on
+      // them would be a relative one up to keys^2 times its own. Bootstrapped before the square instead.
+      Value square = ops.multiply(u, u);
+      graph::keep_exact(ops, square, std::span<const Value>(&u, 1));
+      u = std::move(square);
+    }
     normalize(ops, weights, softmax.renormalize, shape);
     weight_scale = softmax.square_scale;
   }
