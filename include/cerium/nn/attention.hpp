@@ -153,6 +153,8 @@ struct AttentionShape {
 //   - each square's totals (in [1 / n, 1]) go through `renormalize`, c' / x on [1 / n, 1] (square_scale = 1 / c');
 //   - then each row's weights times 2 - their true total, by the last scale (correct_totals): the weights are
 //     the true ones, and a common relative error of a row (a reciprocal's, a total's) is squared.
+// The reciprocals' iterations run on the weights (normalize: whatever error a bootstrap leaves in the guess is
+// taken out), and each squaring's squares are never bootstrapped (a flat row's are 1 / n^2).
 // calibrated_softmax picks c and c' as powers of two that keep the reciprocals' outputs at most 4. Both
 // reciprocals must take 1 (the padding's total) inside their ranges.
 template <class Exp, class Reciprocal>
