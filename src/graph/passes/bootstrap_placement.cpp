@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <queue>
 #include <span>
 #include <utility>
 #include <vector>
@@ -424,46 +425,51 @@ class FanOutRefresh {
     if (!remove_together(refreshed, saved)) restore(saved, 0);
   }
 
-  // The bootstraps `freed` (sorted) removed and the items their levels reach recomputed, the greedy rule deciding
-  // again there: kept when every item keeps what it must and at least two fewer bootstraps were added than removed
-  // (one pays for the fan-out point's); otherwise restored.
+  // The bootstraps `freed` (sorted) removed and the levels recomputed in order from them, onward only where an
+  // item's level changed (so the walk ends where the old levels come back, not at the next bootstraps); the
+  // greedy rule decides again where a level fell. Kept when every item keeps what it must and at least two fewer
+  // bootstraps were added than removed (one pays for the fan-out point's); otherwise restored.
   bool remove_together(std::span<const std::uint32_t> freed, std::vector<Saved>& saved) {
     const std::size_t mark = saved.size();
     save(freed, saved);  // restored last: refreshed again
     for (const auto u : freed) bootstrap_[u] = false;
-    const std::vector<std::uint32_t> after = region(freed, kAfterLimit);
-    if (after.empty()) {
-      restore(saved, mark);
-      return false;
+    const auto is_freed = [&](std::uint32_t i) { return std::binary_search(freed.begin(), freed.end(), i); };
+    std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> pending(freed.begin(), freed.end());
+    ++stamp_;
+    for (const auto u : freed) mark_[u] = stamp_;
+    std::size_t visited = 0, added = 0;
+    bool feasible = true;
+    while (!pending.empty() && feasible) {
+      const std::uint32_t i = pending.top();  // consumers come after their operands: ids in order
+      pending.pop();
+      if (++visited > kAfterLimit) break;
+      save(std::span<const std::uint32_t>(&i, 1), saved);
+      const int level = level_of(p_, i, effective_);
+      const bool fixed = bootstrap_[i] || p_.items[i].pinned || is_freed(i);
+      if (!fixed && level < natural_[i] && rule_.refreshes(p_, i, level)) {
+        bootstrap_[i] = true;
+        ++added;
+      }
+      const int before = effective_[i];
+      natural_[i] = level;
+      effective_[i] = bootstrap_[i] ? p_.bootstrap_level : level;
+      feasible = level >= p_.items[i].min_level && (!bootstrap_[i] || level >= p_.bootstrap_min_input);
+      if (effective_[i] == before) continue;
+      for (const auto w : consumers_[i]) {
+        if (mark_[w] != stamp_) {
+          mark_[w] = stamp_;
+          pending.push(w);
+        }
+      }
     }
-    save(after, saved);
-    std::size_t added = 0;
-    if (redecide(after, freed, added) && added + 2 <= freed.size()) return true;
+    budget_ -= std::min(budget_, visited);
+    if (pending.empty() && feasible && added + 2 <= freed.size()) return true;
     restore(saved, mark);
     return false;
   }
 
-  // A region's levels recomputed in order with the greedy rule deciding its items again, except `freed` (no
-  // longer refreshed) and the bootstraps it ends at (kept: the items past them are not in it); counts the
-  // bootstraps it adds. Whether every item keeps what it must.
-  bool redecide(std::span<const std::uint32_t> items, std::span<const std::uint32_t> freed, std::size_t& added) {
-    bool feasible = true;
-    for (const auto i : items) {
-      const int level = level_of(p_, i, effective_);
-      const bool fixed = bootstrap_[i] || p_.items[i].pinned || std::binary_search(freed.begin(), freed.end(), i);
-      if (!fixed && rule_.refreshes(p_, i, level)) {
-        bootstrap_[i] = true;
-        ++added;
-      }
-      natural_[i] = level;
-      effective_[i] = bootstrap_[i] ? p_.bootstrap_level : level;
-      feasible = feasible && level >= p_.items[i].min_level && (!bootstrap_[i] || level >= p_.bootstrap_min_input);
-    }
-    return feasible;
-  }
-
   // Items a candidate's region may hold: up to the bootstraps below the fan-out point, and past them to the next.
-  static constexpr std::size_t kBelowLimit = std::size_t{1} << 12, kAfterLimit = std::size_t{1} << 16;
+  static constexpr std::size_t kBelowLimit = std::size_t{1} << 12, kAfterLimit = std::size_t{1} << 20;
   const LevelProblem& p_;
   const std::vector<std::vector<std::uint32_t>>& consumers_;
   const GreedyRule& rule_;

@@ -271,6 +271,45 @@ TEST_CASE("bootstrap placement refreshes a value read by many instead of each re
   }
 }
 
+TEST_CASE("refreshing a fan-out point looks past its readers only as far as levels change", "[graph][placement]") {
+  // The readers of the previous test summed, the sum joined with a value at level 2 (where the levels before and
+  // after the change meet again) and then a chain of 70,000 sums: the pass must not give up on the region for
+  // the chain's length, since nothing in it changes.
+  constexpr std::uint32_t k = 40;
+  LevelProblem p;
+  p.bootstrap_level = 6;
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 3});  // x
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 2});  // z
+  p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
+  std::uint32_t sum = 0;
+  for (std::uint32_t j = 0; j < k; ++j) {
+    auto at = static_cast<std::uint32_t>(p.items.size());
+    p.items.push_back({.inputs = {3}, .cost = 1});  // the mask: level 1
+    for (int r = 0; r < 3; ++r, ++at) p.items.push_back({.inputs = {at, at}, .cost = 0});
+    p.items.push_back({.inputs = {at, 1}, .cost = 1});
+    p.items.push_back({.inputs = {at + 1, 1}, .cost = 1});
+    const auto product = static_cast<std::uint32_t>(p.items.size() - 1);
+    if (j == 0) {
+      sum = product;
+    } else {
+      p.items.push_back({.inputs = {sum, product}, .cost = 0});
+      sum = static_cast<std::uint32_t>(p.items.size() - 1);
+    }
+  }
+  p.items.push_back({.inputs = {sum, 2}, .cost = 0});
+  for (int i = 0; i < 70000; ++i) {
+    const auto last = static_cast<std::uint32_t>(p.items.size() - 1);
+    p.items.push_back({.inputs = {last, 2}, .cost = 0});
+  }
+  p.items.push_back({.inputs = {static_cast<std::uint32_t>(p.items.size() - 1)}, .may_bootstrap = false});
+  const Placement refreshed = place_bootstraps(p, {.search_limit = 0});  // the seed alone
+  REQUIRE(refreshed.feasible);
+  CHECK(refreshed.count == 1);
+  CHECK(refreshed.bootstrap[3]);
+  CHECK(feasible_by_definition(p, refreshed.bootstrap));
+}
+
 TEST_CASE("placement searches graphs far deeper than the thread's stack", "[graph][bootstrap_placement]") {
   // 300,000 items, each reading the one before and the source (so neither a forest nor a chain of cuts): the
   // search went depth-first by recursion, one frame per item, and overflowed the stack (BERT at 256 tokens).
