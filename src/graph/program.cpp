@@ -68,7 +68,8 @@ void Program::keep_exact(NodeId id, std::span<const NodeId> from) {
   while (!pending.empty()) {
     const NodeId n = pending.back();
     pending.pop_back();
-    if (n < earliest || !reached[n - earliest] || nodes_[n].keep_exact || is_source(n)) continue;
+    if (n < earliest || !reached[n - earliest] || is_source(n)) continue;
+    reached[n - earliest] = false;  // visited once; a node marked by an earlier call is walked past all the same
     nodes_[n].keep_exact = true;
     for (const NodeId input : nodes_[n].inputs) pending.push_back(input);
   }

@@ -230,17 +230,15 @@ class Reciprocal {
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x) const {
     using Value = typename Ops::Value;
-    Value y = graph::evaluate(ops, x, guess_);
+    std::vector<Value> y;
+    y.push_back(graph::evaluate(ops, x, guess_));
     if (iterations_ > 0) {
-      Value e = error_ ? graph::evaluate(ops, x, *error_) : ops.add(ops.negate(ops.multiply(scaled(ops, x), y)), 1.0);
-      for (int i = 0; i < iterations_; ++i) {
-        Value next = ops.add(y, ops.multiply(y, e));
-        if (i + 1 < iterations_) e = ops.multiply(e, e);
-        y = std::move(next);
-      }
+      Value e = error_ ? graph::evaluate(ops, x, *error_)
+                       : ops.add(ops.negate(ops.multiply(scaled(ops, x), y.front())), 1.0);
+      iterate(ops, std::move(e), y, iterations_);
     }
-    ops.label(y, "reciprocal");
-    return y;
+    ops.label(y.front(), "reciprocal");
+    return std::move(y.front());
   }
   // Each of `targets` times scale / x, the iterations run on the targets themselves: t <- t p(x) and
   // e = 1 - x p(x) / scale from the guess as computed, then t <- t (1 + e), e <- e^2 (at least once). Whatever
@@ -253,13 +251,8 @@ class Reciprocal {
     const Value guess = graph::evaluate(ops, x, guess_);
     const Value x_scaled = scaled(ops, x);
     graph::keep_exact(ops, x_scaled, std::span<const Value>(&x, 1));
-    Value e = ops.add(ops.negate(ops.multiply(x_scaled, guess)), 1.0);
     for (Value& t : targets) t = ops.multiply(t, guess);
-    const int iterations = std::max(iterations_, 1);
-    for (int i = 0; i < iterations; ++i) {
-      for (Value& t : targets) t = ops.add(t, ops.multiply(t, e));
-      if (i + 1 < iterations) e = ops.multiply(e, e);
-    }
+    iterate(ops, ops.add(ops.negate(ops.multiply(x_scaled, guess)), 1.0), targets, std::max(iterations_, 1));
   }
   // The function and the approximation in doubles (forward's arithmetic); the levels forward consumes; the
   // guess's degree, the iterations, and the config it was built from.
@@ -273,6 +266,14 @@ class Reciprocal {
 
  private:
   Reciprocal(const ReciprocalConfig& config, int guess_degree, int iterations);
+  // Newton's steps in Goldschmidt's form on every target: t <- t (1 + e), e <- e^2, `iterations` times.
+  template <class Ops>
+  static void iterate(Ops& ops, typename Ops::Value e, std::vector<typename Ops::Value>& targets, int iterations) {
+    for (int i = 0; i < iterations; ++i) {
+      for (auto& t : targets) t = ops.add(t, ops.multiply(t, e));
+      if (i + 1 < iterations) e = ops.multiply(e, e);
+    }
+  }
   // x / scale (x itself at scale 1), for e = 1 - (x / scale) y.
   template <class Ops>
   typename Ops::Value scaled(Ops& ops, const typename Ops::Value& x) const {

@@ -468,7 +468,7 @@ class FanOutRefresh {
     return false;
   }
 
-  // Items a candidate's region may hold: up to the bootstraps below the fan-out point, and past them to the next.
+  // Items a candidate may visit: below the fan-out point up to its bootstraps, and past them where levels change.
   static constexpr std::size_t kBelowLimit = std::size_t{1} << 12, kAfterLimit = std::size_t{1} << 20;
   const LevelProblem& p_;
   const std::vector<std::vector<std::uint32_t>>& consumers_;

@@ -124,6 +124,17 @@ LevelProblem random_graph(std::mt19937_64& rng, bool tree, int operations) {
   return p;
 }
 
+// One reader of v in an attention's A V in miniature: a mask (a product), replicated by three additions, then
+// multiplied twice with w. Returns the last product.
+std::uint32_t add_reader(LevelProblem& p, std::uint32_t v, std::uint32_t w) {
+  auto at = static_cast<std::uint32_t>(p.items.size());
+  p.items.push_back({.inputs = {v}, .cost = 1});
+  for (int r = 0; r < 3; ++r, ++at) p.items.push_back({.inputs = {at, at}, .cost = 0});
+  p.items.push_back({.inputs = {at, w}, .cost = 1});
+  p.items.push_back({.inputs = {at + 1, w}, .cost = 1});
+  return at + 2;
+}
+
 }  // namespace
 
 TEST_CASE("bootstrap placement on chains is the fewest refreshes (closed form and exhaustive)", "[graph][placement]") {
@@ -249,12 +260,8 @@ TEST_CASE("bootstrap placement refreshes a value read by many instead of each re
     p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
     p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
     for (std::uint32_t j = 0; j < k; ++j) {
-      auto at = static_cast<std::uint32_t>(p.items.size());
-      p.items.push_back({.inputs = {2}, .cost = 1});  // the mask: level 1
-      for (int r = 0; r < 3; ++r, ++at) p.items.push_back({.inputs = {at, at}, .cost = 0});
-      p.items.push_back({.inputs = {at, 1}, .cost = 1});
-      p.items.push_back({.inputs = {at + 1, 1}, .cost = 1});
-      p.items.push_back({.inputs = {at + 2}, .may_bootstrap = false});
+      const std::uint32_t product = add_reader(p, 2, 1);
+      p.items.push_back({.inputs = {product}, .may_bootstrap = false});
     }
     INFO(k << " readers");
     const Placement greedy = place_bootstraps_greedy(p);
@@ -284,12 +291,7 @@ TEST_CASE("refreshing a fan-out point looks past its readers only as far as leve
   p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
   std::uint32_t sum = 0;
   for (std::uint32_t j = 0; j < k; ++j) {
-    auto at = static_cast<std::uint32_t>(p.items.size());
-    p.items.push_back({.inputs = {3}, .cost = 1});  // the mask: level 1
-    for (int r = 0; r < 3; ++r, ++at) p.items.push_back({.inputs = {at, at}, .cost = 0});
-    p.items.push_back({.inputs = {at, 1}, .cost = 1});
-    p.items.push_back({.inputs = {at + 1, 1}, .cost = 1});
-    const auto product = static_cast<std::uint32_t>(p.items.size() - 1);
+    const std::uint32_t product = add_reader(p, 3, 1);
     if (j == 0) {
       sum = product;
     } else {
