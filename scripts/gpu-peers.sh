@@ -34,7 +34,7 @@ fi
 
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$build_dir/lib
 timeout -k 5 "$limit" "$build_dir/bench/cerium_bench_gpu" \
-  --benchmark_filter='multiply_relinearize_rescale_gpu|rotate_gpu|bootstrap_n16_gpu' \
+  --benchmark_filter='^BM_(multiply_relinearize_rescale|rotate)_gpu/|^BM_bootstrap_n16_gpu' \
   --benchmark_out="$out/bench_peers.json" --benchmark_out_format=json >"$out/bench_peers.log" 2>&1 || rc=1
 grep -E "^BM_" "$out/bench_peers.log" | cut -c1-160
 exit $rc

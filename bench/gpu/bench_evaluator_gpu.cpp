@@ -1,6 +1,7 @@
 // Evaluator operations on the CUDA backend at N = 2^16, 40 limbs (two-prime levels of 28 bits), dnum 3 and 4:
 // multiply + relinearize + rescale (two calls, and fused), rotate, 8 hoisted rotations, rescale; and the upload of
-// a relinearization key, seeded (expanded on the device) against expanded.
+// a relinearization key, seeded (expanded on the device) against expanded; and three of them at lower levels (time
+// against limbs).
 //
 // Each is timed two ways with CUDA events after warm-up, median of 20: `eager` issues the evaluator call from
 // the host (what a program sees, host overhead included whenever the GPU waits for it), `graph` replays the same
@@ -102,13 +103,15 @@ double time_call(const std::function<void()>& call, Mode mode) {
   return cerium_bench::median(seconds);
 }
 
-void report(benchmark::State& state, const Setup& s, double seconds, double traffic_limbs) {
+// limbs and dnum: the operands' (the top level's unless given).
+void report(benchmark::State& state, const Setup& s, double seconds, double traffic_limbs, std::size_t limbs = 0,
+            std::size_t dnum = 0) {
   const double bytes = traffic_limbs * s.limb_bytes;
   const double floor = bytes / cerium_bench::copy_bandwidth();
   state.SetIterationTime(seconds);
   state.counters["N"] = static_cast<double>(s.context->ring_degree());
-  state.counters["limbs"] = static_cast<double>(s.limbs);
-  state.counters["dnum"] = static_cast<double>(s.dnum);
+  state.counters["limbs"] = static_cast<double>(limbs != 0 ? limbs : s.limbs);
+  state.counters["dnum"] = static_cast<double>(dnum != 0 ? dnum : s.dnum);
   state.counters["alpha"] = static_cast<double>(s.alpha);
   state.counters["us"] = seconds * 1e6;
   state.counters["GB_s"] = bytes / seconds / 1e9;
@@ -381,6 +384,42 @@ void BM_encode_unscaled_gpu(benchmark::State& state) {
   }
 }
 
+// Time against limbs: multiply + relinearize + rescale (fused), rotate and rescale at lower levels (dnum 3 keys,
+// eager), each with its memory floor at that level.
+enum class SweptOp { multiply_rescale, rotate, rescale };
+
+template <SweptOp op>
+void BM_level_sweep_gpu(benchmark::State& state) {
+  Setup& s = setup(3);
+  const int level = static_cast<int>(state.range(0));
+  const Ciphertext x = s.evaluator->level_down(s.x, level), y = s.evaluator->level_down(s.y, level);
+  const std::size_t limbs = s.context->parameters().limbs_at(level), dnum = s.context->digit_count(level);
+  const double l = static_cast<double>(limbs);
+  const double dropped = l - static_cast<double>(s.context->parameters().limbs_at(level - 1));
+  const double key = 2.0 * static_cast<double>(dnum * (limbs + s.alpha));
+  for (auto _ : state) {
+    double seconds = 0, traffic = 0;
+    if constexpr (op == SweptOp::multiply_rescale) {
+      seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->multiply_rescale(x, y)); }, Mode::eager);
+      traffic = 4.0 * l + key + 2.0 * (l - dropped);
+    } else if constexpr (op == SweptOp::rotate) {
+      seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rotate(x, 1)); }, Mode::eager);
+      traffic = 2.0 * l + key + 2.0 * l;
+    } else {
+      seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rescale(x)); }, Mode::eager);
+      traffic = 2.0 * l + 2.0 * (l - dropped);
+    }
+    report(state, s, seconds, traffic, limbs, dnum);
+    state.counters["level"] = level;
+  }
+}
+
+void swept_levels(benchmark::internal::Benchmark* b) {
+  b->ArgName("level");
+  for (const int level : {1, 2, 4, 8, 12, 16, 19}) b->Arg(level);
+  b->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+}
+
 void modes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"dnum", "graph"});
   for (const int dnum : {3, 4})
@@ -390,6 +429,9 @@ void modes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
+BENCHMARK(BM_level_sweep_gpu<SweptOp::multiply_rescale>)->Name("multiply_rescale_by_level_gpu")->Apply(swept_levels);
+BENCHMARK(BM_level_sweep_gpu<SweptOp::rotate>)->Name("rotate_by_level_gpu")->Apply(swept_levels);
+BENCHMARK(BM_level_sweep_gpu<SweptOp::rescale>)->Name("rescale_by_level_gpu")->Apply(swept_levels);
 BENCHMARK(BM_multiply_relinearize_rescale_gpu)->Apply(modes);
 BENCHMARK(BM_multiply_rescale_gpu)->Apply(modes);
 BENCHMARK(BM_rotate_gpu)->Apply(modes);
