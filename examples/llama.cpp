@@ -63,6 +63,7 @@ struct Options {
   std::size_t noise_profile = 0;  // --noise-profile: stretches of the block to add noise to one at a time
   std::size_t noise_first = 0, noise_last = 0;  // --noise-range A:B: the profile's nodes (0:0 all)
   bool plan_only = false, cpu = false;
+  bool precise_bootstraps = false;  // --precise-bootstraps: every bootstrap precise (graph::PlanOptions)
   bool attention_only = false;  // each block's first half alone (x + attention(norm(x))), checked on the twin
   std::string explain_path;     // --explain: every block's plan as a table (graph::explain), block after block
 };
@@ -74,6 +75,7 @@ bool parse(int argc, char** argv, Options& o) {
     const bool has_value = i + 1 < argc;
     if (arg == "--plan-only") o.plan_only = true;
     else if (arg == "--cpu") o.cpu = true;
+    else if (arg == "--precise-bootstraps") o.precise_bootstraps = true;
     else if (arg == "--attention-only") o.attention_only = true;
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--layers" && has_value) o.config.layers = number();
@@ -113,6 +115,11 @@ class BlockPlanner {
     exact_ = std::move(next.front());
     const nn::LlamaDecoderLayer layer = nn::encrypted_llama_layer(
         weights, o_.config, ranges, {.rows = o_.rows, .blocks = o_.tokens / o_.rows, .ffn_blocks = o_.ffn_blocks});
+    const auto& softmax = layer.functions().softmax;
+    fmt::print("block {:2}: scores in [{:.2f}, {:.2f}], lowest row maximum {:.2f}: softmax of score / 2^{} squared "
+               "back {} times; SiLU inputs within {:.2f}\n",
+               l, ranges.scores.lower, ranges.scores.upper, ranges.scores.lowest_row_max, softmax.squarings,
+               softmax.squarings, ranges.activation_bound);
     const std::vector<graph::SlotValues> inputs = o_.noise_profile > 0 ? planner_.samples().front()
                                                                         : std::vector<graph::SlotValues>{};
     graph::Plan plan = planner_.next([&](graph::Tracer& t, std::span<const graph::Value> in) {
@@ -122,13 +129,13 @@ class BlockPlanner {
                "{:.1f} s\n",
                l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.bootstrap_magnitude,
                seconds_since(start));
-    if (o_.noise_bits > 0) report_noise(plan, l);
-    if (o_.noise_bits > 0 && o_.noise_profile > 0) report_noise_profile(plan, inputs);
-    if (!o_.explain_path.empty()) {
+    if (!o_.explain_path.empty()) {  // first: the noise reports below take minutes at full size
       std::ofstream file(o_.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
       file << "# block " << l << "\n" << graph::explain(plan);
       require(static_cast<bool>(file), "--explain: could not write {}", o_.explain_path);
     }
+    if (o_.noise_bits > 0) report_noise(plan, l);
+    if (o_.noise_bits > 0 && o_.noise_profile > 0) report_noise_profile(plan, inputs);
     return plan;
   }
   const nn::Matrix& exact() const { return exact_; }  // the reference's output of the blocks planned so far
@@ -195,7 +202,7 @@ int run_llama(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
-               "usage: {} [--plan-only] [--cpu] [--attention-only] [--layers L] [--tokens T] [--hidden H] [--heads A] "
+               "usage: {} [--plan-only] [--cpu] [--attention-only] [--precise-bootstraps] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
                "[--explain FILE] [--noise-bits B] [--noise-profile K] [--noise-range A:B]\n",
                argv[0]);
@@ -218,6 +225,7 @@ int run_llama(int argc, char** argv) {
   const std::size_t slots = layout.slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots, o.magnitude_limit);
+  options.precise_bootstraps = o.precise_bootstraps;
   std::vector<graph::SlotValues> sample;
   for (const auto& block : nn::pack_row_blocks(layout, layout_options.blocks, x)) {
     sample.emplace_back(block.begin(), block.end());

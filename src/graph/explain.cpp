@@ -38,7 +38,7 @@ std::string explain(const Plan& plan) {
     const NodePlan& p = plan.nodes[id];
     std::string notes = detail(node);
     if (!node.name.empty()) notes = fmt::format("'{}' {}", node.name, notes);
-    if (p.bootstrap) notes += fmt::format(" -> bootstrap to level {}", p.held_level);
+    if (p.bootstrap) notes += fmt::format(" -> {}bootstrap to level {}", p.precise ? "precise " : "", p.held_level);
     out += fmt::format("{:>5}  {:<18} {:<10} {:>5} {:>8.3f} {:>3} {:>10}  {}\n", id, to_string(node.op),
                        operands(node), p.level, std::log2(p.scale), key_switches(node.op),
                        plan.memory.value_bytes[id] ? mib(plan.memory.value_bytes[id]) : "-", notes);
@@ -49,9 +49,10 @@ std::string explain(const Plan& plan) {
 std::string summary(const Plan& plan) {
   const Program& program = plan.program;
   std::string out;
-  out += fmt::format("{} nodes, {} key switches; bootstraps: {} placed ({}) + {} pinned\n", program.size(),
+  const std::size_t precise = plan.precise_bootstraps();
+  out += fmt::format("{} nodes, {} key switches; bootstraps: {} placed ({}{}) + {} pinned\n", program.size(),
                      plan.key_switches(), plan.placed_bootstraps, plan.placement_optimal ? "optimal" : "best found",
-                     plan.pinned_bootstraps);
+                     precise != 0 ? fmt::format(", {} of them precise", precise) : "", plan.pinned_bootstraps);
   std::string steps;
   for (const auto s : plan.keys.steps) steps += (steps.empty() ? "" : ", ") + fmt::format("{}", s);
   out += fmt::format("rotation keys: {} ({}{}), {}\n", plan.keys.galois_elements.size(),

@@ -40,6 +40,11 @@ ckks::EncodeOptions Plan::input_encoding(std::size_t input) const {
   return ckks::EncodeOptions{.level = level, .scale = chain.at(level), .slots = program.node(id).slots};
 }
 
+std::size_t Plan::precise_bootstraps() const {
+  const auto precise = [](const NodePlan& p) { return p.precise; };
+  return static_cast<std::size_t>(std::count_if(nodes.begin(), nodes.end(), precise));
+}
+
 std::size_t Plan::key_switches() const {
   std::size_t total = 0;
   for (const Node& node : program.nodes()) total += static_cast<std::size_t>(graph::key_switches(node.op));
@@ -113,6 +118,7 @@ Plan plan(Program program, const PlanOptions& options) {
     p.level = levels[id];
     p.scale = out.chain.at(std::max(p.level, 0));
     p.bootstrap = placement.bootstrap[id];
+    p.precise = p.bootstrap && node.op != Op::bootstrap && (options.precise_bootstraps || node.precise_bootstrap);
     p.held_level = p.bootstrap ? rules.bootstrap_level : p.level;
     held[id] = p.held_level;
     if (node.op == Op::bootstrap) ++out.pinned_bootstraps;

@@ -46,7 +46,13 @@ void Program::rename(NodeId id, std::string name) {
   nodes_[id].name = std::move(name);
 }
 
-void Program::keep_exact(NodeId id, std::span<const NodeId> from) {
+void Program::keep_exact(NodeId id, std::span<const NodeId> from) { mark_path(id, from, &Node::keep_exact); }
+
+void Program::bootstrap_precisely(NodeId id, std::span<const NodeId> from) {
+  mark_path(id, from, &Node::precise_bootstrap);
+}
+
+void Program::mark_path(NodeId id, std::span<const NodeId> from, bool Node::*flag) {
   require(id < nodes_.size(), "node {} does not exist: the program has {} nodes", id, nodes_.size());
   // The nodes reached from `from` (nodes come after their operands, so one pass in order), then those of them
   // that `id` reads, walking back.
@@ -63,14 +69,14 @@ void Program::keep_exact(NodeId id, std::span<const NodeId> from) {
   }
   const auto is_source = [&](NodeId n) { return std::find(from.begin(), from.end(), n) != from.end(); };
   if (is_source(id)) return;
-  nodes_[id].keep_exact = true;
+  nodes_[id].*flag = true;
   std::vector<NodeId> pending(nodes_[id].inputs.begin(), nodes_[id].inputs.end());
   while (!pending.empty()) {
     const NodeId n = pending.back();
     pending.pop_back();
     if (n < earliest || !reached[n - earliest] || is_source(n)) continue;
     reached[n - earliest] = false;  // visited once; a node marked by an earlier call is walked past all the same
-    nodes_[n].keep_exact = true;
+    nodes_[n].*flag = true;
     for (const NodeId input : nodes_[n].inputs) pending.push_back(input);
   }
 }

@@ -332,7 +332,10 @@ std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vect
                                           [&](NodeId id, SlotValues& values, double) {
     if (!plan.nodes[id].bootstrap && program.node(id).op != Op::bootstrap) return;
     if (id < noise.first || id >= noise.last) return;
-    const double factor = noise.scaled_by_magnitude ? std::ldexp(1.0, bootstrap_shift(plan.nodes[id].magnitude)) : 1;
+    // A precise bootstrap leaves its correction's error: a bootstrap's at the correction's shift.
+    const NodePlan& p = plan.nodes[id];
+    const int shift = noise.scaled_by_magnitude ? bootstrap_shift(p.magnitude) : 0;
+    const double factor = std::ldexp(1.0, p.precise ? precise_correction_shift(shift) : shift);
     for (auto& x : values) x += factor * std::complex<double>(unit(rng), unit(rng));
   });
   std::vector<SlotValues> out;

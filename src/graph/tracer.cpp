@@ -168,14 +168,23 @@ void Tracer::label(Value a, std::string name) {
   program_.rename(a.id(), std::move(name));
 }
 
-void Tracer::keep_exact(Value a, std::span<const Value> from) {
-  check(a, "keep_exact");
+std::vector<NodeId> Tracer::ids_of(std::span<const Value> from, const char* operation) const {
   std::vector<NodeId> ids;
   for (const Value& f : from) {
-    check(f, "keep_exact");
+    check(f, operation);
     ids.push_back(f.id());
   }
-  program_.keep_exact(a.id(), ids);
+  return ids;
+}
+
+void Tracer::keep_exact(Value a, std::span<const Value> from) {
+  check(a, "keep_exact");
+  program_.keep_exact(a.id(), ids_of(from, "keep_exact"));
+}
+
+void Tracer::bootstrap_precisely(Value a, std::span<const Value> from) {
+  check(a, "bootstrap_precisely");
+  program_.bootstrap_precisely(a.id(), ids_of(from, "bootstrap_precisely"));
 }
 
 Program Tracer::finish() && {

@@ -128,6 +128,18 @@ class ChainOps {
     return on_chain(std::move(fresh));
   }
 
+  // a bootstrapped with about 2^-precise_bootstrap_bits of one bootstrap's error, for two bootstraps' time: the
+  // first's error e, read off at a's level (a minus the refresh brought back down there: -e exactly, but for
+  // the rounding of one scale adjustment), is bootstrapped at a shift precise_bootstrap_bits lower (e read
+  // 2^10 times larger, the result scaled back inside EvalMod for free) and added: what is left is the second
+  // bootstrap's error, at 2^-10 of the first's scale. The output's level is one bootstrap's.
+  ckks::Ciphertext bootstrap_precise(const ckks::Ciphertext& a, int shift = 0) const {
+    static_assert(precise_correction_shift(-100) == -boot::BasicBootstrapper<B>::max_shrink_bits);
+    ckks::Ciphertext fresh = bootstrap(a, shift);
+    const ckks::Ciphertext error = sub(a, to_level(fresh.clone(), a.level()));
+    return add(fresh, bootstrap(error, precise_correction_shift(shift)));
+  }
+
   // A plaintext vector at (level, Delta_level) where the evaluator computes.
   ckks::Plaintext encode(const PlainVector& p, int level, std::size_t slots) const {
     return ev_.upload(encode_on_host(p, level, slots));

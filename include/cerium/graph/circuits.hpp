@@ -53,6 +53,15 @@ void keep_exact(Ops& ops, const typename Ops::Value& x, std::span<const typename
   if constexpr (requires { ops.keep_exact(x, from); }) ops.keep_exact(x, from);
 }
 
+// Asks the planner to bootstrap x, and every value between `from` and x, precisely wherever it refreshes one
+// (Tracer::bootstrap_precisely: two bootstraps, the second taking out the first's error, about 2^-10 of it);
+// nothing on ops that run at once. For values whose small slots matter relative to their own size (a row's
+// softmax weights where other rows of the ciphertext hold much larger ones) and that cannot stay exact.
+template <class Ops>
+void bootstrap_precisely(Ops& ops, const typename Ops::Value& x, std::span<const typename Ops::Value> from) {
+  if constexpr (requires { ops.bootstrap_precisely(x, from); }) ops.bootstrap_precisely(x, from);
+}
+
 namespace circuit_detail {
 
 template <class Ops>

@@ -313,7 +313,8 @@ class Executor {
         if (p.bootstrap) {
           if (profile) ops_.wait();
           const clock::time_point bootstrap_start = clock::now();
-          value = ops_.bootstrap(value, bootstrap_shift(p.magnitude));
+          value = p.precise ? ops_.bootstrap_precise(value, bootstrap_shift(p.magnitude))
+                            : ops_.bootstrap(value, bootstrap_shift(p.magnitude));
           ++state.bootstraps_done;
           if (profile) {
             ops_.wait();

@@ -89,6 +89,20 @@ struct Node {
   // Never bootstrapped by the planner: a bootstrap's error is absolute, and a value whose slots span a wide range
   // (a softmax denominator over rows of very different totals) would carry it as a large relative error.
   bool keep_exact = false;
+  // Refreshed precisely when the planner bootstraps it (graph::ChainOps::bootstrap_precise: a second bootstrap
+  // takes out the first's error): for values whose small slots matter as much as the large ones, where one
+  // bootstrap's absolute error is too large a relative error and no level budget lets the value stay exact.
+  bool precise_bootstrap = false;
 };
+
+// How many bits a precise bootstrap's correction gains (its error read that much larger, bootstrapped and taken
+// off): the first bootstrap's error must stay within the bootstrapper's range when so enlarged (a bootstrap keeps
+// at least 13 bits relative to its range even at a message bound of 16).
+inline constexpr int precise_bootstrap_bits = 10;
+// The shift of a precise bootstrap's correction for a value bootstrapped with `shift` (graph::bootstrap_shift):
+// precise_bootstrap_bits lower, within what the bootstrapper folds into EvalMod (16 bits).
+constexpr int precise_correction_shift(int shift) {
+  return shift - precise_bootstrap_bits < -16 ? -16 : shift - precise_bootstrap_bits;
+}
 
 }  // namespace cerium::graph

@@ -39,8 +39,14 @@ class Program {
   // Marks `id` and every node on a path from one of `from` to it (`from` excluded) as never bootstrapped
   // (Node::keep_exact). With `from` empty, `id` alone.
   void keep_exact(NodeId id, std::span<const NodeId> from);
+  // The same nodes marked to be bootstrapped precisely wherever the planner refreshes them
+  // (Node::precise_bootstrap).
+  void bootstrap_precisely(NodeId id, std::span<const NodeId> from);
 
  private:
+  // Sets `flag` on `id` and every node on a path from one of `from` to it (`from` excluded).
+  void mark_path(NodeId id, std::span<const NodeId> from, bool Node::*flag);
+
   ckks::ContextPtr context_;
   std::vector<Node> nodes_;
   std::vector<NodeId> inputs_, outputs_;

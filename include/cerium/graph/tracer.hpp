@@ -85,6 +85,9 @@ class Tracer {
   // a and every value between `from` and it are never bootstrapped (Program::keep_exact): for values whose
   // slots span a range too wide for a bootstrap's absolute error (graph::keep_exact in graph/circuits.hpp).
   void keep_exact(Value a, std::span<const Value> from);
+  // a and every value between `from` and it are bootstrapped precisely where the planner refreshes them
+  // (Program::bootstrap_precisely; graph::bootstrap_precisely in graph/circuits.hpp).
+  void bootstrap_precisely(Value a, std::span<const Value> from);
 
   // The traced program (the tracer is spent).
   Program finish() &&;
@@ -92,6 +95,8 @@ class Tracer {
  private:
   Value record(Node node, const char* operation);
   void check(const Value& a, const char* operation) const;
+  // from's ids, each checked.
+  std::vector<NodeId> ids_of(std::span<const Value> from, const char* operation) const;
 
   Program program_;
 };
