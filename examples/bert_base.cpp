@@ -66,6 +66,8 @@ struct Options {
   double noise_bits = 0;       // --noise: the plans simulated with bootstraps off by 2^-bits
   std::string explain_path;  // --explain: every layer's plan as a table (graph::explain), layer after layer
   bool plan_only = false, cpu = false, profile = false, capture = false;
+  bool precise_bootstraps = false;  // --precise-bootstraps: every bootstrap precise (graph::PlanOptions)
+  bool precise_softmax = false;     // --precise-softmax: softmax's bootstraps only (nn::EncryptedBertOptions)
   std::size_t segment_nodes = 20000;
   std::vector<int> placement_ranks;
 };
@@ -77,6 +79,8 @@ bool parse(int argc, char** argv, Options& o) {
     const bool has_value = i + 1 < argc;
     if (arg == "--plan-only") o.plan_only = true;
     else if (arg == "--cpu") o.cpu = true;
+    else if (arg == "--precise-bootstraps") o.precise_bootstraps = true;
+    else if (arg == "--precise-softmax") o.precise_softmax = true;
     else if (arg == "--profile") o.profile = true;
     else if (arg == "--capture") {
       o.capture = true;
@@ -137,7 +141,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n"
-               "       [--magnitude-limit M] [--noise BITS]\n",
+               "       [--magnitude-limit M] [--noise BITS] [--precise-bootstraps] [--precise-softmax]\n",
                argv[0]);
     return 2;
   }
@@ -151,7 +155,7 @@ int main(int argc, char** argv) {
   const nn::Matrix exact = nn::bert_reference(weights, x);
   const nn::EncryptedBert model(weights, nn::bert_ranges(weights, {x}),
                                 {.rows = o.rows, .blocks = o.tokens / o.rows, .ffn_blocks = o.ffn_blocks,
-                                 .activation_degree = o.gelu_degree});
+                                 .activation_degree = o.gelu_degree, .precise_softmax = o.precise_softmax});
   fmt::print("BERT: {} layers, hidden {}, {} heads, FFN {}; {} tokens in {} ciphertexts of {} rows (stride {}); "
              "seeded weights, reference computed in {:.1f} s\n",
              o.config.layers, o.config.hidden, o.config.heads, o.config.ffn, o.tokens, model.blocks(),
@@ -166,6 +170,7 @@ int main(int argc, char** argv) {
   const std::size_t slots = model.layout().slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots, o.magnitude_limit);
+  options.precise_bootstraps = o.precise_bootstraps;
   std::vector<graph::SlotValues> sample;
   for (const auto& block : model.pack_blocks(x)) sample.emplace_back(block.begin(), block.end());
   graph::StagedPlanner planner(context, options, std::vector<graph::StageInput>(model.blocks(), {.slots = slots}),
@@ -183,8 +188,10 @@ int main(int argc, char** argv) {
     key_switches += p.key_switches();
     bootstraps += p.bootstraps();
     peak_bytes = std::max(peak_bytes, p.memory.peak_bytes);
-    fmt::print("layer {:2}: {} nodes, {} key switches, {} bootstraps (largest value {:.2f}), planned in {:.1f} s\n",
-               l, p.program.size(), p.key_switches(), p.bootstraps(), p.bootstrap_magnitude, seconds_since(start));
+    fmt::print("layer {:2}: {} nodes, {} key switches, {} bootstraps ({} precise; largest value {:.2f}), planned in "
+               "{:.1f} s\n",
+               l, p.program.size(), p.key_switches(), p.bootstraps(), p.precise_bootstraps(), p.bootstrap_magnitude,
+               seconds_since(start));
     if (!o.explain_path.empty()) {
       std::ofstream file(o.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
       file << "# layer " << l << "\n" << graph::explain(p);

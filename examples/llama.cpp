@@ -63,7 +63,10 @@ struct Options {
   std::size_t noise_profile = 0;  // --noise-profile: stretches of the block to add noise to one at a time
   std::size_t noise_first = 0, noise_last = 0;  // --noise-range A:B: the profile's nodes (0:0 all)
   bool plan_only = false, cpu = false;
-  bool precise_bootstraps = false;  // --precise-bootstraps: every bootstrap precise (graph::PlanOptions)
+  // Every bootstrap precise (graph::PlanOptions; --single-bootstraps: none): a block keeps 18 bits of its twin
+  // instead of 8 (simulated), for twice the bootstraps' time.
+  bool precise_bootstraps = true;
+  bool precise_softmax = false;  // --precise-softmax: softmax's bootstraps only (nn::SoftmaxTolerances)
   bool attention_only = false;  // each block's first half alone (x + attention(norm(x))), checked on the twin
   std::string explain_path;     // --explain: every block's plan as a table (graph::explain), block after block
 };
@@ -75,7 +78,8 @@ bool parse(int argc, char** argv, Options& o) {
     const bool has_value = i + 1 < argc;
     if (arg == "--plan-only") o.plan_only = true;
     else if (arg == "--cpu") o.cpu = true;
-    else if (arg == "--precise-bootstraps") o.precise_bootstraps = true;
+    else if (arg == "--single-bootstraps") o.precise_bootstraps = false;
+    else if (arg == "--precise-softmax") o.precise_softmax = true;
     else if (arg == "--attention-only") o.attention_only = true;
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--layers" && has_value) o.config.layers = number();
@@ -114,7 +118,9 @@ class BlockPlanner {
     const nn::LlamaLayerRanges ranges = nn::llama_layer_ranges(weights, o_.config, {exact_}, 0, &next);
     exact_ = std::move(next.front());
     const nn::LlamaDecoderLayer layer = nn::encrypted_llama_layer(
-        weights, o_.config, ranges, {.rows = o_.rows, .blocks = o_.tokens / o_.rows, .ffn_blocks = o_.ffn_blocks});
+        weights, o_.config, ranges,
+        {.rows = o_.rows, .blocks = o_.tokens / o_.rows, .ffn_blocks = o_.ffn_blocks,
+         .softmax = {.precise_bootstraps = o_.precise_softmax}});
     const auto& softmax = layer.functions().softmax;
     fmt::print("block {:2}: scores in [{:.2f}, {:.2f}], lowest row maximum {:.2f}: softmax of score / 2^{} squared "
                "back {} times; SiLU inputs within {:.2f}\n",
@@ -125,10 +131,10 @@ class BlockPlanner {
     graph::Plan plan = planner_.next([&](graph::Tracer& t, std::span<const graph::Value> in) {
       return o_.attention_only ? layer.forward_attention<graph::Tracer>(t, in) : layer.forward<graph::Tracer>(t, in);
     });
-    fmt::print("block {:2}: {} nodes, {} key switches, {} bootstraps (largest value {:.2f}), drawn and planned in "
-               "{:.1f} s\n",
-               l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.bootstrap_magnitude,
-               seconds_since(start));
+    fmt::print("block {:2}: {} nodes, {} key switches, {} bootstraps ({} precise; largest value {:.2f}), drawn and "
+               "planned in {:.1f} s\n",
+               l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.precise_bootstraps(),
+               plan.bootstrap_magnitude, seconds_since(start));
     if (!o_.explain_path.empty()) {  // first: the noise reports below take minutes at full size
       std::ofstream file(o_.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
       file << "# block " << l << "\n" << graph::explain(plan);
@@ -202,7 +208,8 @@ int run_llama(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
-               "usage: {} [--plan-only] [--cpu] [--attention-only] [--precise-bootstraps] [--layers L] [--tokens T] [--hidden H] [--heads A] "
+               "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--precise-softmax] "
+               "[--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
                "[--explain FILE] [--noise-bits B] [--noise-profile K] [--noise-range A:B]\n",
                argv[0]);

@@ -34,7 +34,8 @@ AttentionSoftmax<Exp, Reciprocal> calibrated_softmax(const ScoreRange& r, std::s
           .squarings = k,
           .renormalize = Reciprocal({.lower = least_square_sum, .upper = 1, .tolerance = tolerances.reciprocal,
                                      .scale = square}),
-          .square_scale = 1 / square};
+          .square_scale = 1 / square,
+          .precise_bootstraps = tolerances.precise_bootstraps};
 }
 
 int activation_degree(int requested, double bound) {

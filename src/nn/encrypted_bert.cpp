@@ -77,7 +77,8 @@ EncryptedBert::EncryptedBert(const BertWeights& weights, const std::vector<BertL
     ranges_.push_back(r);
     AttentionSoftmax<Exp, Reciprocal> softmax = calibrated_softmax(
         {.lower = r.score_lower, .upper = r.score_upper, .lowest_row_max = r.lowest_row_max}, valid,
-        {.exp = options.exp_tolerance, .reciprocal = options.reciprocal_tolerance, .spread = options.softmax_spread});
+        {.exp = options.exp_tolerance, .reciprocal = options.reciprocal_tolerance, .spread = options.softmax_spread,
+         .precise_bootstraps = options.precise_softmax});
     typename Layer::Functions functions{
         .softmax = std::move(softmax),
         .attention_norm = layer_norm(layout_, w.attention_norm, config_.layer_norm_eps, r.attention_variance_lower,

@@ -1,6 +1,6 @@
 // Planned programs on the CUDA backend give exactly the CPU executor's words (hoisted rotations included), and the
 // eager twin on the GPU gives the same words as the GPU executor without hoisting; runs recorded as CUDA graphs
-// (graph::CapturedRun) give the executor's words for fresh inputs.
+// (graph::CapturedRun) give the executor's words for fresh inputs; precise bootstraps give the CPU's words.
 
 #include <array>
 #include <cmath>
@@ -251,4 +251,38 @@ TEST_CASE("A captured run with placed bootstraps gives the executor's words", "[
     const auto got = captured.run(inputs);
     CHECK(same_words(gpu.download(got.at(0)), gpu.download(want.at(0))));
   }
+}
+
+TEST_CASE("Precise bootstraps on the GPU give the CPU executor's words", "[gpu][program][bootstrap]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
+  boot::Bootstrapper cpu_bootstrapper(f.context);
+  boot::CudaBootstrapper gpu_bootstrapper(f.context, boot::BootstrapConfig{}, backend::CudaBackend(f.context));
+  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu_bootstrapper.generate_keys(f.keygen));
+  cpu_bootstrapper.set_keys(keys);
+  gpu_bootstrapper.set_keys(keys);
+  f.evaluator.set_galois_keys(nullptr);
+  // x <- 1.0625 x, then 1 / 1.0625 x, 30 times: more levels than the parameters have, every bootstrap precise
+  // (two bootstraps, a level change and a subtraction each).
+  graph::Tracer t(f.context);
+  auto x = t.input("x");
+  for (int i = 0; i < 30; ++i) x = t.multiply(x, i % 2 == 0 ? 1.0625 : 1 / 1.0625);
+  t.output(x, "x");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(cpu_bootstrapper);
+  options.precise_bootstraps = true;
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  REQUIRE(plan.precise_bootstraps() > 0);
+  auto rng = cerium_test::make_rng(4415);
+  const Ciphertext input =
+      f.encryptor.encrypt(f.encoder.encode(random_real(rng, f.max_slots()), plan.input_encoding(0)));
+  std::vector<Ciphertext> cpu_inputs, gpu_inputs;
+  cpu_inputs.push_back(input.clone());
+  const auto& gpu = gpu_bootstrapper.evaluator();
+  gpu_inputs.push_back(gpu.upload(input));
+  const graph::Executor<backend::CpuBackend> cpu_executor(plan, f.evaluator, &cpu_bootstrapper);
+  const graph::Executor<backend::CudaBackend> gpu_executor(plan, gpu, &gpu_bootstrapper);
+  const auto want = cpu_executor.run(std::move(cpu_inputs));
+  const auto got = gpu_executor.run(std::move(gpu_inputs));
+  CHECK(same_words(gpu.download(got.at(0)), want.at(0)));
 }

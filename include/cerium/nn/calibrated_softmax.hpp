@@ -24,6 +24,8 @@ struct SoftmaxTolerances {
   // Softmax squares back from score / 2^k, k the least with (upper - lowest row maximum) / 2^k at most this (each
   // squaring costs about a reciprocal's depth; a wide spread costs precision).
   double spread = 3;
+  // Bootstrap the stretch from the scores to the weights precisely (AttentionSoftmax::precise_bootstraps).
+  bool precise_bootstraps = false;
 };
 
 // keys: the most keys a query attends to. InvalidArgument for an empty range or no keys.

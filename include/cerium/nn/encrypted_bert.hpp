@@ -44,6 +44,8 @@ struct EncryptedBertOptions {
   // Softmax squares back from score / 2^k, k the least with (score bound - lowest row maximum) / 2^k at most
   // this (nn/attention.hpp: each squaring costs about a reciprocal's depth; a wide spread costs precision).
   double softmax_spread = 3;
+  // Softmax's stretch from the scores to the weights bootstrapped precisely (SoftmaxTolerances).
+  bool precise_softmax = false;
 };
 
 // The encoder of the header comment: one EncoderLayer per BERT layer, built from the weights and the calibrated
