@@ -138,7 +138,7 @@ struct Prepared {
 };
 
 Prepared prepare(const nn::BertWeights& weights, const io::WeightFile& file, std::size_t index,
-                 const ckks::ContextPtr& context, double margin, double magnitude_limit) {
+                 const ckks::ContextPtr& context, double margin, double magnitude_limit, bool precise) {
   Sentence sentence = load_sentence(file, index, weights.config.hidden);
   // Widened: a polynomial piece fed a value just past its calibrated range (a bootstrap's error is enough) can leave
   // it for good (a Newton step that diverges).
@@ -148,6 +148,7 @@ Prepared prepare(const nn::BertWeights& weights, const io::WeightFile& file, std
                           {.rows = kRows, .valid_tokens = sentence.tokens, .ffn_blocks = kFfnBlocks});
   const std::size_t slots = model.layout().slots();
   graph::PlanOptions options = bootstrapped_plan_options(context, slots, magnitude_limit);
+  options.precise_bootstraps = precise;
   const auto packed = model.pack(sentence.input);
   options.calibration = {{graph::SlotValues(packed.begin(), packed.end())}};
   graph::Tracer tracer(context);
@@ -171,7 +172,7 @@ std::vector<std::size_t> parse_sentences(const std::string& list, const io::Weig
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
-  bool plan_only = false, cpu = false;
+  bool plan_only = false, cpu = false, precise = false;
   double noise_bits = 0, margin = 1.25, magnitude_limit = 0;
   std::string sentence_list = "0";
   const char* env = std::getenv("CERIUM_MINILM_DIR");
@@ -182,6 +183,8 @@ int main(int argc, char** argv) {
       plan_only = true;
     } else if (arg == "--cpu") {
       cpu = true;
+    } else if (arg == "--precise-bootstraps") {
+      precise = true;
     } else if ((arg == "--sentence" || arg == "--sentences") && i + 1 < argc) {
       sentence_list = argv[++i];
     } else if (arg == "--model" && i + 1 < argc) {
@@ -195,7 +198,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--sentence K | --sentences all|K,K,...] [--model DIR] "
-                 "[--noise BITS] [--margin M] [--magnitude-limit M]\n",
+                 "[--noise BITS] [--margin M] [--magnitude-limit M] [--precise-bootstraps]\n",
                  argv[0]);
       return 2;
     }
@@ -216,7 +219,7 @@ int main(int argc, char** argv) {
   std::vector<std::future<Prepared>> pending;
   for (const std::size_t k : indices) {
     pending.push_back(std::async(std::launch::async, [&, k] {
-      return prepare(weights, sentences, k, context, margin, magnitude_limit);
+      return prepare(weights, sentences, k, context, margin, magnitude_limit, precise);
     }));
   }
   std::vector<Prepared> prepared;
