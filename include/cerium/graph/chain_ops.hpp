@@ -129,14 +129,14 @@ class ChainOps {
   }
 
   // a bootstrapped with about 2^-precise_bootstrap_bits of one bootstrap's error, for two bootstraps' time: the
-  // first's error e, read off at a's level (a minus the refresh brought back down there: -e exactly, but for
-  // the rounding of one scale adjustment), is bootstrapped at a shift precise_bootstrap_bits lower (e read
+  // first's error e, read off at a's level (a minus the refresh brought down there: -e exactly, but for the
+  // rounding of one scale adjustment), is bootstrapped at a shift precise_bootstrap_bits lower (e read
   // 2^10 times larger, the result scaled back inside EvalMod for free) and added: what is left is the second
   // bootstrap's error, at 2^-10 of the first's scale. The output's level is one bootstrap's.
   ckks::Ciphertext bootstrap_precise(const ckks::Ciphertext& a, int shift = 0) const {
     static_assert(precise_correction_shift(-100) == -boot::BasicBootstrapper<B>::max_shrink_bits);
     ckks::Ciphertext fresh = bootstrap(a, shift);
-    const ckks::Ciphertext error = sub(a, to_level(fresh.clone(), a.level()));
+    const ckks::Ciphertext error = sub(a, fresh);  // at the lower of the two levels (a's, as planners place them)
     return add(fresh, bootstrap(error, precise_correction_shift(shift)));
   }
 
