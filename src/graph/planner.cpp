@@ -118,7 +118,7 @@ Plan plan(Program program, const PlanOptions& options) {
     p.level = levels[id];
     p.scale = out.chain.at(std::max(p.level, 0));
     p.bootstrap = placement.bootstrap[id];
-    p.precise = p.bootstrap && node.op != Op::bootstrap && (options.precise_bootstraps || node.precise_bootstrap);
+    p.precise = p.bootstrap && (options.precise_bootstraps || node.precise_bootstrap);
     p.held_level = p.bootstrap ? rules.bootstrap_level : p.level;
     held[id] = p.held_level;
     if (node.op == Op::bootstrap) ++out.pinned_bootstraps;

@@ -73,7 +73,7 @@ struct PlanOptions {
   // OpenMP). More than one pays off only on otherwise idle cores: a node is about 20 us at 2^15 slots, and a
   // thread that waits for a busy core holds up every node.
   std::size_t simulation_threads = 1;
-  // Every bootstrap the planner places is precise (two bootstraps: NodePlan::precise); off: only those of values
+  // Every bootstrap, placed or pinned, is precise (two bootstraps: NodePlan::precise); off: only those of values
   // marked so (graph::bootstrap_precisely).
   bool precise_bootstraps = false;
 };
@@ -92,7 +92,7 @@ struct NodePlan {
   int level = 0;           // the level of the value the node computes (before its bootstrap)
   double scale = 0;        // the chain's scale there
   bool bootstrap = false;  // refreshed after it (placed by the planner, or the node is a pinned bootstrap)
-  // A placed bootstrap made precise (Node::precise_bootstrap, PlanOptions::precise_bootstraps): the executor runs
+  // A bootstrap made precise (Node::precise_bootstrap, PlanOptions::precise_bootstraps): the executor runs
   // graph::ChainOps::bootstrap_precise, about 2^-precise_bootstrap_bits of one bootstrap's error for twice its
   // time.
   bool precise = false;
@@ -138,7 +138,7 @@ struct Plan {
   NodeId smallest_headroom_node = 0;
 
   int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }  // placed and pinned
-  // Of the placed ones, those made precise (each two bootstraps when run).
+  // Of those, the ones made precise (each two bootstraps when run).
   std::size_t precise_bootstraps() const;
   // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.
   ckks::EncodeOptions input_encoding(std::size_t input) const;

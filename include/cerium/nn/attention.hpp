@@ -255,8 +255,8 @@ void softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, const 
     weight_scale = softmax.square_scale;
   }
   correct_totals(ops, weights, weight_scale, shape);
-  for (const Value& w : weights) {
-    if (!scores.empty()) graph::bootstrap_precisely(ops, w, std::span<const Value>(scores));
+  if (!scores.empty()) {
+    for (const Value& w : weights) graph::bootstrap_precisely(ops, w, std::span<const Value>(scores));
   }
   ops.label(weights.front(), "softmax");
 }
