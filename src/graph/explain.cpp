@@ -50,9 +50,9 @@ std::string summary(const Plan& plan) {
   const Program& program = plan.program;
   std::string out;
   const std::size_t precise = plan.precise_bootstraps();
-  out += fmt::format("{} nodes, {} key switches; bootstraps: {} placed ({}{}) + {} pinned\n", program.size(),
+  out += fmt::format("{} nodes, {} key switches; bootstraps: {} placed ({}) + {} pinned{}\n", program.size(),
                      plan.key_switches(), plan.placed_bootstraps, plan.placement_optimal ? "optimal" : "best found",
-                     precise != 0 ? fmt::format(", {} of them precise", precise) : "", plan.pinned_bootstraps);
+                     plan.pinned_bootstraps, precise != 0 ? fmt::format(", {} of them precise", precise) : "");
   std::string steps;
   for (const auto s : plan.keys.steps) steps += (steps.empty() ? "" : ", ") + fmt::format("{}", s);
   out += fmt::format("rotation keys: {} ({}{}), {}\n", plan.keys.galois_elements.size(),
@@ -83,8 +83,8 @@ std::string to_dot(const Plan& plan) {
     if (!extra.empty()) label += "\\n" + extra;
     std::string style;
     if (p.bootstrap) {
-      label += fmt::format("\\nbootstrap -> {}", p.held_level);
-      style = ", style=filled, fillcolor=\"#ffd27f\"";
+      label += fmt::format("\\n{}bootstrap -> {}", p.precise ? "precise " : "", p.held_level);
+      style = p.precise ? ", style=filled, fillcolor=\"#ffa64d\"" : ", style=filled, fillcolor=\"#ffd27f\"";
     }
     out += fmt::format("  n{} [label=\"{}\"{}];\n", id, label, style);
     for (const NodeId input : node.inputs) out += fmt::format("  n{} -> n{};\n", input, id);

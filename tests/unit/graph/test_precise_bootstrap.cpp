@@ -88,6 +88,7 @@ TEST_CASE("precise bootstraps keep small slots beside large ones; the planner ma
   CHECK(precise.placed_bootstraps == plain.placed_bootstraps);  // the same placement, each bootstrap made precise
   CHECK(precise.precise_bootstraps() == static_cast<std::size_t>(precise.placed_bootstraps));
   CHECK(graph::explain(precise).find("precise bootstrap to level") != std::string::npos);
+  CHECK(graph::to_dot(precise).find("precise bootstrap ->") != std::string::npos);
 
   const double plain_bits = small_slot_bits(run(plain), want);
   const double precise_bits = small_slot_bits(run(precise), want);
