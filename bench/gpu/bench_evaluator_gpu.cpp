@@ -32,7 +32,6 @@ namespace {
 using namespace cerium;
 using namespace cerium::ckks;
 
-constexpr int kLevels = 19;  // 2 base primes + 19 two-prime levels = 40 limbs at the top
 const std::vector<std::int64_t> kHoisted = {1, 2, 3, 4, 5, 6, 7, 8};
 
 struct Setup {
@@ -50,8 +49,7 @@ Setup& setup(int dnum) {
   if (slot) return *slot;
   slot = std::make_unique<Setup>();
   Setup& s = *slot;
-  s.context = Context::create(CkksConfig{.log_n = 16, .levels = kLevels, .level_width = 2, .level_prime_bits = 28,
-                                         .base_primes = 2, .base_prime_bits = 31, .dnum = dnum});
+  s.context = Context::create(cerium_bench::evaluator_bench_config(dnum));
   KeyGenerator keygen(s.context);
   s.evaluator = std::make_unique<CudaEvaluator>(s.context, backend::CudaBackend(s.context));
   s.evaluator->set_relinearization_key(
@@ -120,7 +118,7 @@ void report(benchmark::State& state, const Setup& s, double seconds, double traf
   state.SetLabel(cerium_bench::device_label());
 }
 
-double key_limbs(const Setup& s) { return 2.0 * static_cast<double>(s.dnum * (s.limbs + s.alpha)); }
+double key_limbs(const Setup& s) { return cerium_bench::key_limbs(s.limbs, s.dnum, s.alpha); }
 
 void BM_multiply_relinearize_rescale_gpu(benchmark::State& state) {
   Setup& s = setup(static_cast<int>(state.range(0)));
@@ -128,7 +126,7 @@ void BM_multiply_relinearize_rescale_gpu(benchmark::State& state) {
   double seconds = 0;
   for (auto _ : state) {
     seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rescale(s.evaluator->multiply(s.x, s.y))); }, mode);
-    report(state, s, seconds, 4.0 * s.limbs + key_limbs(s) + 2.0 * (s.limbs - 2));
+    report(state, s, seconds, cerium_bench::multiply_rescale_limbs(s.limbs, 2, key_limbs(s)));
   }
 }
 
@@ -139,7 +137,7 @@ void BM_multiply_rescale_gpu(benchmark::State& state) {
   double seconds = 0;
   for (auto _ : state) {
     seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->multiply_rescale(s.x, s.y)); }, mode);
-    report(state, s, seconds, 4.0 * s.limbs + key_limbs(s) + 2.0 * (s.limbs - 2));
+    report(state, s, seconds, cerium_bench::multiply_rescale_limbs(s.limbs, 2, key_limbs(s)));
   }
 }
 
@@ -148,7 +146,7 @@ void BM_rotate_gpu(benchmark::State& state) {
   const auto mode = static_cast<Mode>(state.range(1));
   for (auto _ : state) {
     const double seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rotate(s.x, 1)); }, mode);
-    report(state, s, seconds, 2.0 * s.limbs + key_limbs(s) + 2.0 * s.limbs);
+    report(state, s, seconds, cerium_bench::rotate_limbs(s.limbs, key_limbs(s)));
   }
 }
 
@@ -166,7 +164,7 @@ void BM_rescale_gpu(benchmark::State& state) {
   const auto mode = static_cast<Mode>(state.range(1));
   for (auto _ : state) {
     const double seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rescale(s.x)); }, mode);
-    report(state, s, seconds, 2.0 * s.limbs + 2.0 * (s.limbs - 2));
+    report(state, s, seconds, cerium_bench::rescale_limbs(s.limbs, 2));
   }
 }
 
@@ -396,18 +394,18 @@ void BM_level_sweep_gpu(benchmark::State& state) {
   const std::size_t limbs = s.context->parameters().limbs_at(level), dnum = s.context->digit_count(level);
   const double l = static_cast<double>(limbs);
   const double dropped = l - static_cast<double>(s.context->parameters().limbs_at(level - 1));
-  const double key = 2.0 * static_cast<double>(dnum * (limbs + s.alpha));
+  const double key = cerium_bench::key_limbs(limbs, dnum, s.alpha);
   for (auto _ : state) {
     double seconds = 0, traffic = 0;
     if constexpr (op == SweptOp::multiply_rescale) {
       seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->multiply_rescale(x, y)); }, Mode::eager);
-      traffic = 4.0 * l + key + 2.0 * (l - dropped);
+      traffic = cerium_bench::multiply_rescale_limbs(l, dropped, key);
     } else if constexpr (op == SweptOp::rotate) {
       seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rotate(x, 1)); }, Mode::eager);
-      traffic = 2.0 * l + key + 2.0 * l;
+      traffic = cerium_bench::rotate_limbs(l, key);
     } else {
       seconds = time_call([&] { benchmark::DoNotOptimize(s.evaluator->rescale(x)); }, Mode::eager);
-      traffic = 2.0 * l + 2.0 * (l - dropped);
+      traffic = cerium_bench::rescale_limbs(l, dropped);
     }
     report(state, s, seconds, traffic, limbs, dnum);
     state.counters["level"] = level;

@@ -43,8 +43,7 @@ struct HostSetup {
   Ciphertext x, y;
 
   HostSetup() {
-    context = Context::create(CkksConfig{.log_n = 16, .levels = 19, .level_width = 2, .level_prime_bits = 28,
-                                         .base_primes = 2, .base_prime_bits = 31, .dnum = 3});
+    context = Context::create(cerium_bench::evaluator_bench_config(3));
     KeyGenerator keygen(context);
     relinearization = std::make_shared<const RelinearizationKey>(keygen.relinearization_key());
     galois = std::make_shared<const GaloisKeys>(keygen.galois_keys(std::vector<std::int64_t>{1}, false));
@@ -147,23 +146,27 @@ void time_calls(benchmark::State& state, const std::function<Ciphertext()>& call
   state.SetLabel(cerium_bench::device_label() + ", " + name_of(t));
 }
 
-// Traffic floors as bench_evaluator_gpu.cpp counts them (inputs, outputs and the key limbs once).
-double key_limbs() {
+// Traffic floors as bench_evaluator_gpu.cpp counts them (cerium_bench's helpers), at the top level.
+struct TopLevel {
+  double limbs, dropped, key;
+};
+TopLevel top_level() {
   const auto& context = *host().context;
-  const double limbs = static_cast<double>(context.parameters().limbs_at(context.max_level()));
-  return 2.0 * static_cast<double>(context.digit_count(context.max_level())) *
-         (limbs + static_cast<double>(context.parameters().alpha()));
+  const int top = context.max_level();
+  const std::size_t limbs = context.parameters().limbs_at(top);
+  return {static_cast<double>(limbs), static_cast<double>(limbs - context.parameters().limbs_at(top - 1)),
+          cerium_bench::key_limbs(limbs, context.digit_count(top), context.parameters().alpha())};
 }
 
 void BM_sharded_multiply_relinearize_rescale_gpu(benchmark::State& state) {
-  const double limbs = static_cast<double>(host().context->parameters().limbs_at(host().context->max_level()));
+  const TopLevel t = top_level();
   time_calls(state, side(static_cast<Transport>(state.range(0))).multiply,
-             4.0 * limbs + key_limbs() + 2.0 * (limbs - 2));
+             cerium_bench::multiply_rescale_limbs(t.limbs, t.dropped, t.key));
 }
 
 void BM_sharded_rotate_gpu(benchmark::State& state) {
-  const double limbs = static_cast<double>(host().context->parameters().limbs_at(host().context->max_level()));
-  time_calls(state, side(static_cast<Transport>(state.range(0))).rotate, 2.0 * limbs + key_limbs() + 2.0 * limbs);
+  const TopLevel t = top_level();
+  time_calls(state, side(static_cast<Transport>(state.range(0))).rotate, cerium_bench::rotate_limbs(t.limbs, t.key));
 }
 
 void transports(benchmark::internal::Benchmark* b) {

@@ -20,11 +20,32 @@
 #include "cerium/backend/cuda/device_buffer.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/backend/cuda/timer.hpp"
+#include "cerium/ckks/parameters.hpp"
 
 namespace cerium_bench {
 
 inline constexpr std::size_t kMiB = std::size_t{1} << 20;
 inline constexpr std::size_t kColdBytes = 256 * kMiB;  // per replay: over four times the H200's 60 MB of L2
+
+// The parameters the evaluator benchmarks share: N = 2^16, 2 base primes + 19 two-prime levels of 28 bits = 40
+// limbs at the top.
+inline cerium::ckks::CkksConfig evaluator_bench_config(int dnum) {
+  return cerium::ckks::CkksConfig{.log_n = 16, .levels = 19, .level_width = 2, .level_prime_bits = 28,
+                                  .base_primes = 2, .base_prime_bits = 31, .dnum = dnum};
+}
+
+// What an operation must move, in limbs of N words (each input read and each output written once, the key's
+// limbs once), for its memory floor: the key limbs a key switch reads at `limbs` limbs (both parts of each digit
+// over Q_l and P); a product of two ciphertexts relinearized and rescaled (`dropped` limbs fewer out); a rotation;
+// a rescale.
+inline double key_limbs(std::size_t limbs, std::size_t dnum, std::size_t alpha) {
+  return 2.0 * static_cast<double>(dnum * (limbs + alpha));
+}
+inline double multiply_rescale_limbs(double limbs, double dropped, double key) {
+  return 4.0 * limbs + key + 2.0 * (limbs - dropped);
+}
+inline double rotate_limbs(double limbs, double key) { return 2.0 * limbs + key + 2.0 * limbs; }
+inline double rescale_limbs(double limbs, double dropped) { return 2.0 * limbs + 2.0 * (limbs - dropped); }
 
 inline cudaStream_t native(const cerium::cuda::Stream& s) { return static_cast<cudaStream_t>(s.native_handle()); }
 
