@@ -11,7 +11,10 @@ std::string mib(std::size_t bytes) { return fmt::format("{:.1f} MiB", static_cas
 
 std::string operands(const Node& node) {
   std::string out;
-  for (const NodeId input : node.inputs) out += (out.empty() ? "" : ", ") + fmt::format("{}", input);
+  // A product sum's first pair and the count (its detail); the rest would fill the line.
+  const std::size_t shown = node.op == Op::product_sum ? 2 : node.inputs.size();
+  for (std::size_t i = 0; i < shown; ++i) out += (out.empty() ? "" : ", ") + fmt::format("{}", node.inputs[i]);
+  if (shown < node.inputs.size()) out += ", ...";
   return out;
 }
 
@@ -20,6 +23,7 @@ std::string detail(const Node& node) {
     case Op::rotate: return fmt::format("steps {}", node.steps);
     case Op::multiply_constant: return fmt::format("c = {}", node.constant.real());
     case Op::add_constant: return fmt::format("c = ({}, {})", node.constant.real(), node.constant.imag());
+    case Op::product_sum: return fmt::format("{} products, one relinearization", node.inputs.size() / 2);
     case Op::multiply_plain:
     case Op::add_plain:
       return fmt::format("plaintext, period {}{}", node.plain.period(), node.plain.generated() ? ", generated" : "");

@@ -13,6 +13,7 @@ const char* to_string(Op op) {
     case Op::sub: return "sub";
     case Op::negate: return "negate";
     case Op::multiply: return "multiply";
+    case Op::product_sum: return "product_sum";
     case Op::multiply_plain: return "multiply_plain";
     case Op::multiply_constant: return "multiply_constant";
     case Op::add_plain: return "add_plain";
@@ -28,6 +29,7 @@ const char* to_string(Op op) {
 int level_cost(Op op) {
   switch (op) {
     case Op::multiply:
+    case Op::product_sum:
     case Op::multiply_plain:
     case Op::multiply_constant: return 1;
     case Op::input:
@@ -47,6 +49,7 @@ int level_cost(Op op) {
 int key_switches(Op op) {
   switch (op) {
     case Op::multiply:
+    case Op::product_sum:
     case Op::rotate:
     case Op::conjugate: return 1;
     case Op::input:

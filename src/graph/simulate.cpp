@@ -138,6 +138,7 @@ bool writes_over_first(Op op) {
     case Op::sub:
     case Op::negate:
     case Op::multiply:
+    case Op::product_sum:
     case Op::multiply_plain:
     case Op::add_plain:
     case Op::multiply_constant:
@@ -185,6 +186,17 @@ SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const 
     case Op::multiply: {
       const Complex* b = in(1).data();
       return each(loop, first, buffer, largest, [b](std::size_t i, Complex x) { return times(x, b[i]); });
+    }
+    case Op::product_sum: {
+      // The first product over the first operand's slots, then each later one added: reads of slot i come before
+      // its write, so operand 0 may be the buffer written (and any later factor the same values).
+      std::vector<const Complex*> factors;
+      for (std::size_t k = 1; k < n.inputs.size(); ++k) factors.push_back(in(k).data());
+      return each(loop, first, buffer, largest, [&factors](std::size_t i, Complex x) {
+        Complex sum = times(x, factors[0][i]);
+        for (std::size_t k = 1; k + 1 < factors.size(); k += 2) sum += times(factors[k][i], factors[k + 1][i]);
+        return sum;
+      });
     }
     case Op::multiply_plain:
       return with_plain(loop, first, buffer, largest, n.plain, [](Complex x, Complex p) { return times(x, p); });

@@ -97,6 +97,22 @@ Value Tracer::multiply(Value a, Value b) {
   return record(binary(Op::multiply, a, b), "multiply");
 }
 
+Value Tracer::product_sum(std::span<const Value> a, std::span<const Value> b) {
+  require<MismatchError>(!a.empty() && a.size() == b.size(),
+                         "tracing product_sum at node {}: {} and {} factors (need as many of each, at least one)",
+                         program_.size(), a.size(), b.size());
+  Node node;
+  node.op = Op::product_sum;
+  node.slots = a.front().slots();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    check(a[i], "product_sum");
+    check(b[i], "product_sum");
+    node.inputs.push_back(a[i].id());
+    node.inputs.push_back(b[i].id());
+  }
+  return record(std::move(node), "product_sum");  // checks the slot counts
+}
+
 Value Tracer::multiply(Value a, const PlainVector& p) {
   check(a, "multiply by a plaintext");
   require(!p.empty() && a.slots() % p.period() == 0,

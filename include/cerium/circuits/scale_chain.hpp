@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "cerium/backend/backend.hpp"
@@ -97,6 +99,39 @@ class ScaleChain {
       ev.multiply_rescale_inplace(x, y);
     }
     return x;
+  }
+
+  // sum_i a[i] b[i] on the chain at the lowest of their levels: the tensor products added (3 parts), then one
+  // relinearization and one rescale, so the sum pays one key switch (Delta_l^2 / P_l = Delta_(l-1) as a product).
+  // A factor may appear several times (the same object: a square).
+  template <backend::PolyBackend B>
+  ckks::Ciphertext product_sum(const ckks::BasicEvaluator<B>& ev, std::span<const ckks::Ciphertext* const> a,
+                               std::span<const ckks::Ciphertext* const> b) const {
+    require(!a.empty() && a.size() == b.size(), "scale chain: a product sum of {} and {} factors", a.size(),
+            b.size());
+    int level = a.front()->level();
+    for (std::size_t i = 0; i < a.size(); ++i) level = std::min({level, a[i]->level(), b[i]->level()});
+    const auto at_level = [&](const ckks::Ciphertext& c) {
+      ckks::Ciphertext x = c.clone();
+      bring_to(ev, x, level);
+      return x;
+    };
+    std::optional<ckks::Ciphertext> sum;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ckks::Ciphertext x = at_level(*a[i]);
+      if (a[i] == b[i]) {
+        ev.multiply_no_relin_inplace(x, x);
+      } else {
+        ev.multiply_no_relin_inplace(x, at_level(*b[i]));
+      }
+      if (sum) {
+        ev.add_inplace(*sum, x);
+      } else {
+        sum = std::move(x);
+      }
+    }
+    ev.relinearize_rescale_inplace(*sum);
+    return std::move(*sum);
   }
 
   // a += b (a -= b) on the chain at the lower of their levels.

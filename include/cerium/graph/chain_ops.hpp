@@ -78,6 +78,12 @@ class ChainOps {
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, const ckks::Ciphertext& b) const {
     return on_chain(chain_.multiply(ev_, a, b));
   }
+  // sum_i a[i] b[i] at the lowest of their levels: the tensors added, one relinearization and one rescale (one
+  // level down, on the chain).
+  ckks::Ciphertext product_sum(std::span<const ckks::Ciphertext* const> a,
+                               std::span<const ckks::Ciphertext* const> b) const {
+    return on_chain(chain_.product_sum(ev_, a, b));
+  }
   // a times a plaintext vector encoded at (a.level(), Delta_level) for this call, rescaled: one level down.
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, const PlainVector& p) const {
     return multiply(a, encode(p, a.level(), a.slots()));

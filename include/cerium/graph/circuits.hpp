@@ -62,6 +62,22 @@ void bootstrap_precisely(Ops& ops, const typename Ops::Value& x, std::span<const
   if constexpr (requires { ops.bootstrap_precisely(x, from); }) ops.bootstrap_precisely(x, from);
 }
 
+// sum_i a[i] b[i] over ciphertext pairs with one relinearization for the whole sum (Tracer::product_sum), on ops
+// that have it; the products one by one, added, on the others. For dot products whose terms are summed anyway (an
+// attention's weighted values): one key switch instead of one a term.
+template <class Ops>
+typename Ops::Value product_sum(Ops& ops, std::span<const typename Ops::Value> a,
+                               std::span<const typename Ops::Value> b) {
+  require(!a.empty() && a.size() == b.size(), "product_sum: {} and {} factors", a.size(), b.size());
+  if constexpr (requires { ops.product_sum(a, b); }) {
+    return ops.product_sum(a, b);
+  } else {
+    typename Ops::Value sum = ops.multiply(a[0], b[0]);
+    for (std::size_t i = 1; i < a.size(); ++i) sum = ops.add(sum, ops.multiply(a[i], b[i]));
+    return sum;
+  }
+}
+
 namespace circuit_detail {
 
 template <class Ops>

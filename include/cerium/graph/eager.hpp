@@ -15,10 +15,12 @@
 #include <complex>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cerium/core/check.hpp"
 #include "cerium/graph/chain_ops.hpp"
 #include "cerium/graph/planner.hpp"
 
@@ -54,6 +56,16 @@ class Eager {
   Value multiply(const Value& a, const Value& b) const { return ops_.multiply(a, b); }
   Value multiply(const Value& a, const PlainVector& p) const { return ops_.multiply(a, p); }
   Value multiply(const Value& a, double constant) const { return ops_.multiply(a, constant); }
+  // sum_i a[i] b[i], relinearized and rescaled once (graph::Tracer::product_sum).
+  Value product_sum(std::span<const Value> a, std::span<const Value> b) const {
+    require<MismatchError>(!a.empty() && a.size() == b.size(), "product_sum: {} and {} factors", a.size(), b.size());
+    std::vector<const Value*> pa, pb;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      pa.push_back(&a[i]);
+      pb.push_back(&b[i]);
+    }
+    return ops_.product_sum(pa, pb);
+  }
   // Sums with a plaintext vector or a constant (a subtracted constant is added negated).
   Value add(const Value& a, const PlainVector& p) const { return ops_.add(a, p); }
   Value add(const Value& a, std::complex<double> constant) const { return ops_.add(a, constant); }

@@ -552,6 +552,11 @@ class Executor {
       case Op::sub: return ops_.sub(a, operand(values, node.inputs[1]));
       case Op::negate: return ops_.negate(a);
       case Op::multiply: return ops_.multiply(a, operand(values, node.inputs[1]));
+      case Op::product_sum: {
+        std::vector<const ckks::Ciphertext*> factors[2];
+        for (std::size_t i = 0; i < node.inputs.size(); ++i) factors[i % 2].push_back(&operand(values, node.inputs[i]));
+        return ops_.product_sum(factors[0], factors[1]);
+      }
       case Op::multiply_plain: {
         std::optional<ckks::Plaintext> owned;
         return ops_.multiply(a, plaintext_operand(id, a, stream, owned));

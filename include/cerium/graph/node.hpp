@@ -27,6 +27,8 @@ enum class Op : std::uint8_t {
   sub,
   negate,
   multiply,           // two ciphertexts (relinearized and rescaled)
+  product_sum,        // sum_i a_i b_i over pairs of ciphertexts (inputs a_0, b_0, a_1, b_1, ...): the products' tensors
+                      // added, then one relinearization and one rescale
   multiply_plain,     // a ciphertext times a plaintext vector (rescaled)
   multiply_constant,  // a ciphertext times a real constant (rescaled)
   add_plain,          // a ciphertext plus a plaintext vector

@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,14 @@ struct PlainOps {
     return map(a, [&](std::size_t i, Complex x) { return x * b[i]; });
   }
   Value multiply(const Value& a, const PlainVector& p) const { return multiply(a, p.expanded(a.size())); }
+  // sum_i a[i] b[i] slot by slot (graph::Tracer::product_sum).
+  Value product_sum(std::span<const Value> a, std::span<const Value> b) const {
+    Value out(a.front().size());
+    for (std::size_t t = 0; t < a.size(); ++t) {
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] += a[t][i] * b[t][i];
+    }
+    return out;
+  }
   Value multiply(const Value& a, double c) const { return map(a, [&](std::size_t, Complex x) { return x * c; }); }
   // Sums with a plaintext vector or a constant (a subtracted constant is added negated).
   Value add(const Value& a, const PlainVector& p) const { return add(a, p.expanded(a.size())); }

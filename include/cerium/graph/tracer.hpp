@@ -67,6 +67,10 @@ class Tracer {
   Value multiply(Value a, Value b);
   Value multiply(Value a, const PlainVector& p);
   Value multiply(Value a, double constant);
+  // sum_i a[i] b[i]: the products' tensors added, then one relinearization and one rescale (one key switch for
+  // the whole sum: an attention's dot products). MismatchError unless a and b have the same number (at least
+  // one) of values of one slot count.
+  Value product_sum(std::span<const Value> a, std::span<const Value> b);
   // Sums with a plaintext vector or a constant (a subtracted constant is added negated).
   Value add(Value a, const PlainVector& p);
   Value add(Value a, std::complex<double> constant);

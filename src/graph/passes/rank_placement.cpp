@@ -21,6 +21,7 @@ double node_seconds(const Node& node, int level, const ckks::Context& context, c
   const double share = limbs / top;
   switch (node.op) {
     case Op::multiply:
+    case Op::product_sum:  // the tensors' additions are small beside the one key switch
     case Op::rotate:
     case Op::conjugate: return mesh.key_switch_seconds * share;
     case Op::multiply_plain:
@@ -218,7 +219,8 @@ RankPlacement place_on_ranks(const Plan& plan, const MeshModel& mesh, const std:
 
     dist::RankBytes limb(ranks);
     switch (node.op) {
-      case Op::multiply: limb = traffic.key_switch(operand_level, true); break;
+      case Op::multiply:
+      case Op::product_sum: limb = traffic.key_switch(operand_level, true); break;
       case Op::rotate: {
         const int group = plan.hoisting.group_of.empty() ? -1 : plan.hoisting.group_of[id];
         const bool first = group < 0 || plan.hoisting.groups[static_cast<std::size_t>(group)].rotations.front() == id;

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "cerium/graph/circuits.hpp"
 #include "cerium/graph/node.hpp"
 #include "cerium/graph/plain_ops.hpp"
 
@@ -63,15 +65,28 @@ std::pair<std::set<std::int64_t>, bool> random_program(Ops& ops, std::vector<typ
         d = std::max(depth[a], depth[b]);
         break;
       case 2: out = ops.negate(values[a]); break;
-      case 3:
+      case 3: {
+        // Every other product a product sum, a b + c a (one relinearization), where c's depth allows.
+        const std::size_t c = pick();
+        const bool sum = rng() % 2 == 0 && depth[c] < shape.depth;
         if (std::max(depth[a], depth[b]) >= shape.depth) {
           out = ops.add(values[a], values[b]);
           d = std::max(depth[a], depth[b]);
+        } else if (sum) {
+          std::vector<typename Ops::Value> left, right;
+          left.push_back(cerium::graph::duplicate(values[a]));
+          left.push_back(cerium::graph::duplicate(values[c]));
+          right.push_back(cerium::graph::duplicate(values[b]));
+          right.push_back(cerium::graph::duplicate(values[a]));
+          out = cerium::graph::product_sum(ops, std::span<const typename Ops::Value>(left),
+                                           std::span<const typename Ops::Value>(right));
+          d = std::max({depth[a], depth[b], depth[c]}) + 1;
         } else {
           out = ops.multiply(values[a], values[b]);
           d = std::max(depth[a], depth[b]) + 1;
         }
         break;
+      }
       case 4: {
         const auto p = plain();
         if (depth[a] >= shape.depth) {

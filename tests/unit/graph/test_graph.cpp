@@ -18,6 +18,7 @@
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/planner.hpp"
+#include "cerium/graph/simulate.hpp"
 #include "cerium/graph/tracer.hpp"
 #include "graph_test_support.hpp"
 #include "support/catch.hpp"
@@ -181,6 +182,47 @@ TEST_CASE("traced, planned programs equal eager runs word for word and the plain
   }
 }
 
+TEST_CASE("a product sum relinearizes once and equals its products added", "[graph]") {
+  const auto context = Context::create(toy_config(4));
+  const KeyGenerator keygen(context, seed_of(7));
+  const Encoder encoder(context);
+  const Encryptor encryptor(keygen.public_key());
+  const Decryptor decryptor(keygen.secret_key());
+  auto rng = cerium_test::make_rng(43);
+  constexpr std::size_t slots = 8;
+  // x y + R(x) R(x) + (x y) x: a square, a rotation and a factor one level lower (brought down to it).
+  graph::Tracer t(context);
+  const auto x = t.input("x", slots), y = t.input("y", slots);
+  const auto r = t.rotate(x, 1), xy = t.multiply(x, y);
+  const std::vector<graph::Value> left{x, r, xy}, right{y, r, x};
+  const auto sum = t.product_sum(left, right);
+  t.output(sum, "sum");
+  const graph::Plan plan = graph::plan(std::move(t).finish());
+  CHECK(plan.program.node(sum.id()).op == graph::Op::product_sum);
+  CHECK(plan.key_switches() == 3);  // the rotation, x y's relinearization and the sum's one
+  CHECK(plan.nodes[sum.id()].level == context->max_level() - 2);
+  CHECK(graph::explain(plan).find("3 products, one relinearization") != std::string::npos);
+
+  Evaluator evaluator(context);
+  evaluator.set_relinearization_key(std::make_shared<const RelinearizationKey>(keygen.relinearization_key()));
+  evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(keygen.galois_keys(plan.keys.steps)));
+  const Slots xv = random_slots(rng, slots), yv = random_slots(rng, slots);
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(encryptor.encrypt(encoder.encode(xv, plan.input_encoding(0))));
+  inputs.push_back(encryptor.encrypt(encoder.encode(yv, plan.input_encoding(1))));
+  const auto planned = graph::Executor<backend::CpuBackend>(plan, evaluator).run(two(inputs[0].clone(), inputs[1].clone()));
+  Slots want(slots);
+  for (std::size_t i = 0; i < slots; ++i) {
+    want[i] = xv[i] * yv[i] + xv[(i + 1) % slots] * xv[(i + 1) % slots] + xv[i] * yv[i] * xv[i];
+  }
+  const double bits = error_bits(encoder.decode(decryptor.decrypt(planned[0])), want);
+  INFO("product sum precision " << bits << " bits");
+  CHECK(bits > 14);
+  // The simulated node values (what the planner calibrates on): the products added.
+  const auto simulated = graph::simulate(plan.program, {xv, yv});
+  for (std::size_t i = 0; i < slots; ++i) CHECK(std::abs(simulated[sum.id()][i] - want[i]) < 1e-12);
+}
+
 TEST_CASE("the tracer rejects bad operands at trace time, naming the node", "[graph]") {
   const auto context = Context::create(toy_config(4));
   graph::Tracer t(context), other(context);
@@ -199,6 +241,12 @@ TEST_CASE("the tracer rejects bad operands at trace time, naming the node", "[gr
     CHECK(std::string(e.what()).find("node 1 (input 'y')") != std::string::npos);
   }
   CHECK(t.rotate(x, 8).id() == x.id());  // a full turn: no node, no key
+  // Product sums: as many factors on each side (at least one), of one slot count, of this tracer.
+  const std::vector<graph::Value> xs{x, x}, one{x}, none, mixed{x, y}, foreign{x, z};
+  CHECK_THROWS_AS(t.product_sum(xs, one), MismatchError);
+  CHECK_THROWS_AS(t.product_sum(none, none), MismatchError);
+  CHECK_THROWS_AS(t.product_sum(xs, mixed), MismatchError);
+  CHECK_THROWS_AS(t.product_sum(xs, foreign), MismatchError);
   graph::Tracer empty(context);
   empty.input("x");
   CHECK_THROWS_AS(std::move(empty).finish(), InvalidArgument);
