@@ -158,7 +158,13 @@ Value Tracer::rotate(Value a, std::int64_t steps) {
   const auto slots = static_cast<std::int64_t>(a.slots());
   node.steps = ((steps % slots) + slots) % slots;
   if (node.steps == 0) return a;  // the identity: no node, no key
-  return record(std::move(node), "rotate");
+  // The same turn of the same value traced again is the node already made: matrix products that read one input
+  // (attention's Q, K and V) share their baby steps' key switches.
+  const std::uint64_t key = (std::uint64_t{a.id()} << 32) | static_cast<std::uint64_t>(node.steps);
+  if (const auto found = rotations_.find(key); found != rotations_.end()) return Value(this, found->second, a.slots());
+  const Value rotated = record(std::move(node), "rotate");
+  rotations_.emplace(key, rotated.id());
+  return rotated;
 }
 
 Value Tracer::conjugate(Value a) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cerium/ckks/context.hpp"
@@ -76,7 +77,8 @@ class Tracer {
   Value add(Value a, std::complex<double> constant);
   Value add(Value a, double constant) { return add(a, std::complex<double>(constant, 0)); }
   Value sub(Value a, double constant) { return add(a, std::complex<double>(-constant, 0)); }
-  // Slots rotated left by `steps`, taken mod the slots (0 records nothing); complex conjugation of the slots.
+  // Slots rotated left by `steps`, taken mod the slots (0 records nothing; a turn of a value traced before returns
+  // that node); complex conjugation of the slots.
   Value rotate(Value a, std::int64_t steps);
   Value conjugate(Value a);
   // A bootstrap pinned here (the planner keeps it and places others only where levels run out).
@@ -103,6 +105,7 @@ class Tracer {
   std::vector<NodeId> ids_of(std::span<const Value> from, const char* operation) const;
 
   Program program_;
+  std::unordered_map<std::uint64_t, NodeId> rotations_;  // (value, steps) -> the rotation traced for them
 };
 
 // The tracer that records an operator's result: MismatchError for a value that was never traced (a

@@ -17,6 +17,7 @@
 // Cost per layer: 2 B^2 T ciphertext products for B blocks of T rows (about half under a causal mask), about
 // B^2 T (2 log2(head width) + 4) rotations, and per packed score ciphertext one exponential and one reciprocal.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -76,10 +77,16 @@ struct AttentionShape {
   // a power of two s, turns by j >= s are made of two (j - j mod s, then j mod s), so that their keys are 1..s-1
   // (a matrix product's baby steps at stride s have them) and the multiples of s: fewer keys, more key switches.
   std::size_t turn_split = 0;
+  // Row shifts folded into one product sum (a power of two dividing the head width; 0: 4, or the head width if
+  // smaller): each fold of m shifts costs one relinearization and log2(w / m) rotations for its scores, and about
+  // log2(w / m) + 2m - 1 for its weighted values, instead of m (log2 w + 2) each; the keys and values are masked to
+  // m parts of their heads (one level each) and each key block turned m - 1 more ways within its heads.
+  std::size_t fold = 0;
 
   // Features per head; tokens of all blocks; the tokens attended to (valid_rows, 0 resolved); validate():
   // InvalidArgument unless the heads split the features into power-of-two widths and the valid rows fit.
   std::size_t head_width() const { return layout.features / heads; }
+  std::size_t folds() const { return fold != 0 ? fold : std::min<std::size_t>(4, head_width()); }  // m
   std::size_t tokens() const { return layout.rows * blocks; }
   std::size_t valid() const { return valid_rows == 0 ? tokens() : valid_rows; }
   void validate() const {
@@ -90,6 +97,8 @@ struct AttentionShape {
     require((w & (w - 1)) == 0, "attention: a head width of {} (a power of two is needed for the segment sums)", w);
     require((turn_split & (turn_split - 1)) == 0, "attention: a turn split of {} (0 or a power of two)", turn_split);
     require(blocks >= 1, "attention: {} blocks of rows", blocks);
+    require((folds() & (folds() - 1)) == 0 && w % folds() == 0,
+            "attention: a fold of {} (a power of two that divides the head width {})", folds(), w);
     require(valid() >= 1 && valid() <= tokens(), "attention: {} valid rows of {} ({} blocks of {})", valid(),
             tokens(), blocks, layout.rows);
   }
@@ -100,6 +109,24 @@ struct AttentionShape {
     std::vector<double> m(layout.stride, 0.0);
     for (std::size_t h = 0; h < heads; ++h) m[h * head_width() + j] = value;
     return graph::PlainVector(m);
+  }
+  // 1 on part c of every head of every row (features c w/m .. (c + 1) w/m - 1 of the head; m = folds()).
+  graph::PlainVector head_part(std::size_t c) const {
+    const std::size_t part = head_width() / folds();
+    std::vector<double> mask(layout.stride, 0.0);
+    for (std::size_t h = 0; h < heads; ++h) {
+      for (std::size_t i = 0; i < part; ++i) mask[h * head_width() + c * part + i] = 1;
+    }
+    return graph::PlainVector(mask);
+  }
+  // `value` at slot j0 of every part of every head of every row.
+  graph::PlainVector part_slots(std::size_t j0, double value = 1) const {
+    const std::size_t part = head_width() / folds();
+    std::vector<double> mask(layout.stride, 0.0);
+    for (std::size_t h = 0; h < heads; ++h) {
+      for (std::size_t c = 0; c < folds(); ++c) mask[h * head_width() + c * part + j0] = value;
+    }
+    return graph::PlainVector(mask);
   }
   // 1 in the padding slots of every row (features and beyond), 0 in the heads.
   graph::PlainVector outside_heads() const {
@@ -285,29 +312,84 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
   const std::size_t rows = shape.layout.rows, w = shape.head_width(), blocks = shape.blocks;
   const auto row_steps = [&](std::size_t s) { return static_cast<std::int64_t>(s * shape.layout.stride); };
   const auto turned = [&](const Value& x, std::size_t s) { return s == 0 ? graph::duplicate(x) : ops.rotate(x, row_steps(s)); };
-  const graph::PlainVector scaled_starts = shape.head_slot(0, softmax.score_scale);
 
-  // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head. A score computed at slot 0
-  // goes to slot j by R^-j; a key for each of those w - 1 steps would come on top of R^j's (the values' picking
-  // below), so each term turns by w - j instead and the group's sum of them by -w once, as two turns by -w/2 (whose
-  // key add_rotations has): a Llama-3-8B block 323 -> 203 rotation keys (59.1 -> 37.1 GB expanded at N = 2^16).
+  // Shifts are folded m at a time (AttentionShape::folds): shift index g w + j0 + d p (p = w / m) goes to part d of
+  // its heads. Its dot product is the sum over the m parts c of q's part c times the turned key's part c, both
+  // moved to part d (turns by (c - d) p within the head; the key masked to part c first, so nothing else lands
+  // there): one product sum of m^2 terms for m shifts (one relinearization), whose part sums (log2 p rotations)
+  // leave each shift's score at its part's first slot. Without folding each shift took a product and log2 w
+  // rotations.
+  const std::size_t m = shape.folds(), p = w / m;
+  const auto fold_turn = [&](std::size_t c, std::size_t d) {  // part c to part d, in slots
+    return (static_cast<std::int64_t>(c) - static_cast<std::int64_t>(d)) * static_cast<std::int64_t>(p);
+  };
+  const auto meets_any = [&](std::size_t b) {
+    for (std::size_t a = 0; a < blocks; ++a) {
+      if (shape.blocks_meet(a, b)) return true;
+    }
+    return false;
+  };
+  // q turned by e p (index e + m - 1), e in -(m - 1) .. m - 1; the key blocks' parts, then turned within the head.
+  std::vector<std::vector<Value>> q_turned(blocks);
+  for (std::size_t a = 0; a < blocks; ++a) {
+    for (std::size_t e = 0; e + 1 < 2 * m; ++e) {
+      const std::int64_t steps = (static_cast<std::int64_t>(e) - static_cast<std::int64_t>(m - 1)) *
+                                 static_cast<std::int64_t>(p);
+      q_turned[a].push_back(steps == 0 ? graph::duplicate(q[a]) : ops.rotate(q[a], steps));
+    }
+  }
+  const auto q_at = [&](std::size_t a, std::size_t c, std::size_t d) -> const Value& {
+    return q_turned[a][c + m - 1 - d];
+  };
+  std::vector<std::vector<std::optional<Value>>> key_parts(blocks, std::vector<std::optional<Value>>(m));
+  std::vector<std::vector<std::optional<Value>>> key_turned(blocks, std::vector<std::optional<Value>>(m * (2 * m - 1)));
+  const auto key_part = [&](std::size_t b, std::size_t c, std::size_t d) -> const Value& {
+    std::optional<Value>& part = key_parts[b][c];
+    if (!part) part = m == 1 ? graph::duplicate(k[b]) : ops.multiply(k[b], shape.head_part(c));
+    std::optional<Value>& turned_part = key_turned[b][c * (2 * m - 1) + (c + m - 1 - d)];
+    if (!turned_part) turned_part = c == d ? graph::duplicate(*part) : ops.rotate(*part, fold_turn(c, d));
+    return *turned_part;
+  };
+
+  // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head. A score computed at the
+  // first slot of part d goes to slot d p + j0 by R^-j0; a key for each of those p - 1 steps would come on top of
+  // R^j0's (the values' picking below), so each term turns by w - j0 instead and the group's sum of them by -w
+  // once, as two turns by -w/2 (whose key add_rotations has): a Llama-3-8B block 323 -> 203 rotation keys.
   std::vector<std::vector<std::optional<Value>>> scores(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
   std::vector<std::vector<std::optional<Value>>> ahead(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
   const auto accumulate = [&](std::optional<Value>& sum, Value term) {
     sum = sum ? ops.add(*sum, term) : std::move(term);
   };
-  for (std::size_t b = 0; b < blocks; ++b) {
-    for (std::size_t s = 0; s < rows; ++s) {
-      std::optional<Value> key;
+  const graph::PlainVector part_starts = shape.part_slots(0, softmax.score_scale);
+  for (std::size_t g = 0; g < shape.score_groups(); ++g) {
+    for (std::size_t j0 = 0; j0 < p; ++j0) {
+      // The folded shifts' key terms (turned by whole rows), for every query block that meets their blocks.
+      std::vector<std::size_t> parts;  // d of the shifts present
+      std::vector<std::vector<Value>> key_terms;  // per shift present: its m parts moved to part d
+      for (std::size_t d = 0; d < m; ++d) {
+        const std::size_t index = g * w + j0 + d * p;
+        if (index >= shape.tokens() || !meets_any(index / rows)) continue;
+        const std::size_t b = index / rows, s = index % rows;
+        parts.push_back(d);
+        key_terms.emplace_back();
+        for (std::size_t c = 0; c < m; ++c) key_terms.back().push_back(turned(key_part(b, c, d), s));
+      }
       for (std::size_t a = 0; a < blocks; ++a) {
-        if (!shape.blocks_meet(a, b)) continue;
-        if (!key) key = turned(k[b], s);
-        const std::size_t index = b * rows + s, j = index % w;
-        Value at_start = ops.multiply(add_rotations(ops, ops.multiply(q[a], *key), w, 1), scaled_starts);
-        if (j == 0) {
-          accumulate(scores[a][index / w], std::move(at_start));
+        std::vector<Value> left, right;
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+          if (!shape.blocks_meet(a, (g * w + j0 + parts[i] * p) / rows)) continue;
+          for (std::size_t c = 0; c < m; ++c) {
+            left.push_back(graph::duplicate(q_at(a, c, parts[i])));
+            right.push_back(graph::duplicate(key_terms[i][c]));
+          }
+        }
+        if (left.empty()) continue;
+        const Value products = graph::product_sum(ops, std::span<const Value>(left), std::span<const Value>(right));
+        Value at_starts = ops.multiply(add_rotations(ops, products, p, 1), part_starts);
+        if (j0 == 0) {
+          accumulate(scores[a][g], std::move(at_starts));
         } else {
-          accumulate(ahead[a][index / w], attention_detail::turn_in_head(ops, at_start, w - j, shape.turn_split));
+          accumulate(ahead[a][g], attention_detail::turn_in_head(ops, at_starts, w - j0, shape.turn_split));
         }
       }
     }
@@ -322,30 +404,53 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
   std::vector<std::vector<Value>> weights(blocks);
   std::vector<std::vector<std::size_t>> present(blocks);  // the groups' indices
   std::vector<std::vector<std::size_t>> slot_of(blocks, std::vector<std::size_t>(shape.score_groups()));
+  std::vector<std::vector<char>> has_group(blocks, std::vector<char>(shape.score_groups(), 0));
   for (std::size_t a = 0; a < blocks; ++a) {
     for (std::size_t g = 0; g < scores[a].size(); ++g) {
       if (!scores[a][g]) continue;
       slot_of[a][g] = weights[a].size();
       present[a].push_back(g);
+      has_group[a][g] = 1;
       weights[a].push_back(std::move(*scores[a][g]));
     }
     attention_detail::softmax_weights(ops, weights[a], present[a], a, shape, softmax);
   }
+  // The weighted values, folded alike: the weights of the m shifts j0 + d p picked, turned to the parts' first
+  // slots and spread over their parts (log2 p rotations) make R, whose part d holds shift d's weight. Part c of the
+  // output takes shift c + e's weight from R turned by e p, times that shift's values masked to part c: with
+  // M_e = sum_c mask_c V(c + e) (shared by every query block), out = sum_e R^(e p) M_e, one product sum a group.
+  // A query block's weights are 0 at the keys it may not attend to, so the values of every block enter M.
   std::vector<std::optional<Value>> out(blocks);
-  for (std::size_t b = 0; b < blocks; ++b) {
-    for (std::size_t s = 0; s < rows; ++s) {
-      std::optional<Value> value;
-      for (std::size_t a = 0; a < blocks; ++a) {
-        if (!shape.blocks_meet(a, b)) continue;
-        if (!value) value = turned(v[b], s);
-        const std::size_t index = b * rows + s, j = index % w;
-        // A(r, key, h) at slot j of head h
-        Value picked = ops.multiply(weights[a][slot_of[a][index / w]], shape.head_slot(j));
-        if (j != 0) picked = attention_detail::turn_in_head(ops, picked, j, shape.turn_split);
-        Value spread = add_rotations(ops, picked, w, -1);  // over the head's width
-        Value term = ops.multiply(spread, *value);
-        out[a] = out[a] ? ops.add(*out[a], term) : std::move(term);
+  for (std::size_t g = 0; g < shape.score_groups(); ++g) {
+    std::vector<std::vector<std::optional<Value>>> spread_values(p, std::vector<std::optional<Value>>(2 * m - 1));
+    for (std::size_t j0 = 0; j0 < p; ++j0) {
+      for (std::size_t d = 0; d < m; ++d) {
+        const std::size_t index = g * w + j0 + d * p;
+        if (index >= shape.tokens() || !meets_any(index / rows)) continue;
+        const Value value = turned(v[index / rows], index % rows);
+        for (std::size_t c = 0; c < m; ++c) {
+          Value part = m == 1 ? graph::duplicate(value) : ops.multiply(value, shape.head_part(c));
+          accumulate(spread_values[j0][d + m - 1 - c], std::move(part));  // e = d - c
+        }
       }
+    }
+    for (std::size_t a = 0; a < blocks; ++a) {
+      if (!has_group[a][g]) continue;
+      std::vector<Value> left, right;
+      for (std::size_t j0 = 0; j0 < p; ++j0) {
+        Value picked = ops.multiply(weights[a][slot_of[a][g]], shape.part_slots(j0));
+        if (j0 != 0) picked = attention_detail::turn_in_head(ops, picked, j0, shape.turn_split);
+        const Value spread = add_rotations(ops, picked, p, -1);  // over each part
+        for (std::size_t e = 0; e + 1 < 2 * m; ++e) {
+          if (!spread_values[j0][e]) continue;
+          const std::int64_t steps = (static_cast<std::int64_t>(e) - static_cast<std::int64_t>(m - 1)) *
+                                     static_cast<std::int64_t>(p);
+          left.push_back(steps == 0 ? graph::duplicate(spread) : ops.rotate(spread, steps));
+          right.push_back(graph::duplicate(*spread_values[j0][e]));
+        }
+      }
+      if (left.empty()) continue;
+      accumulate(out[a], graph::product_sum(ops, std::span<const Value>(left), std::span<const Value>(right)));
     }
   }
   std::vector<Value> result;

@@ -152,13 +152,16 @@ TEST_CASE("self-attention over row shifts equals masked softmax attention per he
       }
       return out;
     };
-    // Directly, and as the softmax of score / 4 squared back twice.
-    for (const int squarings : {0, 2}) {
+    // Directly, and as the softmax of score / 4 squared back twice; shifts folded 1, 4 (or w) and w at a time.
+    for (const int squarings : {0, 2}) for (const std::size_t fold : {std::size_t{1}, std::size_t{0}, w}) {
+      INFO("squarings " << squarings << ", fold " << fold);
+      nn::AttentionShape folded = shape;
+      folded.fold = fold;
       graph::PlainOps ops;
       const nn::AttentionSoftmax<exact_functions::Exp, exact_functions::Reciprocal> softmax{
           .upper = (upper + 1) * std::exp2(-squarings), .exp = {}, .reciprocal = {},
           .score_scale = std::exp2(-squarings), .squarings = squarings};
-      const auto out = nn::self_attention<graph::PlainOps>(ops, blocks(q), blocks(k), blocks(v), shape, softmax);
+      const auto out = nn::self_attention<graph::PlainOps>(ops, blocks(q), blocks(k), blocks(v), folded, softmax);
       REQUIRE(out.size() == c.blocks);
       std::vector<double> got;
       for (const auto& o : out) {
@@ -176,6 +179,12 @@ TEST_CASE("self-attention over row shifts equals masked softmax attention per he
   CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 16, .stride = 16}, .heads = 2,
                                       .turn_split = 3}.validate()),
                   InvalidArgument);  // a turn split of 3
+  CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 16, .stride = 16}, .heads = 2, .fold = 3}
+                       .validate()),
+                  InvalidArgument);  // a fold of 3
+  CHECK_THROWS_AS((nn::AttentionShape{.layout = {.rows = 8, .features = 16, .stride = 16}, .heads = 2, .fold = 16}
+                       .validate()),
+                  InvalidArgument);  // a fold of 16 in heads of 8
 }
 
 TEST_CASE("attention with polynomial exp and reciprocal runs leveled on ciphertexts within 2^-12 of its twin",
