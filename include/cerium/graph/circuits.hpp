@@ -266,6 +266,39 @@ typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const BsgsP
   });
 }
 
+// sum_f M_f x_f for prepared matrices by baby-step giant-step with the giant steps shared: each input's babies,
+// every input's inner sums added per giant, then one turn per giant for all of them (a down projection split over
+// FFN blocks pays its giant steps once, not once a block). One level. InvalidArgument for no inputs or a count of
+// matrices that differs.
+template <class Ops>
+typename Ops::Value multiply_sum(Ops& ops, std::span<const typename Ops::Value> xs,
+                                 std::span<const BsgsProduct* const> products) {
+  using Value = typename Ops::Value;
+  require(!xs.empty() && xs.size() == products.size(), "matrix product sum: {} inputs for {} matrices", xs.size(),
+          products.size());
+  std::map<std::int64_t, std::optional<Value>> inner;  // per giant: the inner sums of every input
+  for (std::size_t f = 0; f < xs.size(); ++f) {
+    const BsgsProduct& product = *products[f];
+    std::map<std::int64_t, Value> rotated;  // R^b x_f, one per baby (the planner hoists them)
+    for (const std::int64_t b : product.plan.babies) rotated.emplace(b, b == 0 ? duplicate(xs[f]) : ops.rotate(xs[f], b));
+    for (const auto& [giant, babies] : product.plan.giants) {
+      std::optional<Value>& sum = inner[giant];
+      for (const std::int64_t b : babies) {
+        Value term = ops.multiply(rotated.at(b), product.diagonals.at({giant, b}));
+        sum = sum ? ops.add(*sum, term) : std::move(term);
+      }
+    }
+  }
+  std::optional<Value> total;
+  for (auto& [giant, sum] : inner) {
+    if (!sum) continue;
+    Value turned = giant == 0 ? std::move(*sum) : ops.rotate(*sum, giant);
+    total = total ? ops.add(*total, turned) : std::move(turned);
+  }
+  require(total.has_value(), "matrix product sum: the matrices have no diagonal");
+  return std::move(*total);
+}
+
 // M x for a circuits::DiagonalMatrix (its plaintexts made for this product; prepare_product shares them).
 template <class Ops>
 typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const circuits::DiagonalMatrix& matrix,

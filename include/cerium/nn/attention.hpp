@@ -2,20 +2,29 @@
 // Multi-head self-attention on token-major ciphertexts (nn/row_layout.hpp), every head at once.
 //
 // With Q, K, V packed as rows of one ciphertext, turning K by s whole rows puts key (r + s) mod T beside query r,
-// so Q * R^(s stride) K summed over each head's features (rotate-and-add over the head's width) is the score of
-// query r with key r + s at the head's first slot, for all rows and heads in one product. The scores of shift s
-// are then moved to slot s of their head, so one ciphertext holds the scores of head-width shifts (T <= head
-// width: one ciphertext for all): softmax runs once on it (exp, a segment sum for the denominators, one
-// reciprocal), not once per shift, which is what keeps the bootstraps few. For the output, the weights of shift s
-// are taken back out of slot s (mask, rotate, replicate over the head) and multiply R^(s stride) V: slot
-// (r, head h, feature k) gets sum_s A(r, r + s, h) V(r + s, h, k).
+// so Q * R^(s stride) K summed over each head's features is the score of query r with key r + s, for all rows and
+// heads in one product. The scores of shift s are moved to slot s of their head, so one ciphertext holds the
+// scores of head-width shifts (T <= head width: one ciphertext for all): softmax runs once on it (exp, a segment
+// sum for the denominators, one reciprocal), not once per shift, which is what keeps the bootstraps few. For the
+// output, the weights of shift s are taken back out of slot s and spread over the head, times R^(s stride) V:
+// slot (r, head h, feature k) gets sum_s A(r, r + s, h) V(r + s, h, k).
+//
+// Shifts are folded m at a time (AttentionShape::fold, 4 by default): each head split into m parts of p = w / m
+// features, shift g w + j0 + d p computed in part d. Its score is sum_c (q's part c) (key's part c), both turned
+// to part d (the key masked to part c first, so nothing else lands there): m shifts make one graph::product_sum of
+// m^2 products (one relinearization), whose sums over each part (log2 p rotations) leave every shift's score at
+// its part's first slot. The weighted values mirror it: m shifts' weights spread over their parts, turned part to
+// part, times the values masked to the parts, one product sum per score group. A BERT-Base layer: 8,441 -> 2,853
+// key switches in attention.
 //
 // Rows that do not fit one ciphertext span several (AttentionShape::blocks): every key block, turned by every row
 // shift, meets every query block that attends to it, and each query block's score groups cover all blocks' keys.
 // A causal mask (decoders) skips the key blocks after the query's.
 //
-// Cost per layer: 2 B^2 T ciphertext products for B blocks of T rows (about half under a causal mask), about
-// B^2 T (2 log2(head width) + 4) rotations, and per packed score ciphertext one exponential and one reciprocal.
+// Cost per layer, B blocks of T rows, head width w, fold m: about B^2 T (log2(w / m) + 2) / m rotations for the
+// scores and B^2 T (log2(w / m) + 2m) / m for the weighted values (about half under a causal mask), (m + 1) B T
+// turns of the key and value blocks, B^2 T / w relinearizations for the values' product sums and B^2 T / m for the
+// scores', and per packed score ciphertext one exponential and one reciprocal.
 
 #include <algorithm>
 #include <cmath>

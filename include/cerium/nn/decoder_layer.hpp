@@ -110,12 +110,15 @@ class DecoderLayer {
     std::vector<Value> out;
     for (const Value& hb : h) {
       const Value m = functions_.post_attention_norm.forward(ops, hb);
-      Value y = graph::duplicate(hb);
+      std::vector<Value> gated;
+      std::vector<const RowLinear*> down;
       for (std::size_t f = 0; f < l.gate.size(); ++f) {
-        const Value gated = ops.multiply(functions_.activation.forward(ops, l.gate[f].forward(ops, m)),
-                                         l.up[f].forward(ops, m));
-        y = ops.add(y, l.down[f].forward(ops, gated));
+        gated.push_back(ops.multiply(functions_.activation.forward(ops, l.gate[f].forward(ops, m)),
+                                     l.up[f].forward(ops, m)));
+        down.push_back(&l.down[f]);
       }
+      Value y = ops.add(hb, RowLinear::forward_sum(ops, std::span<const RowLinear* const>(down),
+                                                   std::span<const Value>(gated)));
       ops.label(y, "decoder layer");
       out.push_back(std::move(y));
     }

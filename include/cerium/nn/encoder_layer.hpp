@@ -78,11 +78,14 @@ class EncoderLayer {
       const Value h =
           functions_.attention_norm.forward(ops, ops.add(x[b], l.attention_output.forward(ops, attended[b])));
       ops.label(h, "attention block");
-      Value y = graph::duplicate(h);
+      std::vector<Value> inner;
+      std::vector<const RowLinear*> down;
       for (std::size_t f = 0; f < l.intermediate.size(); ++f) {
-        const Value inner = functions_.activation.forward(ops, l.intermediate[f].forward(ops, h));
-        y = ops.add(y, l.output[f].forward(ops, inner));
+        inner.push_back(functions_.activation.forward(ops, l.intermediate[f].forward(ops, h)));
+        down.push_back(&l.output[f]);
       }
+      Value y = ops.add(h, RowLinear::forward_sum(ops, std::span<const RowLinear* const>(down),
+                                                  std::span<const Value>(inner)));
       y = functions_.output_norm.forward(ops, y);
       ops.label(y, "encoder layer");
       out.push_back(std::move(y));

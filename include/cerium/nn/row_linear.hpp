@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cerium/circuits/diagonal_matrix.hpp"
+#include "cerium/core/check.hpp"
 #include "cerium/graph/circuits.hpp"
 #include "cerium/graph/node.hpp"
 #include "cerium/nn/row_layout.hpp"
@@ -62,6 +64,23 @@ class RowLinear {
     typename Ops::Value y = graph::multiply(ops, x, product_);
     if (!bias_.empty()) y = ops.add(y, bias_);
     ops.label(y, "linear");  // a profile's matrix-product share
+    return y;
+  }
+  // sum_f layers[f] x[f] with every layer's bias, on any ops: the layers (of one output layout) share their giant
+  // steps (graph::multiply_sum), so a projection split over several input ciphertexts (an FFN's down projection
+  // over its blocks) turns its partial sums once. One level. InvalidArgument for counts that differ or none.
+  template <class Ops>
+  static typename Ops::Value forward_sum(Ops& ops, std::span<const RowLinear* const> layers,
+                                         std::span<const typename Ops::Value> x) {
+    require(!layers.empty() && layers.size() == x.size(), "row linear sum: {} layers for {} inputs", layers.size(),
+            x.size());
+    std::vector<const graph::BsgsProduct*> products;
+    for (const RowLinear* layer : layers) products.push_back(&layer->product_);
+    typename Ops::Value y = graph::multiply_sum(ops, x, std::span<const graph::BsgsProduct* const>(products));
+    for (const RowLinear* layer : layers) {
+      if (!layer->bias_.empty()) y = ops.add(y, layer->bias_);
+    }
+    ops.label(y, "linear");
     return y;
   }
   // Every row of a tokens x in.features matrix (row-major) through the layer, exactly.
