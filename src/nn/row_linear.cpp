@@ -69,11 +69,33 @@ std::vector<double> RowLinearMap::apply_row(const std::vector<double>& x) const 
   return y;
 }
 
+RowLinearMap RowLinearMap::masked_outputs(const std::vector<double>& mask) const {
+  require(mask.size() == out_.features, "row linear map: an output mask of {} values for {} outputs", mask.size(),
+          out_.features);
+  RowLinearMap masked = *this;
+  const auto outputs = static_cast<std::int64_t>(out_.features);
+  for (std::size_t k = 0; k + 1 < start_.size(); ++k) {
+    const std::size_t first = first_row(static_cast<std::int64_t>(k) - (outputs - 1));
+    for (std::size_t t = start_[k]; t < start_[k + 1]; ++t) masked.diagonals_[t] *= mask[first + (t - start_[k])];
+  }
+  return masked;
+}
+
 RowLinear::RowLinear(const RowLayout& in, const RowLayout& out, std::vector<double> weights,
+                     std::vector<double> bias)
+    : RowLinear(in, out, std::make_shared<const RowLinearMap>(in, out, std::move(weights)), std::move(bias)) {}
+
+RowLinear RowLinear::masked_outputs(const std::vector<double>& mask) const {
+  std::vector<double> bias = bias_values_;
+  for (std::size_t j = 0; j < bias.size(); ++j) bias[j] *= mask.at(j);
+  return RowLinear(in_, out_, std::make_shared<const RowLinearMap>(map_->masked_outputs(mask)), std::move(bias));
+}
+
+RowLinear::RowLinear(const RowLayout& in, const RowLayout& out, std::shared_ptr<const RowLinearMap> map,
                      std::vector<double> bias)
     : in_(in),
       out_(out),
-      map_(std::make_shared<const RowLinearMap>(in, out, std::move(weights))),
+      map_(std::move(map)),
       product_(graph::prepare_product(map_)),
       bias_values_(std::move(bias)) {
   if (bias_values_.empty()) return;

@@ -11,7 +11,8 @@
 //
 // Shifts are folded m at a time (AttentionShape::fold, 4 by default): each head split into m parts of p = w / m
 // features, shift g w + j0 + d p computed in part d. Its score is sum_c (q's part c) (key's part c), both turned
-// to part d (the key masked to part c first, so nothing else lands there): m shifts make one graph::product_sum of
+// to part d (the query given as its parts, each 0 elsewhere, so nothing else lands there; its masks folded into
+// the query projection or RoPE cost no level): m shifts make one graph::product_sum of
 // m^2 products (one relinearization), whose sums over each part (log2 p rotations) leave every shift's score at
 // its part's first slot. The weighted values mirror it: m shifts' weights spread over their parts, turned part to
 // part, times the values masked to the parts, one product sum per score group. A BERT-Base layer: 8,441 -> 2,853
@@ -119,13 +120,19 @@ struct AttentionShape {
     for (std::size_t h = 0; h < heads; ++h) m[h * head_width() + j] = value;
     return graph::PlainVector(m);
   }
-  // 1 on part c of every head of every row (features c w/m .. (c + 1) w/m - 1 of the head; m = folds()).
-  graph::PlainVector head_part(std::size_t c) const {
+  // 1 on part c of every head (features c w/m .. (c + 1) w/m - 1 of the head; m = folds()), 0 elsewhere: one value
+  // per feature (a mask to fold into the weights that make the queries), or per slot of every row.
+  std::vector<double> part_features(std::size_t c) const {
     const std::size_t part = head_width() / folds();
-    std::vector<double> mask(layout.stride, 0.0);
+    std::vector<double> mask(layout.features, 0.0);
     for (std::size_t h = 0; h < heads; ++h) {
       for (std::size_t i = 0; i < part; ++i) mask[h * head_width() + c * part + i] = 1;
     }
+    return mask;
+  }
+  graph::PlainVector head_part(std::size_t c) const {
+    std::vector<double> mask = part_features(c);
+    mask.resize(layout.stride, 0.0);
     return graph::PlainVector(mask);
   }
   // `value` at slot j0 of every part of every head of every row.
@@ -300,22 +307,24 @@ void softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, const 
 }  // namespace attention_detail
 
 // Softmax over the keys of each query and head, then the weighted sum of the values, for rows spread over
-// shape.blocks ciphertexts (q, k, v: one value per block; the result likewise). q carries the 1 / sqrt(head
-// width) already (fold it into the query weights).
+// shape.blocks ciphertexts (k, v: one value per block; the result likewise), the queries given by parts:
+// q_parts[a][c] is query block a with part c of every head kept and the rest 0 (AttentionShape::head_part, c <
+// folds()), made where the mask costs no level (in the query projection's weights, in RoPE's masks), or see the
+// overload below. The queries carry the 1 / sqrt(head width) already (fold it into the query weights).
 //
 // Every key block is turned once per shift and meets every query block that attends to it: blocks^2 x rows
-// ciphertext products for the scores and as many for the output (about half under a causal mask), each query
+// score terms and as many for the output (about half under a causal mask), folded into product sums, each query
 // block's softmax over score groups covering all blocks' keys.
 template <class Ops, class Exp, class Reciprocal>
-std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typename Ops::Value> q,
+std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const std::vector<typename Ops::Value>> q_parts,
                                                 std::span<const typename Ops::Value> k,
                                                 std::span<const typename Ops::Value> v, const AttentionShape& shape,
                                                 const AttentionSoftmax<Exp, Reciprocal>& softmax) {
   using Value = typename Ops::Value;
   using attention_detail::add_rotations;
   shape.validate();
-  require(q.size() == shape.blocks && k.size() == shape.blocks && v.size() == shape.blocks,
-          "attention: {}, {} and {} blocks of queries, keys and values for a shape of {}", q.size(), k.size(),
+  require(q_parts.size() == shape.blocks && k.size() == shape.blocks && v.size() == shape.blocks,
+          "attention: {}, {} and {} blocks of queries, keys and values for a shape of {}", q_parts.size(), k.size(),
           v.size(), shape.blocks);
   require(softmax.squarings >= 0, "attention: {} squarings", softmax.squarings);
   const std::size_t rows = shape.layout.rows, w = shape.head_width(), blocks = shape.blocks;
@@ -323,12 +332,14 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
   const auto turned = [&](const Value& x, std::size_t s) { return s == 0 ? graph::duplicate(x) : ops.rotate(x, row_steps(s)); };
 
   // Shifts are folded m at a time (AttentionShape::folds): shift index g w + j0 + d p (p = w / m) goes to part d of
-  // its heads. Its dot product is the sum over the m parts c of q's part c times the turned key's part c, both
-  // moved to part d (turns by (c - d) p within the head; the key masked to part c first, so nothing else lands
-  // there): one product sum of m^2 terms for m shifts (one relinearization), whose part sums (log2 p rotations)
-  // leave each shift's score at its part's first slot. Without folding each shift took a product and log2 w
-  // rotations.
+  // its heads. Its dot product is the sum over the m parts c of q's part c times the turned key, both moved from
+  // part c to part d (turns by (c - d) p within the head; q is 0 outside part c, so only part d survives): one
+  // product sum of m^2 terms for m shifts (one relinearization), whose part sums (log2 p rotations) leave each
+  // shift's score at its part's first slot. Without folding each shift took a product and log2 w rotations.
   const std::size_t m = shape.folds(), p = w / m;
+  for (const auto& parts : q_parts) {
+    require(parts.size() == m, "attention: {} query parts for a fold of {}", parts.size(), m);
+  }
   const auto fold_turn = [&](std::size_t c, std::size_t d) {  // part c to part d, in slots
     return (static_cast<std::int64_t>(c) - static_cast<std::int64_t>(d)) * static_cast<std::int64_t>(p);
   };
@@ -338,26 +349,19 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
     }
     return false;
   };
-  // q turned by e p (index e + m - 1), e in -(m - 1) .. m - 1; the key blocks' parts, then turned within the head.
-  std::vector<std::vector<Value>> q_turned(blocks);
-  for (std::size_t a = 0; a < blocks; ++a) {
-    for (std::size_t e = 0; e + 1 < 2 * m; ++e) {
-      const std::int64_t steps = (static_cast<std::int64_t>(e) - static_cast<std::int64_t>(m - 1)) *
-                                 static_cast<std::int64_t>(p);
-      q_turned[a].push_back(steps == 0 ? graph::duplicate(q[a]) : ops.rotate(q[a], steps));
-    }
-  }
+  // Query parts and key blocks turned from part c to part d (index c * (2m - 1) + c + m - 1 - d: by (c - d) p).
+  const auto turn_index = [&](std::size_t c, std::size_t d) { return c * (2 * m - 1) + c + m - 1 - d; };
+  std::vector<std::vector<std::optional<Value>>> q_turned(blocks, std::vector<std::optional<Value>>(m * (2 * m - 1)));
   const auto q_at = [&](std::size_t a, std::size_t c, std::size_t d) -> const Value& {
-    return q_turned[a][c + m - 1 - d];
+    std::optional<Value>& t = q_turned[a][turn_index(c, d)];
+    if (!t) t = c == d ? graph::duplicate(q_parts[a][c]) : ops.rotate(q_parts[a][c], fold_turn(c, d));
+    return *t;
   };
-  std::vector<std::vector<std::optional<Value>>> key_parts(blocks, std::vector<std::optional<Value>>(m));
-  std::vector<std::vector<std::optional<Value>>> key_turned(blocks, std::vector<std::optional<Value>>(m * (2 * m - 1)));
-  const auto key_part = [&](std::size_t b, std::size_t c, std::size_t d) -> const Value& {
-    std::optional<Value>& part = key_parts[b][c];
-    if (!part) part = m == 1 ? graph::duplicate(k[b]) : ops.multiply(k[b], shape.head_part(c));
-    std::optional<Value>& turned_part = key_turned[b][c * (2 * m - 1) + (c + m - 1 - d)];
-    if (!turned_part) turned_part = c == d ? graph::duplicate(*part) : ops.rotate(*part, fold_turn(c, d));
-    return *turned_part;
+  std::vector<std::vector<std::optional<Value>>> key_turned(blocks, std::vector<std::optional<Value>>(2 * m - 1));
+  const auto key_at = [&](std::size_t b, std::size_t c, std::size_t d) -> const Value& {
+    std::optional<Value>& t = key_turned[b][c + m - 1 - d];
+    if (!t) t = c == d ? graph::duplicate(k[b]) : ops.rotate(k[b], fold_turn(c, d));
+    return *t;
   };
 
   // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head. A score computed at the
@@ -381,7 +385,7 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
         const std::size_t b = index / rows, s = index % rows;
         parts.push_back(d);
         key_terms.emplace_back();
-        for (std::size_t c = 0; c < m; ++c) key_terms.back().push_back(turned(key_part(b, c, d), s));
+        for (std::size_t c = 0; c < m; ++c) key_terms.back().push_back(turned(key_at(b, c, d), s));
       }
       for (std::size_t a = 0; a < blocks; ++a) {
         std::vector<Value> left, right;
@@ -468,6 +472,24 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typena
     result.push_back(std::move(*o));
   }
   return result;
+}
+
+// The same with whole query blocks, split into their parts here (a mask each: one level more on the scores' path
+// than parts made where the mask is free; none unfolded).
+template <class Ops, class Exp, class Reciprocal>
+std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const typename Ops::Value> q,
+                                                std::span<const typename Ops::Value> k,
+                                                std::span<const typename Ops::Value> v, const AttentionShape& shape,
+                                                const AttentionSoftmax<Exp, Reciprocal>& softmax) {
+  using Value = typename Ops::Value;
+  shape.validate();
+  std::vector<std::vector<Value>> parts(q.size());
+  for (std::size_t a = 0; a < q.size(); ++a) {
+    for (std::size_t c = 0; c < shape.folds(); ++c) {
+      parts[a].push_back(shape.folds() == 1 ? graph::duplicate(q[a]) : ops.multiply(q[a], shape.head_part(c)));
+    }
+  }
+  return self_attention(ops, std::span<const std::vector<Value>>(parts), k, v, shape, softmax);
 }
 
 // One ciphertext of rows (shape.blocks = 1).

@@ -86,14 +86,21 @@ class DecoderLayer {
     using Value = typename Ops::Value;
     const auto& l = linears_;
     require_blocks(x.size());
-    std::vector<Value> q, k, v;
+    std::vector<std::vector<Value>> q(x.size());
+    std::vector<Value> k, v;
     for (std::size_t b = 0; b < x.size(); ++b) {
       const Value n = functions_.input_norm.forward(ops, x[b]);
-      q.push_back(rope_.forward(ops, l.query.forward(ops, n), b));
+      // Folded attention reads the queries by head parts: RoPE's masks make them (no level).
+      const Value query = l.query.forward(ops, n);
+      for (std::size_t c = 0; c < shape_.folds(); ++c) {
+        q[b].push_back(shape_.folds() == 1 ? rope_.forward(ops, query, b)
+                                           : rope_.forward(ops, query, b, shape_.part_features(c)));
+      }
       k.push_back(rope_.forward(ops, l.key.forward(ops, n), b));
       v.push_back(l.value.forward(ops, n));
     }
-    const std::vector<Value> attended = self_attention<Ops>(ops, q, k, v, shape_, functions_.softmax);
+    const std::vector<Value> attended =
+        self_attention<Ops>(ops, std::span<const std::vector<Value>>(q), k, v, shape_, functions_.softmax);
     std::vector<Value> out;
     for (std::size_t b = 0; b < x.size(); ++b) {
       Value h = ops.add(x[b], l.output.forward(ops, attended[b]));

@@ -52,6 +52,12 @@ class EncoderLayer {
     require(!linears_.intermediate.empty() && linears_.intermediate.size() == linears_.output.size(),
             "encoder layer: {} intermediate and {} output blocks", linears_.intermediate.size(),
             linears_.output.size());
+    // Folded attention reads the queries by head parts: made by the query weights masked (no level).
+    if (shape_.folds() > 1) {
+      for (std::size_t c = 0; c < shape_.folds(); ++c) {
+        query_parts_.push_back(linears_.query.masked_outputs(shape_.part_features(c)));
+      }
+    }
   }
 
   // What it was built from.
@@ -66,13 +72,17 @@ class EncoderLayer {
     const auto& l = linears_;
     require(x.size() == shape_.blocks, "encoder layer: {} blocks of rows for a layer of {}", x.size(),
             shape_.blocks);
-    std::vector<Value> q, k, v;
+    std::vector<std::vector<Value>> q;
+    std::vector<Value> k, v;
     for (const Value& block : x) {
-      q.push_back(l.query.forward(ops, block));
+      q.emplace_back();
+      if (query_parts_.empty()) q.back().push_back(l.query.forward(ops, block));
+      for (const RowLinear& part : query_parts_) q.back().push_back(part.forward(ops, block));
       k.push_back(l.key.forward(ops, block));
       v.push_back(l.value.forward(ops, block));
     }
-    const std::vector<Value> attended = self_attention<Ops>(ops, q, k, v, shape_, functions_.softmax);
+    const std::vector<Value> attended =
+        self_attention<Ops>(ops, std::span<const std::vector<Value>>(q), k, v, shape_, functions_.softmax);
     std::vector<Value> out;
     for (std::size_t b = 0; b < x.size(); ++b) {
       const Value h =
@@ -103,6 +113,7 @@ class EncoderLayer {
   AttentionShape shape_;
   Linears linears_;
   Functions functions_;
+  std::vector<RowLinear> query_parts_;  // the query masked to each head part (a fold of more than one)
 };
 
 }  // namespace cerium::nn

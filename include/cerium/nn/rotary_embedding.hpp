@@ -69,8 +69,35 @@ class RotaryEmbedding {
   template <class Ops>
   typename Ops::Value forward(Ops& ops, const typename Ops::Value& x, std::size_t block) const {
     require(block < masks_.size(), "rotary embedding: block {} of {}", block, masks_.size());
-    const auto half = static_cast<std::int64_t>(head_width() / 2);
+    return apply(ops, x, masks_[block]);
+  }
+  // The same with output feature f times feature_mask[f] (layout.features values), in the same level: the mask
+  // folded into RoPE's own (attention's query parts).
+  template <class Ops>
+  typename Ops::Value forward(Ops& ops, const typename Ops::Value& x, std::size_t block,
+                              const std::vector<double>& feature_mask) const {
+    require(block < masks_.size() && feature_mask.size() == layout_.features,
+            "rotary embedding: block {} of {}, a mask of {} values for {} features", block, masks_.size(),
+            feature_mask.size(), layout_.features);
     const Masks& m = masks_[block];
+    const auto masked = [&](const graph::PlainVector& p) {
+      graph::PlainVector::Values values = p.expanded(layout_.slots());
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::size_t f = i % layout_.stride;
+        values[i] *= f < layout_.features ? feature_mask[f] : 0.0;
+      }
+      return graph::PlainVector(std::move(values));
+    };
+    return apply(ops, x, Masks{masked(m.cos), masked(m.sin_minus), masked(m.sin_plus)});
+  }
+
+ private:
+  struct Masks {
+    graph::PlainVector cos, sin_minus, sin_plus;
+  };
+  template <class Ops>
+  typename Ops::Value apply(Ops& ops, const typename Ops::Value& x, const Masks& m) const {
+    const auto half = static_cast<std::int64_t>(head_width() / 2);
     typename Ops::Value y = ops.multiply(x, m.cos);
     y = ops.add(y, ops.multiply(ops.rotate(x, half), m.sin_minus));
     y = ops.add(y, ops.multiply(ops.rotate(x, -half), m.sin_plus));
@@ -78,10 +105,6 @@ class RotaryEmbedding {
     return y;
   }
 
- private:
-  struct Masks {
-    graph::PlainVector cos, sin_minus, sin_plus;
-  };
   RowLayout layout_;
   RotaryConfig config_;
   std::vector<Masks> masks_;

@@ -36,6 +36,8 @@ class RowLinearMap {
   std::vector<circuits::Complex> diagonal(std::int64_t offset) const;
   // The map applied to one row's features (the plaintext reference of a row).
   std::vector<double> apply_row(const std::vector<double>& x) const;
+  // The map with output feature j times mask[j] (out.features values): a mask applied to its outputs for free.
+  RowLinearMap masked_outputs(const std::vector<double>& mask) const;
 
  private:
   // Diagonal d = i - j (in [-(out - 1), in)) of W: W[j][j + d] for j from first_row(d), contiguous from
@@ -85,8 +87,13 @@ class RowLinear {
   }
   // Every row of a tokens x in.features matrix (row-major) through the layer, exactly.
   std::vector<double> reference(const std::vector<double>& x) const;
+  // The layer with output feature j (weights and bias) times mask[j]: its outputs masked without a level
+  // (attention's query parts). It shares no plaintexts with this one.
+  RowLinear masked_outputs(const std::vector<double>& mask) const;
 
  private:
+  RowLinear(const RowLayout& in, const RowLayout& out, std::shared_ptr<const RowLinearMap> map,
+            std::vector<double> bias);
   RowLayout in_, out_;
   std::shared_ptr<const RowLinearMap> map_;
   graph::BsgsProduct product_;  // the map's plan and plaintexts, shared by every product
