@@ -15,7 +15,7 @@
 // the query projection or RoPE cost no level): m shifts make one graph::product_sum of
 // m^2 products (one relinearization), whose sums over each part (log2 p rotations) leave every shift's score at
 // its part's first slot. The weighted values mirror it: m shifts' weights spread over their parts, turned part to
-// part, times the values masked to the parts, one product sum per score group. A BERT-Base layer: 8,441 -> 2,853
+// part, times the values masked to the parts, one product sum per score group. A BERT-Base layer: 8,441 -> 2,869
 // key switches in attention.
 //
 // Rows that do not fit one ciphertext span several (AttentionShape::blocks): every key block, turned by every row
