@@ -103,8 +103,7 @@ struct Batches {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+int run_train_mlp(int argc, char** argv) {
   Options o;
   if (const char* env = std::getenv("CERIUM_DIGITS_FILE")) o.digits = env;
   if (const char* env = std::getenv("CERIUM_FASHION_MNIST_DIR")) o.fashion_dir = env;
@@ -240,4 +239,14 @@ int main(int argc, char** argv) {
                100 * twin_accuracy);
     return std::abs(encrypted_accuracy - twin_accuracy) <= 0.005 ? 0 : 1;
   });
+}
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  try {
+    return run_train_mlp(argc, argv);
+  } catch (const cerium::Error& e) {  // a missing data set, bad options, out of device memory: said, not aborted
+    fmt::print(stderr, "train_mlp: {}\n", e.what());
+  }
+  return 1;
 }

@@ -152,8 +152,8 @@ class MlpTrainer {
     const Value d2 = ops.sub(y, t);
     std::vector<Value> spread2;
     for (std::size_t k = 0; k < s.outputs; ++k) spread2.push_back(spread(ops, d2, k));
-    Value back = ops.multiply(spread2[0], w2[0]);
-    for (std::size_t k = 1; k < s.outputs; ++k) back = ops.add(back, ops.multiply(spread2[k], w2[k]));
+    // One relinearization for the whole sum (graph::product_sum).
+    const Value back = graph::product_sum(ops, std::span<const Value>(spread2), w2.first(s.outputs));
     const Value slope = ops.add(ops.multiply(z1, 2 * s.activation[2]), s.activation[1]);
     const Value d1 = ops.multiply(back, slope);
     ops.label(d1, "backward");
