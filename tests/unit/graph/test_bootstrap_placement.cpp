@@ -278,6 +278,39 @@ TEST_CASE("bootstrap placement refreshes a value read by many instead of each re
   }
 }
 
+TEST_CASE("refreshing a fan-out point keeps the refresh of a residual that another path holds low", "[graph][placement]") {
+  // A transformer's FFN in miniature: v (a norm's output, level 2) read by k projections that run out of levels,
+  // and by a residual sum r = v + z with z at level 1 from another path, refreshed for what follows it. Refreshing
+  // v serves the k readers but not r (z holds it at level 1): r's refresh stays, and the k go.
+  for (const std::uint32_t k : {2u, 4u, 16u}) {
+    LevelProblem p;
+    p.bootstrap_level = 6;
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 3});  // x
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 1});  // z
+    p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
+    for (std::uint32_t j = 0; j < k; ++j) {
+      const std::uint32_t product = add_reader(p, 3, 1);
+      p.items.push_back({.inputs = {product}, .may_bootstrap = false});
+    }
+    p.items.push_back({.inputs = {3, 2}, .cost = 0});  // r = v + z, level 1
+    const auto r = static_cast<std::uint32_t>(p.items.size() - 1);
+    p.items.push_back({.inputs = {r}, .cost = 1});
+    p.items.push_back({.inputs = {r + 1}, .cost = 1});
+    p.items.push_back({.inputs = {r + 2}, .may_bootstrap = false});
+    INFO(k << " readers");
+    const Placement greedy = place_bootstraps_greedy(p);
+    REQUIRE(greedy.feasible);
+    CHECK(greedy.count == static_cast<int>(k) + 1);
+    const Placement refreshed = place_bootstraps(p, {.search_limit = 0});  // the seed alone
+    REQUIRE(refreshed.feasible);
+    CHECK(refreshed.count == 2);
+    CHECK(refreshed.bootstrap[3]);
+    CHECK(refreshed.bootstrap[r]);
+    CHECK(feasible_by_definition(p, refreshed.bootstrap));
+  }
+}
+
 TEST_CASE("refreshing a fan-out point looks past its readers only as far as levels change", "[graph][placement]") {
   // The readers of the previous test summed, the sum joined with a value at level 2 (where the levels before and
   // after the change meet again) and then a chain of 70,000 sums: the pass must not give up on the region for
