@@ -306,86 +306,78 @@ void softmax_weights(Ops& ops, std::vector<typename Ops::Value>& weights, const 
 
 }  // namespace attention_detail
 
-// Softmax over the keys of each query and head, then the weighted sum of the values, for rows spread over
-// shape.blocks ciphertexts (k, v: one value per block; the result likewise), the queries given by parts:
-// q_parts[a][c] is query block a with part c of every head kept and the rest 0 (AttentionShape::head_part, c <
-// folds()), made where the mask costs no level (in the query projection's weights, in RoPE's masks), or see the
-// overload below. The queries carry the 1 / sqrt(head width) already (fold it into the query weights).
-//
-// Every key block is turned once per shift and meets every query block that attends to it: blocks^2 x rows
-// score terms and as many for the output (about half under a causal mask), folded into product sums, each query
-// block's softmax over score groups covering all blocks' keys.
-template <class Ops, class Exp, class Reciprocal>
-std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const std::vector<typename Ops::Value>> q_parts,
-                                                std::span<const typename Ops::Value> k,
-                                                std::span<const typename Ops::Value> v, const AttentionShape& shape,
-                                                const AttentionSoftmax<Exp, Reciprocal>& softmax) {
-  using Value = typename Ops::Value;
-  using attention_detail::add_rotations;
-  shape.validate();
-  require(q_parts.size() == shape.blocks && k.size() == shape.blocks && v.size() == shape.blocks,
-          "attention: {}, {} and {} blocks of queries, keys and values for a shape of {}", q_parts.size(), k.size(),
-          v.size(), shape.blocks);
-  require(softmax.squarings >= 0, "attention: {} squarings", softmax.squarings);
-  const std::size_t rows = shape.layout.rows, w = shape.head_width(), blocks = shape.blocks;
-  const auto row_steps = [&](std::size_t s) { return static_cast<std::int64_t>(s * shape.layout.stride); };
-  const auto turned = [&](const Value& x, std::size_t s) { return s == 0 ? graph::duplicate(x) : ops.rotate(x, row_steps(s)); };
+namespace attention_detail {
 
-  // Shifts are folded m at a time (AttentionShape::folds): shift index g w + j0 + d p (p = w / m) goes to part d of
-  // its heads. Its dot product is the sum over the m parts c of q's part c times the turned key, both moved from
-  // part c to part d (turns by (c - d) p within the head; q is 0 outside part c, so only part d survives): one
-  // product sum of m^2 terms for m shifts (one relinearization), whose part sums (log2 p rotations) leave each
-  // shift's score at its part's first slot. Without folding each shift took a product and log2 w rotations.
-  const std::size_t m = shape.folds(), p = w / m;
-  for (const auto& parts : q_parts) {
-    require(parts.size() == m, "attention: {} query parts for a fold of {}", parts.size(), m);
+// x turned by s whole rows.
+template <class Ops>
+typename Ops::Value row_turn(Ops& ops, const typename Ops::Value& x, std::size_t s, const AttentionShape& shape) {
+  return s == 0 ? graph::duplicate(x) : ops.rotate(x, static_cast<std::int64_t>(s * shape.layout.stride));
+}
+
+// e p slots (p = w / m), e in -(m - 1) .. m - 1 given as e + m - 1: a turn from part c to part d is index c + m - 1 - d.
+inline std::int64_t part_steps(std::size_t index, const AttentionShape& shape) {
+  const std::size_t m = shape.folds();
+  return (static_cast<std::int64_t>(index) - static_cast<std::int64_t>(m - 1)) *
+         static_cast<std::int64_t>(shape.head_width() / m);
+}
+
+// Whether any query block attends to key block b (its keys and values are turned only then).
+inline bool key_block_read(std::size_t b, const AttentionShape& shape) {
+  for (std::size_t a = 0; a < shape.blocks; ++a) {
+    if (shape.blocks_meet(a, b)) return true;
   }
-  const auto fold_turn = [&](std::size_t c, std::size_t d) {  // part c to part d, in slots
-    return (static_cast<std::int64_t>(c) - static_cast<std::int64_t>(d)) * static_cast<std::int64_t>(p);
-  };
-  const auto meets_any = [&](std::size_t b) {
-    for (std::size_t a = 0; a < blocks; ++a) {
-      if (shape.blocks_meet(a, b)) return true;
-    }
-    return false;
-  };
-  // Query parts and key blocks turned from part c to part d (index c * (2m - 1) + c + m - 1 - d: by (c - d) p).
-  const auto turn_index = [&](std::size_t c, std::size_t d) { return c * (2 * m - 1) + c + m - 1 - d; };
+  return false;
+}
+
+// scores[a][g]: query block a's scores (times score_scale) of key indices g w + j at slot j of each head, where a
+// meets some key of group g. Shifts are folded m at a time (AttentionShape::folds): shift index g w + j0 + d p
+// (p = w / m) goes to part d of its heads. Its dot product is the sum over the m parts c of q's part c times the
+// turned key, both moved from part c to part d (q is 0 outside part c, so only part d survives): one product sum
+// of m^2 terms for m shifts (one relinearization), whose part sums (log2 p rotations) leave each shift's score at
+// its part's first slot. Without folding each shift took a product and log2 w rotations.
+//
+// A score at the first slot of part d goes to slot d p + j0 by R^-j0; a key for each of those p - 1 steps would
+// come on top of R^j0's (the values' picking), so each term turns by w - j0 instead and the group's sum of them
+// by -w once, as two turns by -w/2 (whose key add_rotations has): a Llama-3-8B block 323 -> 203 rotation keys.
+template <class Ops>
+std::vector<std::vector<std::optional<typename Ops::Value>>> folded_scores(
+    Ops& ops, std::span<const std::vector<typename Ops::Value>> q_parts, std::span<const typename Ops::Value> k,
+    const AttentionShape& shape, double score_scale) {
+  using Value = typename Ops::Value;
+  const std::size_t rows = shape.layout.rows, w = shape.head_width(), blocks = shape.blocks;
+  const std::size_t m = shape.folds(), p = w / m, groups = shape.score_groups();
+  // Query parts and key blocks turned from part c to part d, made when first needed.
   std::vector<std::vector<std::optional<Value>>> q_turned(blocks, std::vector<std::optional<Value>>(m * (2 * m - 1)));
   const auto q_at = [&](std::size_t a, std::size_t c, std::size_t d) -> const Value& {
-    std::optional<Value>& t = q_turned[a][turn_index(c, d)];
-    if (!t) t = c == d ? graph::duplicate(q_parts[a][c]) : ops.rotate(q_parts[a][c], fold_turn(c, d));
+    std::optional<Value>& t = q_turned[a][c * (2 * m - 1) + c + m - 1 - d];
+    if (!t) t = c == d ? graph::duplicate(q_parts[a][c]) : ops.rotate(q_parts[a][c], part_steps(c + m - 1 - d, shape));
     return *t;
   };
   std::vector<std::vector<std::optional<Value>>> key_turned(blocks, std::vector<std::optional<Value>>(2 * m - 1));
   const auto key_at = [&](std::size_t b, std::size_t c, std::size_t d) -> const Value& {
     std::optional<Value>& t = key_turned[b][c + m - 1 - d];
-    if (!t) t = c == d ? graph::duplicate(k[b]) : ops.rotate(k[b], fold_turn(c, d));
+    if (!t) t = c == d ? graph::duplicate(k[b]) : ops.rotate(k[b], part_steps(c + m - 1 - d, shape));
     return *t;
   };
-
-  // scores[a][g]: query block a's scores of key indices g w + j at slot j of each head. A score computed at the
-  // first slot of part d goes to slot d p + j0 by R^-j0; a key for each of those p - 1 steps would come on top of
-  // R^j0's (the values' picking below), so each term turns by w - j0 instead and the group's sum of them by -w
-  // once, as two turns by -w/2 (whose key add_rotations has): a Llama-3-8B block 323 -> 203 rotation keys.
-  std::vector<std::vector<std::optional<Value>>> scores(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
-  std::vector<std::vector<std::optional<Value>>> ahead(blocks, std::vector<std::optional<Value>>(shape.score_groups()));
+  std::vector<std::vector<std::optional<Value>>> scores(blocks, std::vector<std::optional<Value>>(groups));
+  std::vector<std::vector<std::optional<Value>>> ahead(blocks, std::vector<std::optional<Value>>(groups));
   const auto accumulate = [&](std::optional<Value>& sum, Value term) {
     sum = sum ? ops.add(*sum, term) : std::move(term);
   };
-  const graph::PlainVector part_starts = shape.part_slots(0, softmax.score_scale);
-  for (std::size_t g = 0; g < shape.score_groups(); ++g) {
+  const graph::PlainVector part_starts = shape.part_slots(0, score_scale);
+  for (std::size_t g = 0; g < groups; ++g) {
     for (std::size_t j0 = 0; j0 < p; ++j0) {
       // The folded shifts' key terms (turned by whole rows), for every query block that meets their blocks.
-      std::vector<std::size_t> parts;  // d of the shifts present
+      std::vector<std::size_t> parts;             // d of the shifts present
       std::vector<std::vector<Value>> key_terms;  // per shift present: its m parts moved to part d
       for (std::size_t d = 0; d < m; ++d) {
         const std::size_t index = g * w + j0 + d * p;
-        if (index >= shape.tokens() || !meets_any(index / rows)) continue;
-        const std::size_t b = index / rows, s = index % rows;
+        if (index >= shape.tokens() || !key_block_read(index / rows, shape)) continue;
         parts.push_back(d);
         key_terms.emplace_back();
-        for (std::size_t c = 0; c < m; ++c) key_terms.back().push_back(turned(key_at(b, c, d), s));
+        for (std::size_t c = 0; c < m; ++c) {
+          key_terms.back().push_back(row_turn(ops, key_at(index / rows, c, d), index % rows, shape));
+        }
       }
       for (std::size_t a = 0; a < blocks; ++a) {
         std::vector<Value> left, right;
@@ -402,45 +394,44 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const std::v
         if (j0 == 0) {
           accumulate(scores[a][g], std::move(at_starts));
         } else {
-          accumulate(ahead[a][g], attention_detail::turn_in_head(ops, at_starts, w - j0, shape.turn_split));
+          accumulate(ahead[a][g], turn_in_head(ops, at_starts, w - j0, shape.turn_split));
         }
       }
     }
   }
   const auto back = -static_cast<std::int64_t>(w / 2);
   for (std::size_t a = 0; a < blocks; ++a) {
-    for (std::size_t g = 0; g < ahead[a].size(); ++g) {
+    for (std::size_t g = 0; g < groups; ++g) {
       if (ahead[a][g]) accumulate(scores[a][g], ops.rotate(ops.rotate(*ahead[a][g], back), back));
     }
   }
-  // Per query block: the weights of the groups it has, then the weighted values.
-  std::vector<std::vector<Value>> weights(blocks);
-  std::vector<std::vector<std::size_t>> present(blocks);  // the groups' indices
-  std::vector<std::vector<std::size_t>> slot_of(blocks, std::vector<std::size_t>(shape.score_groups()));
-  std::vector<std::vector<char>> has_group(blocks, std::vector<char>(shape.score_groups(), 0));
-  for (std::size_t a = 0; a < blocks; ++a) {
-    for (std::size_t g = 0; g < scores[a].size(); ++g) {
-      if (!scores[a][g]) continue;
-      slot_of[a][g] = weights[a].size();
-      present[a].push_back(g);
-      has_group[a][g] = 1;
-      weights[a].push_back(std::move(*scores[a][g]));
-    }
-    attention_detail::softmax_weights(ops, weights[a], present[a], a, shape, softmax);
-  }
-  // The weighted values, folded alike: the weights of the m shifts j0 + d p picked, turned to the parts' first
-  // slots and spread over their parts (log2 p rotations) make R, whose part d holds shift d's weight. Part c of the
-  // output takes shift c + e's weight from R turned by e p, times that shift's values masked to part c: with
-  // M_e = sum_c mask_c V(c + e) (shared by every query block), out = sum_e R^(e p) M_e, one product sum a group.
-  // A query block's weights are 0 at the keys it may not attend to, so the values of every block enter M.
+  return scores;
+}
+
+// out[a] = sum over keys of query block a's weights times the values, folded alike: the weights of the m shifts
+// j0 + d p picked, turned to the parts' first slots and spread over their parts (log2 p rotations) make R, whose
+// part d holds shift d's weight. Part c of the output takes shift c + e's weight from R turned by e p, times that
+// shift's values masked to part c: with M_e = sum_c mask_c V(c + e) (shared by every query block), out = sum_e
+// R^(e p) M_e, one product sum a group. A query block's weights are 0 at the keys it may not attend to, so the
+// values of every block enter M. weights[a][g]: query block a's weights of group g, or null where it has none.
+template <class Ops>
+std::vector<std::optional<typename Ops::Value>> weighted_values(
+    Ops& ops, const std::vector<std::vector<const typename Ops::Value*>>& weights,
+    std::span<const typename Ops::Value> v, const AttentionShape& shape) {
+  using Value = typename Ops::Value;
+  const std::size_t rows = shape.layout.rows, w = shape.head_width(), blocks = shape.blocks;
+  const std::size_t m = shape.folds(), p = w / m;
   std::vector<std::optional<Value>> out(blocks);
+  const auto accumulate = [&](std::optional<Value>& sum, Value term) {
+    sum = sum ? ops.add(*sum, term) : std::move(term);
+  };
   for (std::size_t g = 0; g < shape.score_groups(); ++g) {
     std::vector<std::vector<std::optional<Value>>> spread_values(p, std::vector<std::optional<Value>>(2 * m - 1));
     for (std::size_t j0 = 0; j0 < p; ++j0) {
       for (std::size_t d = 0; d < m; ++d) {
         const std::size_t index = g * w + j0 + d * p;
-        if (index >= shape.tokens() || !meets_any(index / rows)) continue;
-        const Value value = turned(v[index / rows], index % rows);
+        if (index >= shape.tokens() || !key_block_read(index / rows, shape)) continue;
+        const Value value = row_turn(ops, v[index / rows], index % rows, shape);
         for (std::size_t c = 0; c < m; ++c) {
           Value part = m == 1 ? graph::duplicate(value) : ops.multiply(value, shape.head_part(c));
           accumulate(spread_values[j0][d + m - 1 - c], std::move(part));  // e = d - c
@@ -448,16 +439,15 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const std::v
       }
     }
     for (std::size_t a = 0; a < blocks; ++a) {
-      if (!has_group[a][g]) continue;
+      if (weights[a][g] == nullptr) continue;
       std::vector<Value> left, right;
       for (std::size_t j0 = 0; j0 < p; ++j0) {
-        Value picked = ops.multiply(weights[a][slot_of[a][g]], shape.part_slots(j0));
-        if (j0 != 0) picked = attention_detail::turn_in_head(ops, picked, j0, shape.turn_split);
+        Value picked = ops.multiply(*weights[a][g], shape.part_slots(j0));
+        if (j0 != 0) picked = turn_in_head(ops, picked, j0, shape.turn_split);
         const Value spread = add_rotations(ops, picked, p, -1);  // over each part
         for (std::size_t e = 0; e + 1 < 2 * m; ++e) {
           if (!spread_values[j0][e]) continue;
-          const std::int64_t steps = (static_cast<std::int64_t>(e) - static_cast<std::int64_t>(m - 1)) *
-                                     static_cast<std::int64_t>(p);
+          const std::int64_t steps = part_steps(e, shape);
           left.push_back(steps == 0 ? graph::duplicate(spread) : ops.rotate(spread, steps));
           right.push_back(graph::duplicate(*spread_values[j0][e]));
         }
@@ -466,6 +456,51 @@ std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const std::v
       accumulate(out[a], graph::product_sum(ops, std::span<const Value>(left), std::span<const Value>(right)));
     }
   }
+  return out;
+}
+
+}  // namespace attention_detail
+
+// Softmax over the keys of each query and head, then the weighted sum of the values, for rows spread over
+// shape.blocks ciphertexts (k, v: one value per block; the result likewise), the queries given by parts:
+// q_parts[a][c] is query block a with part c of every head kept and the rest 0 (AttentionShape::head_part, c <
+// folds()), made where the mask costs no level (in the query projection's weights, in RoPE's masks), or see the
+// overload below. The queries carry the 1 / sqrt(head width) already (fold it into the query weights).
+//
+// Every key block is turned once per shift and meets every query block that attends to it: blocks^2 x rows
+// score terms and as many for the output (about half under a causal mask), folded into product sums
+// (attention_detail::folded_scores, weighted_values), each query block's softmax over score groups covering all
+// blocks' keys.
+template <class Ops, class Exp, class Reciprocal>
+std::vector<typename Ops::Value> self_attention(Ops& ops, std::span<const std::vector<typename Ops::Value>> q_parts,
+                                                std::span<const typename Ops::Value> k,
+                                                std::span<const typename Ops::Value> v, const AttentionShape& shape,
+                                                const AttentionSoftmax<Exp, Reciprocal>& softmax) {
+  using Value = typename Ops::Value;
+  shape.validate();
+  require(q_parts.size() == shape.blocks && k.size() == shape.blocks && v.size() == shape.blocks,
+          "attention: {}, {} and {} blocks of queries, keys and values for a shape of {}", q_parts.size(), k.size(),
+          v.size(), shape.blocks);
+  require(softmax.squarings >= 0, "attention: {} squarings", softmax.squarings);
+  for (const auto& parts : q_parts) {
+    require(parts.size() == shape.folds(), "attention: {} query parts for a fold of {}", parts.size(), shape.folds());
+  }
+  auto scores = attention_detail::folded_scores(ops, q_parts, k, shape, softmax.score_scale);
+  // Per query block: the weights of the groups it has.
+  std::vector<std::vector<Value>> weights(shape.blocks);
+  std::vector<std::vector<const Value*>> by_group(shape.blocks);
+  for (std::size_t a = 0; a < shape.blocks; ++a) {
+    std::vector<std::size_t> present;  // the groups' indices
+    for (std::size_t g = 0; g < scores[a].size(); ++g) {
+      if (!scores[a][g]) continue;
+      present.push_back(g);
+      weights[a].push_back(std::move(*scores[a][g]));
+    }
+    attention_detail::softmax_weights(ops, weights[a], present, a, shape, softmax);
+    by_group[a].assign(scores[a].size(), nullptr);
+    for (std::size_t i = 0; i < present.size(); ++i) by_group[a][present[i]] = &weights[a][i];
+  }
+  std::vector<std::optional<Value>> out = attention_detail::weighted_values(ops, by_group, v, shape);
   std::vector<Value> result;
   for (auto& o : out) {
     ops.label(*o, "attention");
