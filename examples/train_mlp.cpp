@@ -16,6 +16,7 @@
 //   --digits FILE                              digits.csv.gz (default: python3-sklearn's, or $CERIUM_DIGITS_FILE)
 //   --compact                                  the weights between steps as 2 ciphertexts (2 bootstraps a step for
 //                                              their refresh instead of one per row; nn/mlp_training.hpp)
+//   --explain FILE                             the step's plan, node by node (graph::explain)
 //   --fashion-mnist [DIR]                      Fashion-MNIST instead (train split for the steps, t10k to score;
 //                                              DIR: the idx files, default the package's or
 //                                              $CERIUM_FASHION_MNIST_DIR); 784 inputs fill 1024 blocks x the batch
@@ -23,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +56,7 @@ struct Options {
   std::size_t steps = 100, batch = 32, hidden = 32;
   double rate = 0;  // 0: 0.2 for the digits, 0.05 for Fashion-MNIST (0.1 diverges on its 784 inputs)
   bool plan_only = false, cpu = false, toy = false, fashion = false, compact = false;
+  std::string explain_path;  // --explain FILE: the step's plan table
   std::filesystem::path digits = io::kDigitsFile;
   std::filesystem::path fashion_dir = io::kFashionMnistDir;
 };
@@ -119,13 +122,14 @@ int run_train_mlp(int argc, char** argv) {
     else if (arg == "--rate" && has_value) o.rate = std::strtod(argv[++i], nullptr);
     else if (arg == "--digits" && has_value) o.digits = argv[++i];
     else if (arg == "--compact") o.compact = true;
+    else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--fashion-mnist") {
       o.fashion = true;
       if (has_value && argv[i + 1][0] != '-') o.fashion_dir = argv[++i];
     }
     else {
       fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--toy] [--steps S] [--batch B] [--rate R] [--hidden H] "
-                         "[--compact] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
+                         "[--compact] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
       return 2;
     }
   }
@@ -194,6 +198,11 @@ int run_train_mlp(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
   fmt::print("one step planned in {:.1f} s\n{}", seconds_since(start), graph::summary(plan));
+  if (!o.explain_path.empty()) {
+    std::ofstream file(o.explain_path);
+    file << graph::explain(plan);
+    require(static_cast<bool>(file), "--explain: could not write {}", o.explain_path);
+  }
   if (o.plan_only) return 0;
 
   const ckks::KeyGenerator keygen(context);

@@ -58,6 +58,15 @@ MlpTrainer::MlpTrainer(MlpShape shape) : shape_(shape) {
   const double rate = shape_.learning_rate / static_cast<double>(batch);
   input_rate_ = blockwise([&](std::size_t f) { return f < shape_.inputs ? rate : 0.0; });
   hidden_rate_ = blockwise([&](std::size_t f) { return f < shape_.hidden ? rate : 0.0; });
+  if (shape_.compact_weights) {
+    const auto at_lane = [&](std::size_t lane, std::size_t valid_blocks) {
+      std::vector<double> v(shape_.slots(), 0.0);
+      for (std::size_t f = 0; f < valid_blocks; ++f) v[f * batch + lane] = rate;
+      return graph::PlainVector(v);
+    };
+    for (std::size_t j = 0; j < shape_.hidden; ++j) input_rate_lanes_.push_back(at_lane(j, shape_.inputs));
+    for (std::size_t k = 0; k < shape_.outputs; ++k) hidden_rate_lanes_.push_back(at_lane(k, shape_.hidden));
+  }
 }
 
 std::vector<double> MlpTrainer::pack_inputs(const Matrix& x) const {

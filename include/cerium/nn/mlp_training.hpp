@@ -92,18 +92,28 @@ class MlpTrainer {
     using Value = typename Ops::Value;
     require(weights.size() == weight_count(), "mlp step: {} weight ciphertexts for {}", weights.size(),
             weight_count());
-    if (!shape_.compact_weights) return step_on_rows(ops, x, t, weights);
+    if (!shape_.compact_weights) {
+      const std::vector<Value> steps = row_steps(ops, x, t, weights);
+      std::vector<Value> out;
+      for (std::size_t r = 0; r < steps.size(); ++r) {
+        const Value next = ops.sub(weights[r], steps[r]);
+        out.push_back(shape_.refresh_weights ? ops.bootstrap(next) : next);
+      }
+      ops.label(out.back(), "update");
+      return out;
+    }
+    // Compact: each row's step is made at its own lane (its rate plaintext masked to lane r) and the steps are
+    // taken off the compact weights themselves: no mask level after the step, and the expanded rows' rounding
+    // does not enter the weights.
     const std::vector<Value> rows = expand(ops, weights);
-    std::vector<Value> updated_rows = step_on_rows(ops, x, t, std::span<const Value>(rows));
+    const std::vector<Value> steps = row_steps(ops, x, t, std::span<const Value>(rows));
     std::vector<Value> out;
     for (const std::size_t part : {std::size_t{0}, std::size_t{1}}) {
       const std::size_t first = part == 0 ? 0 : shape_.hidden, count = part == 0 ? shape_.hidden : shape_.outputs;
-      std::optional<Value> packed;
-      for (std::size_t r = 0; r < count; ++r) {
-        const Value term = ops.multiply(updated_rows[first + r], lane_masks_[r]);
-        packed = packed ? ops.add(*packed, term) : graph::duplicate(term);
-      }
-      out.push_back(shape_.refresh_weights ? ops.bootstrap(*packed) : *packed);
+      Value total = graph::duplicate(steps[first]);
+      for (std::size_t r = 1; r < count; ++r) total = ops.add(total, steps[first + r]);
+      const Value next = ops.sub(weights[part], total);
+      out.push_back(shape_.refresh_weights ? ops.bootstrap(next) : next);
     }
     ops.label(out.back(), "update");
     return out;
@@ -134,10 +144,11 @@ class MlpTrainer {
     return rows;
   }
 
-  // The step on weight rows (hidden + outputs); each updated row refreshed unless the weights travel compact.
+  // The SGD steps of the weight rows (hidden + outputs): rate / batch * lane_sum(spread(D) A) per row, in every
+  // lane (the rows' form) or at lane r of row r's part only (compact).
   template <class Ops>
-  std::vector<typename Ops::Value> step_on_rows(Ops& ops, const typename Ops::Value& x, const typename Ops::Value& t,
-                                                std::span<const typename Ops::Value> weights) const {
+  std::vector<typename Ops::Value> row_steps(Ops& ops, const typename Ops::Value& x, const typename Ops::Value& t,
+                                             std::span<const typename Ops::Value> weights) const {
     using Value = typename Ops::Value;
     const MlpShape& s = shape_;
     const std::span<const Value> w1 = weights.first(s.hidden), w2 = weights.subspan(s.hidden);
@@ -157,24 +168,18 @@ class MlpTrainer {
     const Value slope = ops.add(ops.multiply(z1, 2 * s.activation[2]), s.activation[1]);
     const Value d1 = ops.multiply(back, slope);
     ops.label(d1, "backward");
-    // Updates: W -= rate / batch * lane_sum(spread(D) A), the rate folded into the mask of the valid blocks.
+    // Steps: rate / batch * lane_sum(spread(D) A), the rate folded into the mask of the valid blocks (and of the
+    // row's lane when compact).
     std::vector<Value> out;
     for (std::size_t j = 0; j < s.hidden; ++j) {
       const Value g = lane_sum(ops, ops.multiply(spread(ops, d1, j), x));
-      out.push_back(updated(ops, w1[j], ops.multiply(g, input_rate_)));
+      out.push_back(ops.multiply(g, s.compact_weights ? input_rate_lanes_[j] : input_rate_));
     }
     for (std::size_t k = 0; k < s.outputs; ++k) {
       const Value g = lane_sum(ops, ops.multiply(spread2[k], h));
-      out.push_back(updated(ops, w2[k], ops.multiply(g, hidden_rate_)));
+      out.push_back(ops.multiply(g, s.compact_weights ? hidden_rate_lanes_[k] : hidden_rate_));
     }
-    if (!s.compact_weights) ops.label(out.back(), "update");
     return out;
-  }
-
-  template <class Ops>
-  typename Ops::Value updated(Ops& ops, const typename Ops::Value& w, const typename Ops::Value& step) const {
-    typename Ops::Value next = ops.sub(w, step);
-    return shape_.refresh_weights && !shape_.compact_weights ? ops.bootstrap(next) : next;
   }
   // sum_j mask_j (block sum of a W_j): row j's products with every example, at block j.
   template <class Ops>
@@ -211,6 +216,9 @@ class MlpTrainer {
   graph::PlainVector lane_starts_;               // 1 at each block's first lane
   std::vector<graph::PlainVector> lane_masks_;   // 1 at lane r of every block (compact weights)
   graph::PlainVector input_rate_, hidden_rate_;  // rate / batch in the valid input (hidden) blocks
+  // The same at lane r only (compact weights): input_rate_lanes_[j] for hidden row j, hidden_rate_lanes_[k] for
+  // output row k.
+  std::vector<graph::PlainVector> input_rate_lanes_, hidden_rate_lanes_;
 };
 
 // The same training in double precision on matrices, written directly (loops over examples): the reference an
