@@ -15,7 +15,8 @@
 //   --steps S --batch B --rate R --hidden H    100, 32, 0.2 (Fashion-MNIST: 0.05), 32
 //   --digits FILE                              digits.csv.gz (default: python3-sklearn's, or $CERIUM_DIGITS_FILE)
 //   --compact                                  the weights between steps as 2 ciphertexts (2 bootstraps a step for
-//                                              their refresh instead of one per row; nn/mlp_training.hpp)
+//                                              their refresh instead of one per row, 4 a step in all on
+//                                              Fashion-MNIST instead of 43; nn/mlp_training.hpp)
 //   --explain FILE                             the step's plan, node by node (graph::explain)
 //   --fashion-mnist [DIR]                      Fashion-MNIST instead (train split for the steps, t10k to score;
 //                                              DIR: the idx files, default the package's or

@@ -19,8 +19,9 @@
 // Compact weights (MlpShape::compact_weights): between steps the weights travel as two ciphertexts, W1 with entry
 // (j, f) at lane j of block f and W2 likewise, instead of one ciphertext a row (each row replicated over the batch
 // lanes). A step expands row j by masking lane j and summing each block's lanes (2 levels, 2 log2(batch)
-// rotations), and packs the updated rows back by masking (1 level): refreshing the weights then takes 2 bootstraps
-// a step instead of hidden + outputs. Needs hidden and outputs at most the batch.
+// rotations) for the forward and backward passes, and takes each row's step, made at lane j (its rate plaintext
+// masked to the lane), off the compact weights: refreshing the weights takes 2 bootstraps a step instead of hidden
+// + outputs, and a Fashion-MNIST 784-32-10 step 4 in all instead of 43. Needs hidden and outputs at most the batch.
 //
 // Rotations: log2(blocks) block steps and the lane steps +-1 .. +-batch/2. Depth: about 13 levels a step.
 
