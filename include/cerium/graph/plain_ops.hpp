@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cerium/core/check.hpp"
 #include "cerium/graph/node.hpp"
 
 namespace cerium::graph {
@@ -38,6 +39,7 @@ struct PlainOps {
   Value multiply(const Value& a, const PlainVector& p) const { return multiply(a, p.expanded(a.size())); }
   // sum_i a[i] b[i] slot by slot (graph::Tracer::product_sum).
   Value product_sum(std::span<const Value> a, std::span<const Value> b) const {
+    require<MismatchError>(!a.empty() && a.size() == b.size(), "product_sum: {} and {} factors", a.size(), b.size());
     Value out(a.front().size());
     for (std::size_t t = 0; t < a.size(); ++t) {
       for (std::size_t i = 0; i < out.size(); ++i) out[i] += a[t][i] * b[t][i];
