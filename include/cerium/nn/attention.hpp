@@ -12,9 +12,9 @@
 // Shifts are folded m at a time (AttentionShape::fold, 4 by default): each head split into m parts of p = w / m
 // features, shift g w + j0 + d p computed in part d. Its score is sum_c (q's part c) (key's part c), both turned
 // to part d (the query given as its parts, each 0 elsewhere, so nothing else lands there; its masks folded into
-// the query projection or RoPE cost no level): m shifts make one graph::product_sum of
-// m^2 products (one relinearization), whose sums over each part (log2 p rotations) leave every shift's score at
-// its part's first slot. The weighted values mirror it: m shifts' weights spread over their parts, turned part to
+// the query projection or RoPE cost no level): m shifts make one graph::product_sum of m^2 products (one
+// relinearization), whose sums over each part (log2 p rotations) leave every shift's score at its part's first
+// slot. The weighted values mirror it: m shifts' weights spread over their parts, turned part to
 // part, times the values masked to the parts, one product sum per score group. A BERT-Base layer: 8,441 -> 2,869
 // key switches in attention.
 //
