@@ -6,6 +6,7 @@
 #include <complex>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "cerium/graph/executor.hpp"
@@ -102,6 +103,37 @@ TEST_CASE("a token-wise linear layer is a periodic slot map: exact on doubles, e
   const auto result = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
   const std::vector<double> got = unpack(wide, f.decrypt(result.at(0)), std::exp2(-14));
   CHECK(max_difference(got, layer.reference(x)) < std::exp2(-14));
+}
+
+TEST_CASE("a token-wise linear layer masked at its outputs, and several summed with shared giant steps",
+          "[nn][attention]") {
+  auto rng = cerium_test::make_rng(503);
+  const nn::RowLayout in{.rows = 4, .features = 12, .stride = 16}, out{.rows = 4, .features = 10, .stride = 16};
+  const std::vector<double> x = normal(4 * 12, rng, 1), x2 = normal(4 * 12, rng, 1);
+  const nn::RowLinear layer(in, out, normal(10 * 12, rng, 0.3), normal(10, rng, 0.1));
+  const nn::RowLinear other(in, out, normal(10 * 12, rng, 0.3), {});
+  std::vector<double> mask(10);
+  for (auto& m : mask) m = static_cast<double>(rng() % 2);
+  const nn::RowLinear masked = layer.masked_outputs(mask);
+  std::vector<double> want = layer.reference(x);
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] *= mask[i % 10];
+  CHECK(max_difference(masked.reference(x), want) < 1e-12);
+  graph::PlainOps ops;
+  CHECK(max_difference(unpack(out, masked.forward(ops, pack(in, x)), 1e-12), want) < 1e-12);
+  CHECK_THROWS_AS(layer.masked_outputs(std::vector<double>(9, 1.0)), InvalidArgument);
+  // layer x + other x2 by forward_sum: the two references added.
+  const std::vector<graph::PlainOps::Value> xs{pack(in, x), pack(in, x2)};
+  const std::vector<const nn::RowLinear*> layers{&layer, &other};
+  std::vector<double> sum = layer.reference(x);
+  const std::vector<double> second = other.reference(x2);
+  for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += second[i];
+  CHECK(max_difference(unpack(out, nn::RowLinear::forward_sum(ops, std::span<const nn::RowLinear* const>(layers),
+                                                              std::span<const graph::PlainOps::Value>(xs)),
+                              1e-12),
+                       sum) < 1e-12);
+  CHECK_THROWS_AS(nn::RowLinear::forward_sum(ops, std::span<const nn::RowLinear* const>(layers).first(1),
+                                             std::span<const graph::PlainOps::Value>(xs)),
+                  InvalidArgument);
 }
 
 TEST_CASE("self-attention over row shifts equals masked softmax attention per head", "[nn][attention]") {

@@ -72,7 +72,21 @@ TEST_CASE("RoPE on rows turns each head's pairs by the rows' positions", "[nn][l
         for (std::size_t f = 24; f < 32; ++f) CHECK(std::abs(block[layout.slot(r, f)]) < 1e-15);
       }
     }
+    // With a feature mask folded in (attention's query parts): the same slots times the mask.
+    std::vector<double> mask(24);
+    for (auto& m : mask) m = static_cast<double>(rng() % 3) - 1;
+    for (std::size_t b = 0; b < 3; ++b) {
+      const auto masked = rope.forward(ops, blocks[b], b, mask);
+      for (std::size_t i = 0; i < masked.size(); ++i) {
+        const std::size_t f = i % layout.stride;
+        CHECK(std::abs(masked[i] - out[b][i] * (f < 24 ? mask[f] : 0.0)) < 1e-12);
+      }
+    }
   }
+  graph::PlainOps ops;
+  const nn::RotaryEmbedding rope(layout, {.heads = 3});
+  CHECK_THROWS_AS(rope.forward(ops, graph::PlainOps::Value(layout.slots()), 0, std::vector<double>(23, 1.0)),
+                  InvalidArgument);  // a mask of 23 values for 24 features
   CHECK_THROWS_AS(nn::RotaryEmbedding(layout, {.heads = 8}), InvalidArgument);  // a head width of 3
   CHECK_THROWS_AS(nn::RotaryEmbedding(layout, {.heads = 3, .blocks = 0}), InvalidArgument);
 }
