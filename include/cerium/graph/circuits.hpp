@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -173,29 +174,6 @@ typename Ops::Value evaluate(Ops& ops, const typename Ops::Value& x, const circu
   return series.evaluate(p.coefficients);
 }
 
-namespace circuit_detail {
-
-// y = sum_g R^g (sum_b diag'_(g,b) R^b x) for a BSGS plan, diag'_(g,b) from make(g, b).
-template <class Ops, class Make>
-typename Ops::Value bsgs(Ops& ops, const typename Ops::Value& x, const circuits::BsgsPlan& plan, Make&& make) {
-  std::map<std::int64_t, typename Ops::Value> rotated;  // R^b x, one per baby (the planner hoists them)
-  for (const std::int64_t b : plan.babies) rotated.emplace(b, b == 0 ? duplicate(x) : ops.rotate(x, b));
-  std::optional<typename Ops::Value> sum;
-  for (const auto& [giant, babies] : plan.giants) {
-    std::optional<typename Ops::Value> inner;
-    for (const std::int64_t b : babies) {
-      typename Ops::Value term = ops.multiply(rotated.at(b), make(giant, b));
-      inner = inner ? ops.add(*inner, term) : std::move(term);
-    }
-    typename Ops::Value turned = giant == 0 ? std::move(*inner) : ops.rotate(*inner, giant);
-    sum = sum ? ops.add(*sum, turned) : std::move(turned);
-  }
-  require(sum.has_value(), "matrix product: the matrix has no diagonal");
-  return std::move(*sum);
-}
-
-}  // namespace circuit_detail
-
 // A matrix made ready for products: its baby-step giant-step plan and each turned diagonal diag'_(g,b) as a
 // graph::PlainVector, made once. Products of several ciphertexts by one matrix (a layer applied to each ciphertext
 // of rows) then share the plaintexts: a program stores, encodes and holds each once (the executor keys its
@@ -258,45 +236,48 @@ BsgsProduct prepare_product(std::shared_ptr<const M> matrix, const circuits::Bsg
   });
 }
 
-// M x for a prepared matrix, by baby-step giant-step: one level (see the file comment).
-template <class Ops>
-typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const BsgsProduct& product) {
-  return circuit_detail::bsgs(ops, x, product.plan, [&](std::int64_t g, std::int64_t b) -> const PlainVector& {
-    return product.diagonals.at({g, b});
-  });
-}
-
-// sum_f M_f x_f for prepared matrices by baby-step giant-step with the giant steps shared: each input's babies,
-// every input's inner sums added per giant, then one turn per giant for all of them (a down projection split over
-// FFN blocks pays its giant steps once, not once a block). One level. InvalidArgument for no inputs or a count of
-// matrices that differs.
+// sum_f M_f x_f for prepared matrices by baby-step giant-step, y = sum_g R^g (sum_f sum_b diag'_(f,g,b) R^b x_f):
+// every input's babies, then per giant the inner sums of all inputs added and turned once (a down projection
+// split over FFN blocks pays its giant steps once, not once a block). One level. InvalidArgument for no inputs or
+// a count of matrices that differs.
 template <class Ops>
 typename Ops::Value multiply_sum(Ops& ops, std::span<const typename Ops::Value> xs,
                                  std::span<const BsgsProduct* const> products) {
   using Value = typename Ops::Value;
   require(!xs.empty() && xs.size() == products.size(), "matrix product sum: {} inputs for {} matrices", xs.size(),
           products.size());
-  std::map<std::int64_t, std::optional<Value>> inner;  // per giant: the inner sums of every input
+  std::vector<std::map<std::int64_t, Value>> rotated(xs.size());  // R^b x_f, one per baby (the planner hoists them)
+  std::set<std::int64_t> giants;
   for (std::size_t f = 0; f < xs.size(); ++f) {
-    const BsgsProduct& product = *products[f];
-    std::map<std::int64_t, Value> rotated;  // R^b x_f, one per baby (the planner hoists them)
-    for (const std::int64_t b : product.plan.babies) rotated.emplace(b, b == 0 ? duplicate(xs[f]) : ops.rotate(xs[f], b));
-    for (const auto& [giant, babies] : product.plan.giants) {
-      std::optional<Value>& sum = inner[giant];
-      for (const std::int64_t b : babies) {
-        Value term = ops.multiply(rotated.at(b), product.diagonals.at({giant, b}));
-        sum = sum ? ops.add(*sum, term) : std::move(term);
-      }
+    for (const std::int64_t b : products[f]->plan.babies) {
+      rotated[f].emplace(b, b == 0 ? duplicate(xs[f]) : ops.rotate(xs[f], b));
     }
+    for (const auto& giant : products[f]->plan.giants) giants.insert(giant.first);
   }
   std::optional<Value> total;
-  for (auto& [giant, sum] : inner) {
-    if (!sum) continue;
-    Value turned = giant == 0 ? std::move(*sum) : ops.rotate(*sum, giant);
+  for (const std::int64_t giant : giants) {
+    std::optional<Value> inner;
+    for (std::size_t f = 0; f < xs.size(); ++f) {
+      const auto found = products[f]->plan.giants.find(giant);
+      if (found == products[f]->plan.giants.end()) continue;
+      for (const std::int64_t b : found->second) {
+        Value term = ops.multiply(rotated[f].at(b), products[f]->diagonals.at({giant, b}));
+        inner = inner ? ops.add(*inner, term) : std::move(term);
+      }
+    }
+    if (!inner) continue;
+    Value turned = giant == 0 ? std::move(*inner) : ops.rotate(*inner, giant);
     total = total ? ops.add(*total, turned) : std::move(turned);
   }
-  require(total.has_value(), "matrix product sum: the matrices have no diagonal");
+  require(total.has_value(), "matrix product: the matrix has no diagonal");
   return std::move(*total);
+}
+
+// M x for a prepared matrix, by baby-step giant-step: one level (see the file comment).
+template <class Ops>
+typename Ops::Value multiply(Ops& ops, const typename Ops::Value& x, const BsgsProduct& product) {
+  const BsgsProduct* products[] = {&product};
+  return multiply_sum(ops, std::span<const typename Ops::Value>(&x, 1), std::span<const BsgsProduct* const>(products));
 }
 
 // M x for a circuits::DiagonalMatrix (its plaintexts made for this product; prepare_product shares them).
