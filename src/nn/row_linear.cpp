@@ -86,11 +86,10 @@ RowLinear::RowLinear(const RowLayout& in, const RowLayout& out, std::vector<doub
     : RowLinear(in, out, std::make_shared<const RowLinearMap>(in, out, std::move(weights)), std::move(bias)) {}
 
 RowLinear RowLinear::masked_outputs(const std::vector<double>& mask) const {
-  require(mask.size() == out_.features, "row linear: an output mask of {} values for {} outputs", mask.size(),
-          out_.features);
+  auto map = std::make_shared<const RowLinearMap>(map_->masked_outputs(mask));  // checks the mask's size
   std::vector<double> bias = bias_values_;
   for (std::size_t j = 0; j < bias.size(); ++j) bias[j] *= mask[j];
-  return RowLinear(in_, out_, std::make_shared<const RowLinearMap>(map_->masked_outputs(mask)), std::move(bias));
+  return RowLinear(in_, out_, std::move(map), std::move(bias));
 }
 
 RowLinear::RowLinear(const RowLayout& in, const RowLayout& out, std::shared_ptr<const RowLinearMap> map,
