@@ -33,7 +33,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -193,9 +192,7 @@ int main(int argc, char** argv) {
                l, p.program.size(), p.key_switches(), p.bootstraps(), p.precise_bootstraps(), p.bootstrap_magnitude,
                seconds_since(start));
     if (!o.explain_path.empty()) {
-      std::ofstream file(o.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
-      file << "# layer " << l << "\n" << graph::explain(p);
-      require(static_cast<bool>(file), "--explain: could not write {}", o.explain_path);
+      write_explain(o.explain_path, p, fmt::format("# layer {}", l), l == 0);
     }
   }
   fmt::print("{}", graph::summary(plans.front()));

@@ -30,7 +30,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <future>
 #include <random>
 #include <string>
@@ -136,9 +135,7 @@ class BlockPlanner {
                l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.precise_bootstraps(),
                plan.bootstrap_magnitude, seconds_since(start));
     if (!o_.explain_path.empty()) {  // first: the noise reports below take minutes at full size
-      std::ofstream file(o_.explain_path, l == 0 ? std::ios::trunc : std::ios::app);
-      file << "# block " << l << "\n" << graph::explain(plan);
-      require(static_cast<bool>(file), "--explain: could not write {}", o_.explain_path);
+      write_explain(o_.explain_path, plan, fmt::format("# block {}", l), l == 0);
     }
     if (o_.noise_bits > 0) report_noise(plan, l);
     if (o_.noise_bits > 0 && o_.noise_profile > 0) report_noise_profile(plan, inputs);

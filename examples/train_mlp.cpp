@@ -25,7 +25,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -199,11 +198,7 @@ int run_train_mlp(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
   fmt::print("one step planned in {:.1f} s\n{}", seconds_since(start), graph::summary(plan));
-  if (!o.explain_path.empty()) {
-    std::ofstream file(o.explain_path);
-    file << graph::explain(plan);
-    require(static_cast<bool>(file), "--explain: could not write {}", o.explain_path);
-  }
+  if (!o.explain_path.empty()) write_explain(o.explain_path, plan, "", true);
   if (o.plan_only) return 0;
 
   const ckks::KeyGenerator keygen(context);

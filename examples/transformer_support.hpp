@@ -1,6 +1,6 @@
 #pragma once
-// What the transformer examples (minilm, bert_base, llama) share: the planner's bootstrap at N = 2^16 for a slot
-// count, timing and host memory figures, and the largest difference of two matrices.
+// What the transformer examples (minilm, bert_base, llama; train_mlp too) share: the planner's bootstrap at N = 2^16
+// for a slot count, timing and host memory figures, --explain's file, and the largest difference of two matrices.
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +14,8 @@
 
 #include "cerium/boot/bootstrapper.hpp"
 #include "cerium/ckks/context.hpp"
+#include "cerium/core/check.hpp"
+#include "cerium/graph/explain.hpp"
 #include "cerium/graph/planner.hpp"
 #include "cerium/nn/bert.hpp"
 
@@ -26,6 +28,16 @@ inline std::vector<std::string> split_list(const std::string& list) {
     start = comma + 1;
   }
   return out;
+}
+
+// --explain FILE: a plan's table (graph::explain), after a heading line when one is given; the file is started over
+// for the first plan and appended to for the next ones. InvalidArgument when it cannot be written.
+inline void write_explain(const std::string& path, const cerium::graph::Plan& plan, const std::string& heading,
+                          bool first) {
+  std::ofstream file(path, first ? std::ios::trunc : std::ios::app);
+  if (!heading.empty()) file << heading << "\n";
+  file << cerium::graph::explain(plan);
+  cerium::require(static_cast<bool>(file), "--explain: could not write {}", path);
 }
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
