@@ -169,6 +169,16 @@ def series_label(run, exclude, varying):
     return ", ".join(parts) if parts else "all"
 
 
+def field_value(run, field):
+    """One of varying_fields' fields of a run: an argument, a bare argument or a size counter."""
+    kind, name = field
+    if kind == "arg":
+        return run.args.get(name)
+    if kind == "pos":
+        return run.positional[name] if name < len(run.positional) else None
+    return run.counter(name)
+
+
 def varying_fields(members):
     """The arguments and size counters that take more than one value within a family."""
     values = defaultdict(set)
@@ -223,12 +233,14 @@ def plot_scaling(plt, runs, out, title, dpi):
         key = best[0]
         series = OrderedDict()
         varying = varying_fields(members)
-        # a counter that moves with the x-axis variable (in_limbs with N, say) names no series of its own
-        for other in SIZE_COUNTERS:
-            if other != key and ("counter", other) in varying:
-                pairs = {(r.counter(key), r.counter(other)) for r in members}
-                if len(pairs) == len({x for x, _ in pairs}):
-                    varying.discard(("counter", other))
+        # a field that moves with the x-axis variable (in_limbs with N, the level argument with limbs) names no
+        # series of its own
+        for field in list(varying):
+            if field == ("counter", key):
+                continue
+            pairs = {(r.counter(key), field_value(r, field)) for r in members}
+            if len(pairs) == len({x for x, _ in pairs}):
+                varying.discard(field)
         for r in members:
             if r.counter(key) is None:
                 continue
