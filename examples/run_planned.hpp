@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/backend_keys.hpp"
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/graph/planner.hpp"
 #if CERIUM_HAS_CUDA
@@ -50,19 +51,21 @@ int run_planned(std::span<const cerium::graph::Plan> plans, cerium::boot::Bootst
   const auto& context = plans.front().program.context();
   const auto start = std::chrono::steady_clock::now();
   const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
-  auto galois = std::make_shared<const ckks::GaloisKeys>(
-      keygen.galois_keys(std::vector<std::int64_t>(steps.begin(), steps.end()), conjugation, ckks::KeyStorage::seeded));
+  const std::vector<std::int64_t> step_list(steps.begin(), steps.end());
 #if CERIUM_HAS_CUDA
   if (!cpu && cuda::has_cuda_device()) {
     fmt::print("backend: CUDA on {}\n", cuda::device_info(0).name);
     ckks::CudaEvaluator evaluator(context, backend::CudaBackend(context));
-    evaluator.set_relinearization_key(relin);
-    evaluator.set_galois_keys(galois);
+    // Made on the device from the generator's seeds (the host's words, milliseconds a key).
+    const backend::CudaBackend& gpu = evaluator.backend();
+    evaluator.set_relinearization_key(
+        std::make_shared<const ckks::RelinearizationKey>(ckks::relinearization_key_on(gpu, keygen)));
+    evaluator.set_galois_keys(
+        std::make_shared<const ckks::GaloisKeys>(ckks::galois_keys_on(gpu, keygen, step_list, conjugation)));
     boot::CudaBootstrapper bootstrapper(context, boot_config, backend::CudaBackend(context));
     bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(
         bootstrapper.generate_keys(keygen, {}, ckks::KeyStorage::seeded)));
-    fmt::print("keys generated and uploaded in {:.1f} s ({} rotation keys for the plan)\n", since_start(),
+    fmt::print("keys made on the device in {:.1f} s ({} rotation keys for the plan)\n", since_start(),
                steps.size());
     const int status = run(evaluator, bootstrapper);
     const cuda::MemoryStats memory = cuda::memory_stats();
@@ -80,6 +83,9 @@ int run_planned(std::span<const cerium::graph::Plan> plans, cerium::boot::Bootst
     return 0;
   }
   fmt::print("backend: CPU\n");
+  auto relin = std::make_shared<const ckks::RelinearizationKey>(keygen.relinearization_key(ckks::KeyStorage::seeded));
+  auto galois = std::make_shared<const ckks::GaloisKeys>(
+      keygen.galois_keys(step_list, conjugation, ckks::KeyStorage::seeded));
   ckks::Evaluator evaluator(context);
   evaluator.set_relinearization_key(relin);
   evaluator.set_galois_keys(galois);

@@ -79,9 +79,11 @@ BootstrapKeys generate_bootstrap_keys(const KeyGenerator& keygen, const Bootstra
                                       ProgressCallback progress) {
   const ContextPtr& context = keygen.context();
   BootstrapKeys keys;
-  keys.relinearization = std::make_shared<const RelinearizationKey>(keygen.relinearization_key(request.storage));
-  keys.galois = std::make_shared<const GaloisKeys>(
-      keygen.galois_keys(request.rotation_steps, /*conjugation=*/true, request.storage, progress));
+  if (request.relinearization_and_galois) {
+    keys.relinearization = std::make_shared<const RelinearizationKey>(keygen.relinearization_key(request.storage));
+    keys.galois = std::make_shared<const GaloisKeys>(
+        keygen.galois_keys(request.rotation_steps, /*conjugation=*/true, request.storage, progress));
+  }
   if (request.sparse_encapsulation) {
     ProgressReporter reporter(progress, "encapsulation keys", 2);
     const math::Seed seed = request.seed ? *request.seed : math::os_random_seed();

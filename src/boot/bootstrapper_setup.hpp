@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <future>
 #include <numbers>
 #include <optional>
 #include <set>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
+#include "cerium/ckks/backend_keys.hpp"
 #include "cerium/core/check.hpp"
 #include "dft_matrices.hpp"
 
@@ -178,7 +180,30 @@ BootstrapKeys BasicBootstrapper<B>::generate_keys(const ckks::KeyGenerator& keyg
                               .ephemeral_hamming_weight = config_.ephemeral_hamming_weight,
                               .storage = storage,
                               .seed = std::nullopt};
-  return generate_bootstrap_keys(keygen, request, std::move(progress));
+  if constexpr (backend::UniformExpansion<B>) {
+    // A device backend makes the relinearization and Galois keys itself from the generator's seeds (the host's
+    // words in milliseconds a key; ckks/backend_keys.hpp), while a host thread makes the two encapsulation keys
+    // (their level-0 restriction is host work).
+    request.relinearization_and_galois = false;
+    auto encapsulation = std::async(std::launch::async, [&] { return generate_bootstrap_keys(keygen, request); });
+    const B& backend = evaluator_.backend();
+    BootstrapKeys keys;
+    try {
+      keys.relinearization = std::make_shared<const ckks::RelinearizationKey>(ckks::relinearization_key_on(backend, keygen));
+      keys.galois = std::make_shared<const ckks::GaloisKeys>(
+          ckks::galois_keys_on(backend, keygen, rotation_steps_, /*conjugation=*/true, progress));
+    } catch (...) {
+      encapsulation.wait();  // it reads keygen and request
+      throw;
+    }
+    BootstrapKeys sparse = encapsulation.get();
+    keys.to_sparse = std::move(sparse.to_sparse);
+    keys.from_sparse = std::move(sparse.from_sparse);
+    if (config_.sparse_encapsulation && progress) progress({.task = "encapsulation keys", .done = 2, .total = 2});
+    return keys;
+  } else {
+    return generate_bootstrap_keys(keygen, request, std::move(progress));
+  }
 }
 
 template <backend::PolyBackend B>

@@ -68,11 +68,24 @@ PublicKey KeyGenerator::public_key() const {
   return PublicKey(context_, std::move(b), std::move(a));
 }
 
+rlwe::SwitchingKeyDraw KeyGenerator::draw(std::uint64_t id, KeyStorage storage) const {
+  return {.uniform = uniform_seed_, .noise = master_seed_, .base_stream = key_stream(id), .storage = storage};
+}
+
 SwitchingKey KeyGenerator::make_switching_key(const ring::RnsPoly& from_secret, std::uint64_t id,
                                               KeyStorage storage) const {
-  return rlwe::make_switching_key(context_, secret_.poly(), from_secret,
-                                  {.uniform = uniform_seed_, .noise = master_seed_, .base_stream = key_stream(id),
-                                   .storage = storage});
+  return rlwe::make_switching_key(context_, secret_.poly(), from_secret, draw(id, storage));
+}
+
+rlwe::SwitchingKeyDraw KeyGenerator::relinearization_draw(KeyStorage storage) const {
+  return draw(relinearization_key_id, storage);
+}
+
+rlwe::SwitchingKeyDraw KeyGenerator::galois_draw(std::uint32_t galois_element, KeyStorage storage) const {
+  const std::size_t two_n = 2 * context_->ring_degree();
+  require(galois_element % 2 == 1 && galois_element < two_n, "Galois element {} must be odd and below 2N = {}",
+          galois_element, two_n);
+  return draw(galois_key_id_base + galois_element, storage);
 }
 
 RelinearizationKey KeyGenerator::relinearization_key(KeyStorage storage) const {
@@ -81,24 +94,25 @@ RelinearizationKey KeyGenerator::relinearization_key(KeyStorage storage) const {
 }
 
 SwitchingKey KeyGenerator::galois_key(std::uint32_t galois_element, KeyStorage storage) const {
-  const std::size_t two_n = 2 * context_->ring_degree();
-  require(galois_element % 2 == 1 && galois_element < two_n, "Galois element {} must be odd and below 2N = {}",
-          galois_element, two_n);
+  const rlwe::SwitchingKeyDraw key_draw = galois_draw(galois_element, storage);  // checks the element
   const ring::RnsPoly rotated = context_->automorphism(galois_element).apply(secret_.poly());
-  return make_switching_key(rotated, galois_key_id_base + galois_element, storage);
+  return rlwe::make_switching_key(context_, secret_.poly(), rotated, key_draw);
+}
+
+std::vector<std::uint32_t> KeyGenerator::galois_elements(std::span<const std::int64_t> rotation_steps,
+                                                         bool conjugation, std::size_t ring_degree) {
+  std::set<std::uint32_t> elements;
+  for (const std::int64_t step : rotation_steps) elements.insert(ring::rotation_galois_element(step, ring_degree));
+  elements.erase(1);  // the identity
+  if (conjugation) elements.insert(ring::conjugation_galois_element(ring_degree));
+  return {elements.begin(), elements.end()};
 }
 
 GaloisKeys KeyGenerator::galois_keys(std::span<const std::int64_t> rotation_steps, bool conjugation,
                                      KeyStorage storage, ProgressCallback progress) const {
-  const std::size_t n = context_->ring_degree();
-  std::set<std::uint32_t> elements;
-  for (const std::int64_t step : rotation_steps) elements.insert(ring::rotation_galois_element(step, n));
-  elements.erase(1);  // the identity
-  if (conjugation) elements.insert(ring::conjugation_galois_element(n));
-
   // Each key comes from its own seed streams (deterministic per Galois element), so the keys are made on all
   // host cores, a batch at a time, and come out the same words in the same order as one at a time.
-  const std::vector<std::uint32_t> order(elements.begin(), elements.end());
+  const std::vector<std::uint32_t> order = galois_elements(rotation_steps, conjugation, context_->ring_degree());
   const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
   GaloisKeys keys(context_);
   ProgressReporter reporter(std::move(progress), "galois keys", order.size());

@@ -27,10 +27,15 @@ ring::RnsPoly small_poly(const ring::RnsBasisPtr& basis, std::span<const std::in
   return to_rns(basis, values);
 }
 
-ring::RnsPoly gaussian_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) {
+std::vector<std::int32_t> gaussian_coefficients(std::size_t n, const math::Seed& seed, std::uint64_t stream) {
   math::Prng prng(seed, stream);
-  std::vector<std::int32_t> e(basis->ring_degree());
+  std::vector<std::int32_t> e(n);
   math::sample_gaussian(prng, e);
+  return e;
+}
+
+ring::RnsPoly gaussian_poly(const ring::RnsBasisPtr& basis, const math::Seed& seed, std::uint64_t stream) {
+  const std::vector<std::int32_t> e = gaussian_coefficients(basis->ring_degree(), seed, stream);
   return small_poly(basis, std::span<const std::int32_t>(e));
 }
 

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "cerium/backend/cuda_backend.hpp"
+#include "cerium/ckks/backend_keys.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#include "cerium/ckks/parameters.hpp"
 #include "cerium/ckks/keys.hpp"
 #include "cerium/math/primes.hpp"
 #include "cerium/ring/rns_basis.hpp"
@@ -77,5 +79,37 @@ TEST_CASE("A seeded key uploads with its uniform half expanded on the device", "
     REQUIRE(uploaded.stored_a(d) != nullptr);
     CHECK(gpu.download(*uploaded.stored_a(d)) == key.a(d));
     CHECK(gpu.download(uploaded.b(d)) == key.b(d));
+  }
+}
+
+// Keys made on the device from the generator's seeds (ckks/backend_keys.hpp) against the host generator's: the
+// same words, at N = 2^12 and at the bootstrapping preset (N = 2^16, dnum 6, two-prime levels).
+TEST_CASE("Keys made on the device are the host generator's words", "[gpu][keys][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  auto rng = cerium_test::make_rng(77);
+  for (const auto& config : {toy(12, 4, 1, 3), toy(13, 3, 2, 2), cerium::ckks::presets::bootstrappable_n16()}) {
+    const auto context = Context::create(config);
+    INFO("N = " << context->ring_degree() << ", test seed " << cerium_test::test_seed());
+    const CudaBackend gpu(context);
+    const KeyGenerator keygen(context, random_seed(rng));
+    const auto same = [&](const SwitchingKey& made, const SwitchingKey& host) {
+      REQUIRE(made.digit_count() == host.digit_count());
+      for (std::size_t d = 0; d < host.digit_count(); ++d) {
+        INFO("digit " << d);
+        REQUIRE(made.stored_a(d) != nullptr);
+        CHECK(made.b(d).shards()[0].device() == gpu.device());
+        CHECK(gpu.download(*made.stored_a(d)) == host.a(d));
+        CHECK(gpu.download(made.b(d)) == host.b(d));
+      }
+    };
+    same(relinearization_key_on(gpu, keygen).key(), keygen.relinearization_key(KeyStorage::seeded).key());
+    const std::vector<std::int64_t> steps{1, -7, static_cast<std::int64_t>(rng() % 1000) + 2};
+    const GaloisKeys made = galois_keys_on(gpu, keygen, steps, /*conjugation=*/true);
+    const GaloisKeys host = keygen.galois_keys(steps, true, KeyStorage::seeded);
+    REQUIRE(made.galois_elements() == host.galois_elements());
+    for (const std::uint32_t element : host.galois_elements()) {
+      INFO("Galois element " << element);
+      same(made.at(element), host.at(element));
+    }
   }
 }

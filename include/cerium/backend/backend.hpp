@@ -29,6 +29,7 @@
 
 #include "cerium/core/device.hpp"
 #include "cerium/core/device_memory.hpp"
+#include "cerium/math/chacha20.hpp"
 #include "cerium/math/special_fft.hpp"
 #include "cerium/ring/automorphism.hpp"
 #include "cerium/ring/basis_conversion.hpp"
@@ -153,6 +154,15 @@ template <class B>
 concept RescaledProductSum = requires(const B& b, const ring::Rescaler& rescaler, ring::RnsPoly& x,
                                       std::span<const ring::RnsPoly* const> factors) {
   b.sum_of_rescaled_products(rescaler, x, factors, factors);
+};
+
+// Optional: rlwe::expand_uniform(basis, seed, stream) made where the backend computes, the same words. A backend
+// that computes away from the host (the CUDA backend) provides it: seeded keys are expanded there on upload, and
+// keys are made there from their seeds (ckks/backend_keys.hpp) instead of on the host and copied over.
+template <class B>
+concept UniformExpansion = requires(const B& b, const ring::RnsBasisPtr& basis, const math::Seed& seed,
+                                    std::uint64_t stream) {
+  { b.expand_uniform(basis, seed, stream) } -> std::same_as<ring::RnsPoly>;
 };
 
 // Optional: encoding's second half on the backend's device. `coefficients` holds `count` doubles (2 words each,

@@ -38,6 +38,9 @@ struct BootstrapKeyRequest {
   ckks::KeyStorage storage = ckks::KeyStorage::expanded;  // seeded: the uniform halves as their seed
   // Seed of the ephemeral secret and of the encapsulation keys' randomness; fresh from the OS when absent.
   std::optional<math::Seed> seed;
+  // Make the relinearization and Galois keys too (false: the encapsulation keys only, for a caller that makes
+  // the others where it computes: ckks/backend_keys.hpp).
+  bool relinearization_and_galois = true;
 };
 
 // The progress callback hears "galois keys" once per key, then "encapsulation keys".

@@ -88,7 +88,10 @@ class BasicBootstrapper {
   const BootstrapLevels& levels() const { return levels_; }
   // Every rotation step the bootstrap performs (conjugation comes on top).
   const std::vector<std::int64_t>& rotation_steps() const { return rotation_steps_; }
-  // Exactly the keys this bootstrapper needs, from the user's key generator.
+  // Exactly the keys this bootstrapper needs, from the user's key generator. On a backend that computes away
+  // from the host (backend::UniformExpansion: the CUDA backend) the relinearization and Galois keys are made
+  // there, expanded whatever `storage` says (ckks/backend_keys.hpp: the host's words); the encapsulation keys on
+  // a host thread meanwhile.
   BootstrapKeys generate_keys(const ckks::KeyGenerator& keygen, ProgressCallback progress = {},
                               ckks::KeyStorage storage = ckks::KeyStorage::expanded) const;
   // MissingKeyError later, in bootstrap(), names what is absent.

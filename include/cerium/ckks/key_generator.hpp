@@ -19,12 +19,14 @@
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "cerium/ckks/context.hpp"
 #include "cerium/ckks/keys.hpp"
 #include "cerium/core/progress.hpp"
 #include "cerium/math/chacha20.hpp"
 #include "cerium/ring/rns_poly.hpp"
+#include "cerium/rlwe/switching_key.hpp"
 
 namespace cerium::ckks {
 
@@ -64,12 +66,21 @@ class KeyGenerator {
   }
   // The switching key from sigma_k(s) to s for one Galois element k (odd, below 2N).
   SwitchingKey galois_key(std::uint32_t galois_element, KeyStorage storage = KeyStorage::expanded) const;
+  // The distinct Galois elements galois_keys makes keys for, ascending (the order it makes them in).
+  static std::vector<std::uint32_t> galois_elements(std::span<const std::int64_t> rotation_steps, bool conjugation,
+                                                    std::size_t ring_degree);
+  // The seeds and streams the relinearization key and the Galois key of an element are drawn from (what
+  // rlwe::make_switching_key is given): a maker of the same keys elsewhere (ckks/backend_keys.hpp, on a device)
+  // makes the same words from them.
+  rlwe::SwitchingKeyDraw relinearization_draw(KeyStorage storage = KeyStorage::expanded) const;
+  rlwe::SwitchingKeyDraw galois_draw(std::uint32_t galois_element, KeyStorage storage = KeyStorage::expanded) const;
   // A switching key from any secret s' (over context()->key_basis(), NTT form) to this generator's s. Each call
   // is a distinct key with its own streams (the counter is per generator object).
   SwitchingKey switching_key(const ring::RnsPoly& from_secret, KeyStorage storage = KeyStorage::expanded);
 
  private:
   SwitchingKey make_switching_key(const ring::RnsPoly& from_secret, std::uint64_t id, KeyStorage storage) const;
+  rlwe::SwitchingKeyDraw draw(std::uint64_t id, KeyStorage storage) const;
 
   ContextPtr context_;
   math::Seed master_seed_;
