@@ -187,6 +187,13 @@ Plaintext Encoder::encode(const UnscaledPlaintext& unscaled, const EncodeOptions
                    resolved.scale, resolved.slots);
 }
 
+ring::RnsPoly Encoder::encode_extended(const UnscaledPlaintext& unscaled, const EncodeOptions& options) const {
+  const EncodeOptions resolved = resolve(unscaled, options);
+  const std::vector<detail::RoundedInteger> integers =
+      rounded(unscaled.host_coefficients(), resolved.scale);  // resolve checked the range
+  return poly_of(integers, unscaled.gap(), context_->qp_basis(resolved.level));
+}
+
 ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
                                     const ring::RnsBasisPtr& basis, const char* operation) const {
   // Coefficient k gap holds Re u_k, N/2 + k gap = (slots + k) gap holds Im u_k; all others are zero.

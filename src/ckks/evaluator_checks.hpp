@@ -208,6 +208,20 @@ Plaintext BasicEvaluator<B>::encode(const UnscaledPlaintext& a, const EncodeOpti
 }
 
 template <backend::PolyBackend B>
+ring::RnsPoly BasicEvaluator<B>::encode_extended(const UnscaledPlaintext& a, const EncodeOptions& options) const {
+  const Encoder encoder(context_);
+  const EncodeOptions resolved = encoder.resolve(a, options);  // every check, before the device works
+  if constexpr (backend::CoefficientEncoding<B>) {
+    if (a.device() == backend_.device()) {
+      return backend_.encode_scaled(context_->qp_basis(resolved.level), a.words(), a.count(), a.gap(),
+                                    resolved.scale);
+    }
+  }
+  if (a.device().host_accessible()) return backend_.place(encoder.encode_extended(a, resolved));
+  return backend_.place(encoder.encode_extended(a.copy_to(Device::cpu()), resolved));
+}
+
+template <backend::PolyBackend B>
 std::vector<Plaintext> BasicEvaluator<B>::encode(std::span<const UnscaledPlaintext* const> many,
                                                  const EncodeOptions& options) const {
   std::vector<Plaintext> out;

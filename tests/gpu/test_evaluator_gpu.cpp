@@ -209,6 +209,9 @@ TEST_CASE("An unscaled plaintext encodes on the device to the host encoder's wor
             CHECK(got.scale() == options.scale);
             CHECK(got.slots() == full);
             CHECK(f.gpu.download(got).poly() == want.poly());
+            // The same integers over Q_l u P (a double-hoisted transform's diagonals): the host's words.
+            CHECK(f.gpu.backend().download(f.gpu.encode_extended(on_device, options)) ==
+                  f.cpu.encoder.encode_extended(host, options));
           }
         }
       }

@@ -334,6 +334,12 @@ class LinearTransform {
   // The diagonal of (giant, baby) from the values or the function, checked (a function may return another shape:
   // InvalidArgument rather than a silently wrong sum) and placed where the evaluator computes.
   Diagonal encoded(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby) const {
+    if constexpr (backend::SlotTransform<B> && backend::CoefficientEncoding<B>) {
+      // A device that transforms and encodes gets the diagonal's slot values (a few hundred KiB at N = 2^16)
+      // and makes the plaintexts itself: the host encoder's words without its FFT, its NTT of every limb and the
+      // copy of them (a bootstrapper's set-up was seconds of those).
+      if (matrix_) return encoded_on_device(ev, giant, baby);
+    }
     if (config_.hoisting == Hoisting::doubled && encode_extended_) {
       // One encoding: the Q_l plaintext is the Q_l limbs of the extended one (encode's words).
       ring::RnsPoly extended = encode_extended_(giant, baby, encode_options());
@@ -349,6 +355,22 @@ class LinearTransform {
     ckks::Plaintext pt = encode_(giant, baby, encode_options());
     check_plaintext(pt, giant + baby, giant);
     return placed(ev, std::move(pt));
+  }
+
+  // encoded's words from the values, encoded where the evaluator computes (ckks::BasicEvaluator::unscaled, then
+  // encode or encode_extended of the same integers; the Q_l plaintext is the extended one's first limbs).
+  Diagonal encoded_on_device(const ckks::BasicEvaluator<B>& ev, std::int64_t giant, std::int64_t baby) const {
+    const auto full = tile(bsgs_diagonal(*matrix_, giant, baby), config_.slots);
+    const ckks::UnscaledPlaintext unscaled = ev.unscaled(std::span<const Complex>(full), config_.slots);
+    Diagonal d;
+    if (config_.hoisting == Hoisting::doubled) {
+      d.extended = ev.encode_extended(unscaled, encode_options());
+      d.q = ckks::Plaintext(ev.context(), ev.backend().prefix(d.extended, ev.context()->q_basis(config_.level)),
+                            config_.level, config_.plaintext_scale, config_.slots);
+    } else {
+      d.q = ev.encode(unscaled, encode_options());
+    }
+    return d;
   }
 
   void cache_all(const ckks::BasicEvaluator<B>& ev) {

@@ -87,6 +87,9 @@ class Encoder {
   // switch's sums before their ModDown (double hoisting, circuits/linear_transform.hpp). encode's checks (the
   // range is Q_level's).
   ring::RnsPoly encode_extended(std::span<const std::complex<double>> values, const EncodeOptions& options = {}) const;
+  // The same from an unscaled plaintext (encode(unscaled, options)'s integers over Q_level u P): for a vector
+  // of `slots` values, encode_extended(values)'s words from unscaled(values, slots). encode's checks.
+  ring::RnsPoly encode_extended(const UnscaledPlaintext& unscaled, const EncodeOptions& options = {}) const;
   // The same from a plaintext made elsewhere: its centered integers (every coefficient, |m| < Q_level / 2) over
   // Q_level u P, NTT form; encode_extended's words for a plaintext of encode. It costs an inverse NTT and a CRT of
   // every limb per coefficient. InvalidArgument for a plaintext in device memory (download it); MismatchError for

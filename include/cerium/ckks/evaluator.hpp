@@ -185,6 +185,9 @@ class BasicEvaluator {
   // options)'s words and checks (Encoder::resolve).
   UnscaledPlaintext upload(const UnscaledPlaintext& a) const;
   Plaintext encode(const UnscaledPlaintext& a, const EncodeOptions& options = {}) const;
+  // The same integers over Q_level u P where the evaluator computes (Encoder::encode_extended(a, options)'s
+  // words): a double-hoisted transform's diagonals (circuits/linear_transform.hpp) encoded on the device.
+  ring::RnsPoly encode_extended(const UnscaledPlaintext& a, const EncodeOptions& options = {}) const;
   // Encoding's first half where the evaluator computes: Encoder::unscaled(period, slots)'s words and checks. With
   // a backend that transforms on its device (backend::SlotTransform, the CUDA backend) the p slot values cross
   // over and the special inverse FFT runs there (it waits for the device: the range check needs the largest

@@ -625,6 +625,10 @@ TEST_CASE("encoding over Q_l u P: Q_l's limbs are encode's words and P's the sam
       CHECK(first_limbs(extended, context->q_basis(level)) == pt.poly());
       // The lift of the plaintext (CRT of every coefficient) finds the very same words.
       CHECK(encoder.extend(pt) == extended);
+      // So does the unscaled route a device takes (and the evaluator's, here on the CPU).
+      const UnscaledPlaintext unscaled = encoder.unscaled(std::span<const Complex>(values), slots);
+      CHECK(encoder.encode_extended(unscaled, options) == extended);
+      CHECK(Evaluator(context).encode_extended(unscaled, options) == extended);
       const ring::RnsPoly coefficients = in_coefficients(extended), q_coefficients = in_coefficients(pt.poly());
       const std::size_t q_limbs = context->q_basis(level)->size();
       for (std::size_t j = q_limbs; j < coefficients.limb_count(); ++j)
