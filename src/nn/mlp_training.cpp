@@ -48,24 +48,17 @@ MlpTrainer::MlpTrainer(MlpShape shape) : shape_(shape) {
   std::vector<double> starts(batch, 0.0);  // one block's period: 1 at its first lane
   starts[0] = 1;
   lane_starts_ = graph::PlainVector(starts);
-  if (shape_.compact_weights) {
-    for (std::size_t r = 0; r < std::max(shape_.hidden, shape_.outputs); ++r) {
-      std::vector<double> lane(batch, 0.0);  // one block's period: 1 at lane r
-      lane[r] = 1;
-      lane_masks_.push_back(graph::PlainVector(lane));
-    }
-  }
   const double rate = shape_.learning_rate / static_cast<double>(batch);
   input_rate_ = blockwise([&](std::size_t f) { return f < shape_.inputs ? rate : 0.0; });
   hidden_rate_ = blockwise([&](std::size_t f) { return f < shape_.hidden ? rate : 0.0; });
   if (shape_.compact_weights) {
-    const auto at_lane = [&](std::size_t lane, std::size_t valid_blocks) {
+    const auto at_first_lane = [&](std::size_t valid_blocks) {
       std::vector<double> v(shape_.slots(), 0.0);
-      for (std::size_t f = 0; f < valid_blocks; ++f) v[f * batch + lane] = rate;
+      for (std::size_t f = 0; f < valid_blocks; ++f) v[f * batch] = rate;
       return graph::PlainVector(v);
     };
-    for (std::size_t j = 0; j < shape_.hidden; ++j) input_rate_lanes_.push_back(at_lane(j, shape_.inputs));
-    for (std::size_t k = 0; k < shape_.outputs; ++k) hidden_rate_lanes_.push_back(at_lane(k, shape_.hidden));
+    input_rate_first_lane_ = at_first_lane(shape_.inputs);
+    hidden_rate_first_lane_ = at_first_lane(shape_.hidden);
   }
 }
 
