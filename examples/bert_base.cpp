@@ -20,6 +20,8 @@
 //   --noise BITS                             the layers simulated one after another with every bootstrapped slot off
 //                                            by up to 2^-BITS (times its bootstrap shift): the error a run with
 //                                            bootstraps of that precision would reach
+//   --narrow-levels                          presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
+//                                            bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
 //   --profile                                a second, profiled run: the per-layer-type table
 //   --capture [K]                            on a GPU, record the layers' runs as CUDA graphs (K nodes to a graph;
 //                                            default 20000) and time a replay against the run issued node by node
@@ -67,6 +69,7 @@ struct Options {
   bool plan_only = false, cpu = false, profile = false, capture = false;
   bool precise_bootstraps = false;  // --precise-bootstraps: every bootstrap precise (graph::PlanOptions)
   bool precise_softmax = false;     // --precise-softmax: softmax's bootstraps only (nn::EncryptedBertOptions)
+  bool narrow_levels = false;       // --narrow-levels: presets::bootstrappable_n16_narrow
   std::size_t segment_nodes = 20000;
   std::vector<int> placement_ranks;
 };
@@ -80,6 +83,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--precise-bootstraps") o.precise_bootstraps = true;
     else if (arg == "--precise-softmax") o.precise_softmax = true;
+    else if (arg == "--narrow-levels") o.narrow_levels = true;
     else if (arg == "--profile") o.profile = true;
     else if (arg == "--capture") {
       o.capture = true;
@@ -140,7 +144,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n"
-               "       [--magnitude-limit M] [--noise BITS] [--precise-bootstraps] [--precise-softmax]\n",
+               "       [--magnitude-limit M] [--noise BITS] [--precise-bootstraps] [--precise-softmax] [--narrow-levels]\n",
                argv[0]);
     return 2;
   }
@@ -165,7 +169,8 @@ int main(int argc, char** argv) {
                gelu.config().bound, gelu.config().bound, gelu.degree(), gelu.depth(), gelu.max_error());
   }
 
-  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const auto context = ckks::Context::create(o.narrow_levels ? ckks::presets::bootstrappable_n16_narrow()
+                                                             : ckks::presets::bootstrappable_n16());
   const std::size_t slots = model.layout().slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots, o.magnitude_limit);

@@ -494,7 +494,7 @@ int main(int argc, char** argv) {
   const auto levels = boot::bootstrap_levels(context->parameters(), boot_config);
   graph::PlanOptions options;
   options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
-                                           .output_scale = context->parameters().default_scale(),
+                                           .output_scale = context->parameters().default_scale_at(levels.output),
                                            .min_input_level = 1,
                                            .slots = kSlots};
   start = std::chrono::steady_clock::now();

@@ -79,7 +79,7 @@ inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::
   const auto levels = boot::bootstrap_levels(context->parameters(), boot::BootstrapConfig{.slots = slots});
   graph::PlanOptions options;
   options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
-                                           .output_scale = context->parameters().default_scale(),
+                                           .output_scale = context->parameters().default_scale_at(levels.output),
                                            .min_input_level = 1,
                                            .slots = slots};
   if (magnitude_limit > 0) options.bootstrap_magnitude_limit = magnitude_limit;

@@ -103,7 +103,7 @@ inline cerium::graph::Plan plan_model(const cerium::nn::ResNet& model, const cer
   const auto levels = boot::bootstrap_levels(context->parameters(), boot::BootstrapConfig{.slots = kSlots});
   graph::PlanOptions options;
   options.bootstrap = graph::BootstrapSpec{.output_level = levels.output,
-                                           .output_scale = context->parameters().default_scale(),
+                                           .output_scale = context->parameters().default_scale_at(levels.output),
                                            .min_input_level = 1,
                                            .slots = kSlots};
   graph::Tracer tracer(context);

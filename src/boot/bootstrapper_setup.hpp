@@ -65,7 +65,7 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
   raise_scale_ = std::exp2(log_q0 - config_.message_ratio_bits) / config_.message_bound;
 
   // The scale chain of EvalMod, anchored at the output scale and built upwards.
-  const double output_scale = config_.output_scale == 0 ? params.default_scale() : config_.output_scale;
+  const double output_scale = config_.output_scale == 0 ? params.default_scale_at(levels_.output) : config_.output_scale;
   require<ParameterError>(std::isfinite(output_scale) && output_scale > 1,
                           "bootstrapping: output_scale = {} must be a finite scale above 1", config_.output_scale);
   // The output level must carry it (the chain above it, and the transforms' plaintext scales, grow from it).
@@ -75,7 +75,12 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
                           "modulus is 2^{:.1f} ({} bits of headroom are kept above the scale)",
                           config_.output_scale, std::log2(output_scale), levels_.output, log_q_output,
                           evaluator_.options().scale_headroom_bits);
-  chain_ = circuits::ScaleChain::ascending(evaluator_, levels_.after_eval_mod, output_scale,
+  output_scale_ = output_scale;
+  // At a narrow output level (CkksConfig::narrow_levels) the output scale is about 2^30: EvalMod runs at the wide
+  // levels' default scale instead (its precision needs it) and the last SlotToCoeff group lands on the output's.
+  const double eval_mod_scale =
+      levels_.output <= params.narrow_levels() && params.narrow_levels() > 0 ? params.default_scale() : output_scale;
+  chain_ = circuits::ScaleChain::ascending(evaluator_, levels_.after_eval_mod, eval_mod_scale,
                                            levels_.after_coeff_to_slot);
   const circuits::Polynomial series = scaled_cosine(config_.k_range, config_.double_angle_steps, config_.eval_mod_degree);
   eval_mod_series_.clear();
@@ -111,15 +116,16 @@ void BasicBootstrapper<B>::plan_transforms() {
   // SlotToCoeff: 2 pi BR(u_m) / q0 -> z_m / raise_scale.
   const double stc_scalar = q0 / (2.0 * std::numbers::pi * raise_scale_);
 
-  auto build = [&](std::vector<circuits::DiagonalMatrix> matrices, int first_level, bool lands_on_chain) {
+  // The groups of one transform: each scale-preserving (encoded at the primes the rescale divides by), except
+  // that the last lands on `landing` from the group's input scale `input` (CoeffToSlot: from ModRaise's scale onto
+  // EvalMod's chain; SlotToCoeff: from the chain onto a narrow output scale) where the two differ.
+  auto build = [&](std::vector<circuits::DiagonalMatrix> matrices, int first_level, double input, double landing) {
     std::vector<std::shared_ptr<const Transform>> out;
     for (std::size_t g = 0; g < matrices.size(); ++g) {
       const int level = first_level - static_cast<int>(g);
       const double primes = evaluator_.level_prime_product(level);
       const bool last = g + 1 == matrices.size();
-      // Scale-preserving (encoded at the primes the rescale divides by), except that the last CoeffToSlot group
-      // lands on EvalMod's chain.
-      const double plaintext_scale = lands_on_chain && last ? chain_.at(level - 1) * primes / raise_scale_ : primes;
+      const double plaintext_scale = last && landing != input ? landing * primes / input : primes;
       out.push_back(std::make_shared<const Transform>(
           evaluator_, std::move(matrices[g]),
           circuits::LinearTransformConfig{.level = level,
@@ -136,8 +142,8 @@ void BasicBootstrapper<B>::plan_transforms() {
     cts.back() = dft::lower_half_output(cts.back());
     stc.front() = dft::joined_input(stc.front());
   }
-  coeff_to_slot_ = build(std::move(cts), levels_.top, true);
-  slot_to_coeff_ = build(std::move(stc), levels_.after_eval_mod, false);
+  coeff_to_slot_ = build(std::move(cts), levels_.top, raise_scale_, chain_.at(levels_.after_coeff_to_slot));
+  slot_to_coeff_ = build(std::move(stc), levels_.after_eval_mod, chain_.at(levels_.after_eval_mod), output_scale_);
 }
 
 template <backend::PolyBackend B>

@@ -49,10 +49,10 @@ Encoder::Resolved Encoder::resolve(const EncodeOptions& options, std::size_t val
   require<LevelError>(level >= 0 && level <= params.max_level(),
                       "{}: EncodeOptions::level = {} does not exist: pass 0 to {}, or -1 for the top level", operation,
                       options.level, params.max_level());
-  const double scale = options.scale == 0 ? params.default_scale() : options.scale;
+  const double scale = options.scale == 0 ? params.default_scale_at(level) : options.scale;
   require(std::isfinite(scale) && scale > 0,
-          "{}: EncodeOptions::scale = {} must be positive and finite (0 means the default 2^{:.0f})", operation,
-          options.scale, std::log2(params.default_scale()));
+          "{}: EncodeOptions::scale = {} must be positive and finite (0 means the level's default 2^{:.1f})",
+          operation, options.scale, std::log2(params.default_scale_at(level)));
   return {level, scale, slots};
 }
 

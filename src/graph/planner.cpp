@@ -29,7 +29,7 @@ circuits::ScaleChain program_chain(const ckks::Context& context, const std::opti
     return circuits::ScaleChain::through(products, bootstrap->output_level, bootstrap->output_scale,
                                          context.max_level());
   }
-  return circuits::ScaleChain::through(products, 0, context.parameters().default_scale(), context.max_level());
+  return circuits::ScaleChain::through(products, 0, context.parameters().default_scale_at(0), context.max_level());
 }
 
 ckks::EncodeOptions Plan::input_encoding(std::size_t input) const {

@@ -59,6 +59,10 @@ void save(std::ostream& out, const ckks::Parameters& parameters) {
     w.u8(c.insecure_opt_out ? 1 : 0);
     write_primes(w, parameters.q_primes());
     write_primes(w, parameters.p_primes());
+    if (c.narrow_levels > 0) {  // a trailing field: parameters without narrow levels keep their earlier bytes
+      w.i32(c.narrow_levels);
+      w.i32(c.narrow_prime_bits);
+    }
   });
 }
 
@@ -84,13 +88,18 @@ ckks::Parameters load_parameters(std::istream& in) {
                               "the security level is {}, expected 128, 192 or 256", security);
   c.security = static_cast<ckks::SecurityLevel>(security);
   c.insecure_opt_out = detail::read_flag(r, "insecure_opt_out");
-  // Bounded so that a hostile configuration cannot ask for an endless prime search.
-  const std::int64_t top = std::int64_t{c.base_primes} + std::int64_t{c.level_width} * c.levels;
-  require<SerializationError>(top <= max_primes, "the configuration asks for {} ciphertext primes, at most {}", top,
-                              max_primes);
   const std::vector<std::uint32_t> q = read_primes(r, "the Q primes");
   const std::vector<std::uint32_t> p = read_primes(r, "the P primes");
+  if (r.left() == 8) {  // narrow levels (absent without them; other trailing bytes are refused by finish)
+    c.narrow_levels = read_bounded(r, "narrow_levels", 1, c.levels);
+    c.narrow_prime_bits = read_bounded(r, "narrow_prime_bits", 20, 30);
+  }
   r.finish("the parameters");
+  // Bounded so that a hostile configuration cannot ask for an endless prime search.
+  const std::int64_t top =
+      std::int64_t{c.base_primes} + c.narrow_levels + std::int64_t{c.level_width} * (c.levels - c.narrow_levels);
+  require<SerializationError>(top <= max_primes, "the configuration asks for {} ciphertext primes, at most {}", top,
+                              max_primes);
   try {
     ckks::Parameters parameters(c);
     require_same(q, parameters.q_primes(), "Q primes");

@@ -41,7 +41,7 @@ struct BootstrapConfig {
   // top, so that K stays small with a dense secret.
   bool sparse_encapsulation = true;
   int ephemeral_hamming_weight = 32;
-  // Scale of the bootstrapped ciphertext; 0 means parameters().default_scale().
+  // Scale of the bootstrapped ciphertext; 0 means parameters().default_scale_at(the output level).
   double output_scale = 0;
   // Sparse slots (at most N/4): EvalMod once instead of twice. CoeffToSlot's last level writes its result into the
   // lower half of 2 slots values (the upper half zero, by masked diagonals: no extra level), the imaginary half is

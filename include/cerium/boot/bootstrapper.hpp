@@ -154,7 +154,10 @@ class BasicBootstrapper {
   bool joined_ = false;  // BootstrapConfig::join_halves, where the slots allow it
   BootstrapLevels levels_;
   double raise_scale_ = 0;                   // scale at ModRaise: q0 / 2^ratio
-  circuits::ScaleChain chain_;               // EvalMod's: Delta_l from the output up to after CoeffToSlot
+  double output_scale_ = 0;                  // the result's (config.output_scale, 0 resolved)
+  // EvalMod's: Delta_l from its output (the output scale, or at a narrow output level the wide default, which the
+  // last SlotToCoeff group then brings down to the output scale) up to after CoeffToSlot.
+  circuits::ScaleChain chain_;
   // The scaled cosine's Chebyshev series, [s] times 2^(-s / 2^double_angle_steps) for s = 0 .. max_shrink_bits.
   std::vector<circuits::PolynomialEvaluator> eval_mod_series_;
   std::vector<std::shared_ptr<const Transform>> coeff_to_slot_, slot_to_coeff_;

@@ -283,7 +283,7 @@ class LinearTransform {
             "LinearTransform: {} slots; a power of two up to N/2 = {}", config.slots,
             context.parameters().max_slots());
     if (config.plaintext_scale == 0) config.plaintext_scale = config.level >= 1 ? ev.level_prime_product(config.level)
-                                                                                : context.parameters().default_scale();
+                                                                                : context.parameters().default_scale_at(0);
     require(std::isfinite(config.plaintext_scale) && config.plaintext_scale > 0,
             "LinearTransform: plaintext_scale {} must be finite and positive", config.plaintext_scale);
     if (config.hoisting == Hoisting::automatic) config.hoisting = automatic;

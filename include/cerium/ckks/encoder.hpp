@@ -33,7 +33,7 @@ struct RoundedInteger;  // src/ckks/exact_integer.hpp
 // Where and how a slot vector is encoded; every field has a default that the context resolves.
 struct EncodeOptions {
   int level = -1;          // -1: the top level
-  double scale = 0;        // 0: parameters().default_scale()
+  double scale = 0;        // 0: parameters().default_scale_at(level)
   std::size_t slots = 0;   // 0: N/2; otherwise a power of two in [1, N/2] (sparse packing below N/2)
 };
 

@@ -44,7 +44,7 @@ template <backend::PolyBackend B>
 BootstrapSpec bootstrap_spec(const boot::BasicBootstrapper<B>& bootstrapper) {
   const double scale = bootstrapper.config().output_scale > 0
                            ? bootstrapper.config().output_scale
-                           : bootstrapper.context()->parameters().default_scale();
+                           : bootstrapper.context()->parameters().default_scale_at(bootstrapper.levels().output);
   return {.output_level = bootstrapper.levels().output, .output_scale = scale, .min_input_level = 1,
           .slots = bootstrapper.slots()};
 }

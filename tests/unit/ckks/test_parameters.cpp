@@ -51,6 +51,57 @@ TEST_CASE("levels map to limb counts and back", "[ckks][parameters]") {
   REQUIRE(params.digits_at(0) == 1);
 }
 
+TEST_CASE("narrow levels: one prime each on a chain that keeps its scale, wide levels above as before",
+          "[ckks][parameters]") {
+  const Parameters narrow(presets::bootstrappable_n16_narrow());  // throws SecurityError if over the bound
+  INFO(narrow.describe());
+  CHECK(narrow.security().compliant);
+  CHECK(narrow.log_modulus() <= 1747);
+  const int n = narrow.narrow_levels();
+  REQUIRE(n == 16);
+  // Limbs: base, then one per narrow level, then level_width per wide level; and back.
+  for (int level = 0; level <= narrow.max_level(); ++level) {
+    INFO("level " << level);
+    const std::size_t expected = level <= n ? 2 + level : 2 + n + 2 * (level - n);
+    CHECK(narrow.limbs_at(level) == expected);
+    CHECK(narrow.level_of(narrow.limbs_at(level)) == level);
+    if (level >= 1) CHECK(narrow.primes_at(level) == (level <= n ? 1 : 2));
+  }
+  CHECK_THROWS_AS(narrow.level_of(2 + n + 1), LevelError);  // inside the first wide level
+  CHECK_THROWS_AS(narrow.primes_at(0), LevelError);
+  CHECK(narrow.q_primes().size() == narrow.limbs_at(narrow.max_level()));
+  std::set<std::uint32_t> all(narrow.q_primes().begin(), narrow.q_primes().end());
+  all.insert(narrow.p_primes().begin(), narrow.p_primes().end());
+  CHECK(all.size() == narrow.q_primes().size() + narrow.p_primes().size());
+  for (const auto q : all) CHECK(q % (2 * narrow.ring_degree()) == 1);
+  // The chain: Delta_(l-1) = Delta_l^2 / q_l exactly as the primes were chosen, near 2^30 at every narrow level.
+  for (int level = 1; level <= n; ++level) {
+    INFO("level " << level);
+    const double q = narrow.q_primes()[narrow.limbs_at(level) - 1];
+    const double delta = narrow.default_scale_at(level);
+    CHECK(narrow.default_scale_at(level - 1) == delta * (delta / q));
+    CHECK(std::abs(std::log2(delta) - 30) < 0.05);
+    CHECK(std::abs(std::log2(q) - 30) < 0.05);
+  }
+  CHECK(narrow.default_scale_at(n) == std::ldexp(1.0, 30));
+  CHECK(narrow.default_scale_at(n + 1) == std::ldexp(1.0, 56));
+  CHECK(narrow.default_scale_at(narrow.max_level()) == narrow.default_scale());
+  // Without narrow levels nothing changes: the same primes and fingerprint as a config that never had the field.
+  CkksConfig plain = presets::bootstrappable_n16();
+  const Parameters wide(plain);
+  plain.narrow_prime_bits = 25;  // ignored without narrow levels
+  CHECK(Parameters(plain).fingerprint() == wide.fingerprint());
+  CHECK(wide.default_scale_at(0) == wide.default_scale());
+  CHECK(wide.fingerprint() != narrow.fingerprint());
+  // Out of range.
+  CkksConfig bad = presets::bootstrappable_n16_narrow();
+  bad.narrow_levels = bad.levels + 1;
+  CHECK_THROWS_AS(Parameters(bad), ParameterError);
+  bad = presets::bootstrappable_n16_narrow();
+  bad.narrow_prime_bits = 31;
+  CHECK_THROWS_AS(Parameters(bad), ParameterError);
+}
+
 TEST_CASE("parameter sets over the security bound are rejected with the bound and the actual size", "[ckks][security]") {
   CkksConfig config = presets::leveled_n14();
   config.levels = 8;

@@ -79,6 +79,44 @@ TEST_CASE("a 40-deep chain at N = 2^12 bootstraps the fewest times and keeps its
   CHECK(bits >= 14);
 }
 
+TEST_CASE("narrow levels: the same chain with 13 levels between bootstraps instead of 7 (N = 2^12)",
+          "[graph][bootstrap][narrow][heavy]") {
+  CkksConfig config = presets::bootstrappable_toy(12, 16 + 14);
+  config.narrow_levels = 14;  // the application's levels: one ~2^30 prime each
+  Fixture f(config, {.relinearization = true});
+  boot::Bootstrapper bootstrapper(f.context);
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  REQUIRE(bootstrapper.levels().output == 14);
+  constexpr int kSteps = 20;
+  graph::Tracer t(f.context);
+  auto x = t.input("x", 0, 14);  // arriving at the top narrow level, as a bootstrap leaves it
+  for (int i = 0; i < kSteps; ++i) x = t.add(t.multiply(t.multiply(x, x), 0.5), 0.25);
+  t.output(x, "x20");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  INFO(graph::explain(plan));
+  // 40 levels from level 14: 13 a refresh (the next bootstrap needs level 1), so 2 bootstraps; the wide toy
+  // parameters of the test above, 7 a refresh, need 5 from their top.
+  CHECK(plan.placed_bootstraps == 2);
+  CHECK(plan.placement_optimal);
+  auto rng = cerium_test::make_rng(93);
+  const Values input = random_real(rng, f.max_slots());
+  std::vector<Ciphertext> inputs;
+  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(input, plan.input_encoding(0))));
+  CHECK(inputs[0].scale() == plan.input_encoding(0).scale);
+  graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, &bootstrapper);
+  const auto outputs = executor.run(std::move(inputs));
+  Values want = input;
+  for (int i = 0; i < kSteps; ++i) {
+    for (auto& v : want) v = v * v * 0.5 + 0.25;
+  }
+  const double bits = precision_bits(f.decrypt(outputs.at(0)), want);
+  INFO("precision " << bits << " bits, seed " << cerium_test::test_seed());
+  WARN("narrow levels: 40-deep chain, " << plan.placed_bootstraps << " bootstraps, " << bits << " bits");
+  CHECK(bits >= 12);
+}
+
 TEST_CASE("values far above 1 are bootstrapped scaled down and back up: precision kept", "[graph][bootstrap][heavy]") {
   Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
   boot::Bootstrapper bootstrapper(f.context);  // made for |x| <= 1

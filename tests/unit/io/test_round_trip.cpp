@@ -39,6 +39,17 @@ TEST_CASE("parameters round-trip and re-derive their primes", "[io]") {
   REQUIRE(loaded.config().insecure_opt_out);
 }
 
+TEST_CASE("parameters with narrow levels round-trip", "[io]") {
+  CkksConfig config = toy(1);
+  config.narrow_levels = 2;
+  const Parameters params(config);
+  const Parameters loaded = round_trip(params, nullptr);
+  CHECK(loaded.fingerprint() == params.fingerprint());
+  CHECK(loaded.config().narrow_levels == 2);
+  CHECK(loaded.config().narrow_prime_bits == params.config().narrow_prime_bits);
+  CHECK(loaded.limbs_at(loaded.max_level()) == params.limbs_at(params.max_level()));
+}
+
 TEST_CASE("plaintexts and ciphertexts round-trip word for word and decrypt the same", "[io]") {
   const World world(toy(GENERATE(0, 1)));
   auto rng = cerium_test::make_rng(1);
