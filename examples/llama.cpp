@@ -20,6 +20,8 @@
 //   --hidden H --heads A --kv-heads K --ffn F   4096, 32, 8 and 14336 (smaller shapes for a quick look)
 //   --rows R --ffn-blocks B                  token rows per ciphertext (8) and FFN column blocks (4)
 //   --seed S                                 the weights' and tokens' seed (1)
+//   --narrow-levels                          presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
+//                                            bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
 //   --magnitude-limit M                      bootstrap only values up to M on the calibration (default 2, doubled
 //                                            by the planner until a placement exists; docs/transformers.md)
 
@@ -66,6 +68,7 @@ struct Options {
   // instead of 8 (simulated), for twice the bootstraps' time.
   bool precise_bootstraps = true;
   bool precise_softmax = false;  // --precise-softmax: softmax's bootstraps only (nn::SoftmaxTolerances)
+  bool narrow_levels = false;    // --narrow-levels: presets::bootstrappable_n16_narrow
   bool attention_only = false;  // each block's first half alone (x + attention(norm(x))), checked on the twin
   std::string explain_path;     // --explain: every block's plan as a table (graph::explain), block after block
 };
@@ -79,6 +82,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--single-bootstraps") o.precise_bootstraps = false;
     else if (arg == "--precise-softmax") o.precise_softmax = true;
+    else if (arg == "--narrow-levels") o.narrow_levels = true;
     else if (arg == "--attention-only") o.attention_only = true;
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--layers" && has_value) o.config.layers = number();
@@ -205,7 +209,7 @@ int run_llama(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
-               "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--precise-softmax] "
+               "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--precise-softmax] [--narrow-levels] "
                "[--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
                "[--explain FILE] [--noise-bits B] [--noise-profile K] [--noise-range A:B]\n",
@@ -225,7 +229,8 @@ int run_llama(int argc, char** argv) {
              o.config.layers, o.config.hidden, o.config.heads, o.config.kv_heads, o.config.ffn, o.tokens,
              layout_options.blocks, layout.rows, layout.stride);
 
-  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const auto context = ckks::Context::create(o.narrow_levels ? ckks::presets::bootstrappable_n16_narrow()
+                                                             : ckks::presets::bootstrappable_n16());
   const std::size_t slots = layout.slots();
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots, o.magnitude_limit);

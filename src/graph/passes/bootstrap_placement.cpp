@@ -518,13 +518,21 @@ bool is_feasible(const LevelProblem& problem, const std::vector<bool>& bootstrap
 
 namespace {
 
-Placement greedy_placement(const LevelProblem& problem, const GreedyRule& rule) {
+// With refresh_sources, every source that arrives below the bootstrap level (and may be refreshed) is
+// bootstrapped first: a model's stage whose inputs arrive low (the previous stage's outputs) is often better off
+// refreshing them once than each path below them, which the greedy rule alone does. More levels between
+// bootstraps make that likelier (BERT-Base with narrow levels: a later layer 48-60 -> see bench/RESULTS.md).
+Placement greedy_placement(const LevelProblem& problem, const GreedyRule& rule, bool refresh_sources = false) {
   const std::size_t n = problem.items.size();
   std::vector<bool> bootstrap(n, false);
   std::vector<int> effective(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     const int level = level_of(problem, i, effective);
-    bootstrap[i] = rule.refreshes(problem, i, level);
+    const LevelItem& item = problem.items[i];
+    const bool low_source = refresh_sources && item.start >= 0 && item.may_bootstrap &&
+                            problem.bootstrap_level >= 0 && level >= problem.bootstrap_min_input &&
+                            level < problem.bootstrap_level;
+    bootstrap[i] = low_source || rule.refreshes(problem, i, level);
     effective[i] = bootstrap[i] ? problem.bootstrap_level : level;
   }
   return finish(problem, std::move(bootstrap), false);
@@ -544,17 +552,20 @@ Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& 
   if (forest) return place_on_forest(problem, consumers);
 
   const GreedyRule rule(problem, consumers);
-  Placement greedy = greedy_placement(problem, rule);
-  // The chain of cuts, when the graph has one, often beats the greedy rule: start the search from the better.
-  if (const auto on_cuts = place_on_cuts(problem, consumers)) {
-    Placement cut = finish(problem, *on_cuts, false);
-    if (cut.feasible && (!greedy.feasible || cut.count < greedy.count)) greedy = std::move(cut);
-  }
-  // Then fan-out points refreshed in place of their readers' bootstraps, where that saves some.
-  if (greedy.feasible) {
-    FanOutRefresh pass(problem, consumers, rule, greedy.bootstrap, options.refresh_budget);
+  // Seeds: the greedy rule, the same after refreshing the low sources first, and the chain of cuts when the graph
+  // has one; each then with fan-out points refreshed in place of their readers' bootstraps where that saves
+  // some. The search starts from the best.
+  std::vector<Placement> seeds;
+  seeds.push_back(greedy_placement(problem, rule));
+  seeds.push_back(greedy_placement(problem, rule, /*refresh_sources=*/true));
+  if (const auto on_cuts = place_on_cuts(problem, consumers)) seeds.push_back(finish(problem, *on_cuts, false));
+  Placement greedy = seeds.front();  // the greedy rule's, feasible or not: the failure to report without better
+  for (Placement& seed : seeds) {
+    if (!seed.feasible) continue;
+    FanOutRefresh pass(problem, consumers, rule, seed.bootstrap, options.refresh_budget);
     Placement refreshed = finish(problem, pass.run(), false);
-    if (refreshed.feasible && refreshed.count < greedy.count) greedy = std::move(refreshed);
+    if (refreshed.feasible && refreshed.count < seed.count) seed = std::move(refreshed);
+    if (!greedy.feasible || seed.count < greedy.count) greedy = std::move(seed);
   }
   Search search{problem, options.search_limit};
   search.effective.assign(problem.items.size(), 0);

@@ -252,11 +252,12 @@ TEST_CASE("bootstrap placement on a chain of layers with fan-out finds the chain
 TEST_CASE("bootstrap placement refreshes a value read by many instead of each reader's path", "[graph][placement]") {
   // An attention's A V in miniature: a softmax output v at level 2, read by k masks (a product each), each mask
   // replicated by additions at level 1 and then multiplied twice with a fresh value w. The greedy rule refreshes
-  // every mask's path where it runs out (k bootstraps); refreshing v once leaves every path enough levels.
+  // every mask's path where it runs out (k bootstraps); refreshing v once leaves every path enough levels. (x may
+  // not be refreshed here: refreshing it would serve as well; the next test has that seed.)
   for (const std::uint32_t k : {2u, 5u, 40u}) {
     LevelProblem p;
     p.bootstrap_level = 6;
-    p.items.push_back({.inputs = {}, .cost = 0, .start = 3});  // x
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 3, .may_bootstrap = false});  // x
     p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
     p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
     for (std::uint32_t j = 0; j < k; ++j) {
@@ -274,6 +275,30 @@ TEST_CASE("bootstrap placement refreshes a value read by many instead of each re
     CHECK(feasible_by_definition(p, refreshed.bootstrap));
     const Placement off = place_bootstraps(p, {.search_limit = 0, .refresh_budget = 0});
     CHECK(off.count == static_cast<int>(k));
+    if (k == 2) check_against_exhaustive(p);
+  }
+}
+
+TEST_CASE("bootstrap placement refreshes a low source once when that serves every path below it", "[graph][placement]") {
+  // The miniature above with x refreshable and read twice more (a stage's input, arriving low): the greedy rule
+  // refreshes each reader's path (k), the low-source seed refreshes x alone.
+  for (const std::uint32_t k : {2u, 5u, 40u}) {
+    LevelProblem p;
+    p.bootstrap_level = 6;
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 3});  // x
+    p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
+    p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
+    for (std::uint32_t j = 0; j < k; ++j) {
+      const std::uint32_t product = add_reader(p, 2, 1);
+      p.items.push_back({.inputs = {product}, .may_bootstrap = false});
+    }
+    INFO(k << " readers");
+    CHECK(place_bootstraps_greedy(p).count == static_cast<int>(k));
+    const Placement seeded = place_bootstraps(p, {.search_limit = 0, .refresh_budget = 0});  // the seeds alone
+    REQUIRE(seeded.feasible);
+    CHECK(seeded.count == 1);
+    CHECK(seeded.bootstrap[0]);
+    CHECK(feasible_by_definition(p, seeded.bootstrap));
     if (k == 2) check_against_exhaustive(p);
   }
 }
