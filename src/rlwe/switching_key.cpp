@@ -87,8 +87,8 @@ SwitchingKey SwitchingKey::clone() const {
   return SwitchingKey(context_, std::move(copies), storage_, seed_, base_stream_);
 }
 
-SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& secret,
-                                const ring::RnsPoly& from_secret, const SwitchingKeyDraw& draw) {
+void require_switching_key_secrets(const ContextPtr& context, const ring::RnsPoly& secret,
+                                   const ring::RnsPoly& from_secret) {
   require<MismatchError>(context != nullptr, "switching key: no context given");
   const auto& key_basis = context->key_basis();
   for (const auto* poly : {&secret, &from_secret}) {
@@ -96,6 +96,12 @@ SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& 
                            "switching key: the {} secret must be over the key basis {} in NTT form",
                            poly == &secret ? "target" : "source", ring::describe(*key_basis));
   }
+}
+
+SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& secret,
+                                const ring::RnsPoly& from_secret, const SwitchingKeyDraw& draw) {
+  require_switching_key_secrets(context, secret, from_secret);
+  const auto& key_basis = context->key_basis();
   const std::size_t q_count = context->ladder().q_primes.size();
   const std::size_t digits = context->digit_count(context->max_level());
 

@@ -75,7 +75,19 @@ class ScaleChain {
       a.set_scale(target);
       return;
     }
-    ev.level_down_inplace(a, level + 1);
+    // The integer factor that brings a from one level above onto the target: it lands within scales_match only
+    // when it is large. A wide level's scale (2^56) brought onto a narrow one's (2^30, CkksConfig::narrow_levels)
+    // would need a factor of about 16: rescale once more first (from two levels above, when a has them), which
+    // leaves a scale of about 2^26 and a factor of about 2^34.
+    const auto factor_from = [&](int above) {
+      return target * ev.level_prime_product(above) / a.scale();
+    };
+    if (factor_from(level + 1) < 0x1p20 && a.level() >= level + 2) {
+      ev.level_down_inplace(a, level + 2);
+      ev.rescale_inplace(a);
+    } else {
+      ev.level_down_inplace(a, level + 1);
+    }
     ev.adjust_scale_inplace(a, target);
     // Within scales_match of the target (off by at most 1/2 in absolute terms): snapped now, as the branches above
     // do, because the next use may be a product, which would scale the difference beyond scales_match (a

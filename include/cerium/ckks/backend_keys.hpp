@@ -70,13 +70,8 @@ template <backend::PolyBackend B>
 rlwe::SwitchingKey make_switching_key_on(const B& backend, const rlwe::ContextPtr& context,
                                          const ring::RnsPoly& secret, const ring::RnsPoly& from_secret,
                                          const rlwe::SwitchingKeyDraw& draw) {
-  require<MismatchError>(context != nullptr, "switching key: no context given");
+  rlwe::require_switching_key_secrets(context, secret, from_secret);
   const ring::RnsBasisPtr& key_basis = context->key_basis();
-  for (const auto* poly : {&secret, &from_secret}) {
-    require<MismatchError>(!poly->empty() && poly->basis() == *key_basis && poly->form() == ring::PolyForm::ntt,
-                           "switching key: the {} secret must be over the key basis {} in NTT form",
-                           poly == &secret ? "target" : "source", ring::describe(*key_basis));
-  }
   const std::size_t q_count = context->ladder().q_primes.size();
   const std::size_t digits = context->digit_count(context->max_level());
   std::vector<std::array<ring::RnsPoly, 2>> parts;

@@ -77,5 +77,9 @@ struct SwitchingKeyDraw {
 // secret over another basis or form.
 SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& secret,
                                 const ring::RnsPoly& from_secret, const SwitchingKeyDraw& draw);
+// make_switching_key's checks of its arguments (a maker of the same keys elsewhere runs them too): MismatchError
+// for a null context or a secret that is empty, over another basis than context->key_basis() or not in NTT form.
+void require_switching_key_secrets(const ContextPtr& context, const ring::RnsPoly& secret,
+                                   const ring::RnsPoly& from_secret);
 
 }  // namespace cerium::rlwe

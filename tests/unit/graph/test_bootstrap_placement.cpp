@@ -249,21 +249,31 @@ TEST_CASE("bootstrap placement on a chain of layers with fan-out finds the chain
   }
 }
 
+// An attention's A V in miniature (the two tests below): a softmax output v at level 2 (from x, arriving at 3),
+// read by k masks (a product each), each mask replicated by additions at level 1 and then multiplied twice with a
+// fresh value w.
+namespace {
+
+LevelProblem attention_miniature(std::uint32_t k, bool x_refreshable) {
+  LevelProblem p;
+  p.bootstrap_level = 6;
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 3, .may_bootstrap = x_refreshable});  // x
+  p.items.push_back({.inputs = {}, .cost = 0, .start = 9});                                 // w
+  p.items.push_back({.inputs = {0}, .cost = 1});                                            // v, level 2
+  for (std::uint32_t j = 0; j < k; ++j) {
+    const std::uint32_t product = add_reader(p, 2, 1);
+    p.items.push_back({.inputs = {product}, .may_bootstrap = false});
+  }
+  return p;
+}
+
+}  // namespace
+
 TEST_CASE("bootstrap placement refreshes a value read by many instead of each reader's path", "[graph][placement]") {
-  // An attention's A V in miniature: a softmax output v at level 2, read by k masks (a product each), each mask
-  // replicated by additions at level 1 and then multiplied twice with a fresh value w. The greedy rule refreshes
-  // every mask's path where it runs out (k bootstraps); refreshing v once leaves every path enough levels. (x may
-  // not be refreshed here: refreshing it would serve as well; the next test has that seed.)
+  // The greedy rule refreshes every mask's path where it runs out (k bootstraps); refreshing v once leaves every
+  // path enough levels. (x may not be refreshed here: refreshing it would serve as well; the next test has that.)
   for (const std::uint32_t k : {2u, 5u, 40u}) {
-    LevelProblem p;
-    p.bootstrap_level = 6;
-    p.items.push_back({.inputs = {}, .cost = 0, .start = 3, .may_bootstrap = false});  // x
-    p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
-    p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
-    for (std::uint32_t j = 0; j < k; ++j) {
-      const std::uint32_t product = add_reader(p, 2, 1);
-      p.items.push_back({.inputs = {product}, .may_bootstrap = false});
-    }
+    const LevelProblem p = attention_miniature(k, false);
     INFO(k << " readers");
     const Placement greedy = place_bootstraps_greedy(p);
     REQUIRE(greedy.feasible);
@@ -280,18 +290,10 @@ TEST_CASE("bootstrap placement refreshes a value read by many instead of each re
 }
 
 TEST_CASE("bootstrap placement refreshes a low source once when that serves every path below it", "[graph][placement]") {
-  // The miniature above with x refreshable and read twice more (a stage's input, arriving low): the greedy rule
-  // refreshes each reader's path (k), the low-source seed refreshes x alone.
+  // The miniature with x refreshable (a stage's input, arriving low): the greedy rule refreshes each reader's
+  // path (k), the low-source seed refreshes x alone.
   for (const std::uint32_t k : {2u, 5u, 40u}) {
-    LevelProblem p;
-    p.bootstrap_level = 6;
-    p.items.push_back({.inputs = {}, .cost = 0, .start = 3});  // x
-    p.items.push_back({.inputs = {}, .cost = 0, .start = 9});  // w
-    p.items.push_back({.inputs = {0}, .cost = 1});             // v, level 2
-    for (std::uint32_t j = 0; j < k; ++j) {
-      const std::uint32_t product = add_reader(p, 2, 1);
-      p.items.push_back({.inputs = {product}, .may_bootstrap = false});
-    }
+    const LevelProblem p = attention_miniature(k, true);
     INFO(k << " readers");
     CHECK(place_bootstraps_greedy(p).count == static_cast<int>(k));
     const Placement seeded = place_bootstraps(p, {.search_limit = 0, .refresh_budget = 0});  // the seeds alone

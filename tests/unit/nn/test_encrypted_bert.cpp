@@ -108,8 +108,13 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
   const nn::EncryptedBert bert(weights, nn::bert_ranges(weights, calibration, valid), {.rows = 16, .valid_tokens = valid});
   const std::size_t slots = bert.layout().slots();
 
-  // 30 levels: 14 between bootstraps (LayerNorm alone takes 10 here).
-  Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
+  // 30 levels: 14 between bootstraps (LayerNorm alone takes 10 here); with narrow levels those 14 are one ~2^30
+  // prime each (CkksConfig::narrow_levels: the same levels, a smaller modulus, fewer bits).
+  const int narrow = GENERATE(0, 14);
+  INFO("narrow levels " << narrow);
+  CkksConfig config = presets::bootstrappable_toy(12, 30);
+  config.narrow_levels = narrow;
+  Fixture f(config, {.relinearization = true});
   graph::Tracer t(f.context);
   t.output(bert.forward(t, t.input("x", slots)), "hidden");
   graph::PlanOptions options;
@@ -143,9 +148,11 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
   const nn::Matrix twin = on_doubles(bert, bert, x);
   const nn::Matrix exact = nn::bert_reference(weights, x, valid);
   const double against_twin = max_difference(decrypted, twin), against_exact = max_difference(decrypted, exact);
-  WARN("encrypted against the twin: " << against_twin << " (" << -std::log2(against_twin)
-                                      << " bits); against the exact reference: " << against_exact);
-  CHECK(against_twin < std::exp2(-9));
+  WARN("narrow levels " << narrow << ": encrypted against the twin: " << against_twin << " ("
+                        << -std::log2(against_twin) << " bits); against the exact reference: " << against_exact);
+  // Narrow levels pay in bits: 7.4-9.0 against 17.8-18.0 over seeds (values at a scale of 2^30 instead of 2^56,
+  // amplified by the norms' and softmax's iterations), for half the bootstraps of a model with the same modulus.
+  CHECK(against_twin < std::exp2(narrow > 0 ? -6 : -9));
   CHECK(against_exact < 0.02);
 }
 
