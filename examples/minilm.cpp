@@ -15,6 +15,8 @@
 //                                          the value's bootstrap_shift): the cosine a run with bootstraps of that
 //                                          precision would reach
 //   --margin M                             the calibrated ranges widened by M (1.25)
+//   --narrow-levels                        presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
+//                                          bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
 //   --magnitude-limit M                    bootstrap only values up to M on the calibration (graph::PlanOptions::
 //                                          bootstrap_magnitude_limit; default 2): larger lets the planner refresh
 //                                          LayerNorm's outputs instead of GELU's inner powers (fewer bootstraps,
@@ -172,7 +174,7 @@ std::vector<std::size_t> parse_sentences(const std::string& list, const io::Weig
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a log cut short (a time limit) keeps every finished line
-  bool plan_only = false, cpu = false, precise = false;
+  bool plan_only = false, cpu = false, precise = false, narrow = false;
   double noise_bits = 0, margin = 1.25, magnitude_limit = 0;
   std::string sentence_list = "0";
   const char* env = std::getenv("CERIUM_MINILM_DIR");
@@ -185,6 +187,8 @@ int main(int argc, char** argv) {
       cpu = true;
     } else if (arg == "--precise-bootstraps") {
       precise = true;
+    } else if (arg == "--narrow-levels") {
+      narrow = true;
     } else if ((arg == "--sentence" || arg == "--sentences") && i + 1 < argc) {
       sentence_list = argv[++i];
     } else if (arg == "--model" && i + 1 < argc) {
@@ -198,7 +202,7 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--sentence K | --sentences all|K,K,...] [--model DIR] "
-                 "[--noise BITS] [--margin M] [--magnitude-limit M] [--precise-bootstraps]\n",
+                 "[--noise BITS] [--margin M] [--magnitude-limit M] [--precise-bootstraps] [--narrow-levels]\n",
                  argv[0]);
       return 2;
     }
@@ -213,7 +217,8 @@ int main(int argc, char** argv) {
   const io::WeightFile sentences = io::WeightFile::load(std::filesystem::path(CERIUM_DATA_DIR) / "minilm_sentences.crwt");
   const std::vector<std::size_t> indices = parse_sentences(sentence_list, sentences);
   require(!indices.empty(), "--sentences {}: no sentences", sentence_list);
-  const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const auto context = ckks::Context::create(narrow ? ckks::presets::bootstrappable_n16_narrow()
+                                                     : ckks::presets::bootstrappable_n16());
 
   // Each sentence calibrated on itself and planned on a host thread of its own.
   std::vector<std::future<Prepared>> pending;
