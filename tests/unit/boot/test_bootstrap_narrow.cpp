@@ -35,7 +35,7 @@ double bits(const Values& got, const Values& want, bool worst) {
 }  // namespace
 
 TEST_CASE("narrow levels: the bootstrap lands on the narrow chain and values multiply down it (N = 2^11)",
-          "[ckks][bootstrap][narrow]") {
+          "[ckks][bootstrap][narrow][heavy]") {
   Fixture f(narrow_toy(11), {.relinearization = true});
   const Parameters& params = f.context->parameters();
   auto first_rng = cerium_test::make_rng(1);
