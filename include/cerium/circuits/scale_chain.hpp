@@ -13,6 +13,7 @@
 // carry the tracked scale past scales_match's tolerance although the message's scale is the chain's.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -75,14 +76,13 @@ class ScaleChain {
       a.set_scale(target);
       return;
     }
-    // The integer factor that brings a from one level above onto the target: it lands within scales_match only
-    // when it is large. A wide level's scale (2^56) brought onto a narrow one's (2^30, CkksConfig::narrow_levels)
-    // would need a factor of about 16: rescale once more first (from two levels above, when a has them), which
-    // leaves a scale of about 2^26 and a factor of about 2^34.
-    const auto factor_from = [&](int above) {
-      return target * ev.level_prime_product(above) / a.scale();
-    };
-    if (factor_from(level + 1) < 0x1p20 && a.level() >= level + 2) {
+    // The integer factor that brings a from one level above onto the target (adjust_scale's k) lands within
+    // scales_match only when it is large. A wide level's scale (2^56) brought onto a narrow one's (2^30,
+    // CkksConfig::narrow_levels) would need a factor of about 16: then rescale once more first (from two levels
+    // above, when a has them), which leaves a scale of about 2^26 and a factor of about 2^34.
+    const double p = ev.level_prime_product(level + 1);
+    const double k = std::round(target * p / a.scale());
+    if ((k < 1 || !ckks::scales_match(a.scale() * k / p, target)) && a.level() >= level + 2) {
       ev.level_down_inplace(a, level + 2);
       ev.rescale_inplace(a);
     } else {
