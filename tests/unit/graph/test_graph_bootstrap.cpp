@@ -16,20 +16,38 @@
 
 using namespace evaluator_test;
 
+namespace {
+
+// x <- x^2 / 2 + 1/4, twenty times: 40 levels of products; it contracts errors (the derivative is x < 1).
+constexpr int kSteps = 20;
+
+// The chain traced from an input arriving at `level` (-1: the top) and planned for the bootstrapper.
+graph::Plan planned_chain(const ContextPtr& context, const boot::Bootstrapper& bootstrapper, int level = -1) {
+  graph::Tracer t(context);
+  auto x = t.input("x", 0, level);
+  for (int i = 0; i < kSteps; ++i) x = t.add(t.multiply(t.multiply(x, x), 0.5), 0.25);
+  t.output(x, "x20");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  return graph::plan(std::move(t).finish(), options);
+}
+
+// The chain on doubles.
+Values chain_reference(Values values) {
+  for (int i = 0; i < kSteps; ++i) {
+    for (auto& v : values) v = v * v * 0.5 + 0.25;
+  }
+  return values;
+}
+
+}  // namespace
+
 TEST_CASE("a 40-deep chain at N = 2^12 bootstraps the fewest times and keeps its precision", "[graph][bootstrap][heavy]") {
   Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});  // 8 levels after a bootstrap
   boot::Bootstrapper bootstrapper(f.context);
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
 
-  // x <- x^2 / 2 + 1/4, twenty times: 40 levels of products; it contracts errors (the derivative is x < 1).
-  constexpr int kSteps = 20;
-  graph::Tracer t(f.context);
-  auto x = t.input("x");
-  for (int i = 0; i < kSteps; ++i) x = t.add(t.multiply(t.multiply(x, x), 0.5), 0.25);
-  t.output(x, "x20");
-  graph::PlanOptions options;
-  options.bootstrap = graph::bootstrap_spec(bootstrapper);
-  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  const graph::Plan plan = planned_chain(f.context, bootstrapper);
   INFO(graph::explain(plan));
 
   const int top = f.context->max_level();
@@ -70,11 +88,7 @@ TEST_CASE("a 40-deep chain at N = 2^12 bootstraps the fewest times and keeps its
   CHECK(node_total <= elapsed);
   CHECK(bootstrap_total <= node_total);
 
-  Values want = input;
-  for (int i = 0; i < kSteps; ++i) {
-    for (auto& v : want) v = v * v * 0.5 + 0.25;
-  }
-  const double bits = precision_bits(f.decrypt(outputs.at(0)), want);
+  const double bits = precision_bits(f.decrypt(outputs.at(0)), chain_reference(input));
   INFO("precision " << bits << " bits, seed " << cerium_test::test_seed());
   CHECK(bits >= 14);
 }
@@ -87,14 +101,8 @@ TEST_CASE("narrow levels: the same chain with 13 levels between bootstraps inste
   boot::Bootstrapper bootstrapper(f.context);
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
   REQUIRE(bootstrapper.levels().output == 14);
-  constexpr int kSteps = 20;
-  graph::Tracer t(f.context);
-  auto x = t.input("x", 0, 14);  // arriving at the top narrow level, as a bootstrap leaves it
-  for (int i = 0; i < kSteps; ++i) x = t.add(t.multiply(t.multiply(x, x), 0.5), 0.25);
-  t.output(x, "x20");
-  graph::PlanOptions options;
-  options.bootstrap = graph::bootstrap_spec(bootstrapper);
-  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  // Arriving at the top narrow level, as a bootstrap leaves it.
+  const graph::Plan plan = planned_chain(f.context, bootstrapper, 14);
   INFO(graph::explain(plan));
   // 40 levels from level 14: 13 a refresh (the next bootstrap needs level 1), so 2 bootstraps; the wide toy
   // parameters of the test above, 7 a refresh, need 5 from their top.
@@ -107,11 +115,7 @@ TEST_CASE("narrow levels: the same chain with 13 levels between bootstraps inste
   CHECK(inputs[0].scale() == plan.input_encoding(0).scale);
   graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, &bootstrapper);
   const auto outputs = executor.run(std::move(inputs));
-  Values want = input;
-  for (int i = 0; i < kSteps; ++i) {
-    for (auto& v : want) v = v * v * 0.5 + 0.25;
-  }
-  const double bits = precision_bits(f.decrypt(outputs.at(0)), want);
+  const double bits = precision_bits(f.decrypt(outputs.at(0)), chain_reference(input));
   INFO("precision " << bits << " bits, seed " << cerium_test::test_seed());
   WARN("narrow levels: 40-deep chain, " << plan.placed_bootstraps << " bootstraps, " << bits << " bits");
   CHECK(bits >= 12);
