@@ -179,19 +179,19 @@ EncodeOptions Encoder::resolve(const UnscaledPlaintext& unscaled, const EncodeOp
   return {.level = resolved.level, .scale = resolved.scale, .slots = resolved.slots};
 }
 
+ring::RnsPoly Encoder::unscaled_poly(const UnscaledPlaintext& unscaled, double scale, const ring::RnsBasisPtr& basis) {
+  return poly_of(rounded(unscaled.host_coefficients(), scale), unscaled.gap(), basis);
+}
+
 Plaintext Encoder::encode(const UnscaledPlaintext& unscaled, const EncodeOptions& options) const {
-  const EncodeOptions resolved = resolve(unscaled, options);
-  const std::vector<detail::RoundedInteger> integers =
-      rounded(unscaled.host_coefficients(), resolved.scale);  // resolve checked the range
-  return Plaintext(context_, poly_of(integers, unscaled.gap(), context_->q_basis(resolved.level)), resolved.level,
-                   resolved.scale, resolved.slots);
+  const EncodeOptions resolved = resolve(unscaled, options);  // checks the range
+  return Plaintext(context_, unscaled_poly(unscaled, resolved.scale, context_->q_basis(resolved.level)),
+                   resolved.level, resolved.scale, resolved.slots);
 }
 
 ring::RnsPoly Encoder::encode_extended(const UnscaledPlaintext& unscaled, const EncodeOptions& options) const {
-  const EncodeOptions resolved = resolve(unscaled, options);
-  const std::vector<detail::RoundedInteger> integers =
-      rounded(unscaled.host_coefficients(), resolved.scale);  // resolve checked the range
-  return poly_of(integers, unscaled.gap(), context_->qp_basis(resolved.level));
+  const EncodeOptions resolved = resolve(unscaled, options);  // checks the range
+  return unscaled_poly(unscaled, resolved.scale, context_->qp_basis(resolved.level));
 }
 
 ring::RnsPoly Encoder::rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,

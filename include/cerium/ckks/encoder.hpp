@@ -128,6 +128,9 @@ class Encoder {
   // Integer k at coefficient k gap (zero elsewhere) over basis, NTT form.
   static ring::RnsPoly poly_of(std::span<const detail::RoundedInteger> rounded, std::size_t gap,
                                const ring::RnsBasisPtr& basis);
+  // An unscaled plaintext's coefficients at `scale`, rounded, over basis (Q_level, or Q_level u P), NTT form (the
+  // caller has resolved the options, which checks the range).
+  static ring::RnsPoly unscaled_poly(const UnscaledPlaintext& unscaled, double scale, const ring::RnsBasisPtr& basis);
   // The scaled, rounded special IFFT of values over basis (Q_level, or Q_level u P), NTT form.
   ring::RnsPoly rounded_poly(std::span<const std::complex<double>> values, const Resolved& resolved,
                              const ring::RnsBasisPtr& basis, const char* operation) const;
