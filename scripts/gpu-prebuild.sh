@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 command -v nvcc >/dev/null 2>&1 || { echo "gpu-prebuild: no nvcc here (install the CUDA Toolkit)" >&2; exit 1; }
 local_build=$repo_root/build-gpu-local
 out_dir=$repo_root/build-gpu-prebuilt
-targets=(cerium_test_gpu cerium_bench_gpu cerium_example_deep_program cerium_example_resnet20
+targets=(cerium_test_gpu cerium_bench_gpu cerium_example_bootstrap cerium_example_deep_program cerium_example_resnet20
          cerium_example_minilm cerium_example_bert_base cerium_example_llama cerium_example_train_mlp)
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
@@ -27,7 +27,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/tests" "$stage/bench" "$stage/examples" "$stage/lib"
 strip -o "$stage/tests/cerium_test_gpu" "$local_build/tests/cerium_test_gpu"
 strip -o "$stage/bench/cerium_bench_gpu" "$local_build/bench/cerium_bench_gpu"
-for example in deep_program resnet20 minilm bert_base llama train_mlp; do
+for example in bootstrap deep_program resnet20 minilm bert_base llama train_mlp; do
   strip -o "$stage/examples/cerium_example_$example" "$local_build/examples/cerium_example_$example"
 done
 # fmt and Google Benchmark as linked here, in case the GPU machine lacks them (gpu-check.sh puts lib/ last on
