@@ -335,14 +335,25 @@ std::vector<SlotValues> simulate_outputs(const Program& program, const std::vect
 
 std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vector<SlotValues>& inputs,
                                                const BootstrapNoise& noise) {
-  require(noise.absolute >= 0, "bootstrap noise of {}: a magnitude is not negative", noise.absolute);
+  require(noise.absolute >= 0 && noise.rounding.rescale >= 0 && noise.rounding.key_switch >= 0,
+          "bootstrap noise of {} and rounding noise of {} and {}: none is negative", noise.absolute,
+          noise.rounding.rescale, noise.rounding.key_switch);
   std::mt19937_64 rng(noise.seed);
   std::uniform_real_distribution<double> unit(-noise.absolute, noise.absolute);
+  std::normal_distribution<double> gaussian(0.0, 1.0);
   const Program& program = plan.program;
   Loop loop;
   std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, loop,
                                           [&](NodeId id, SlotValues& values, double) {
-    if (!plan.nodes[id].bootstrap && program.node(id).op != Op::bootstrap) return;
+    const Op op = program.node(id).op;
+    const double rounding = key_switches(op) > 0 ? noise.rounding.key_switch
+                            : level_cost(op) > 0  ? noise.rounding.rescale
+                                                  : 0.0;
+    if (rounding > 0) {
+      const double sigma = rounding / plan.nodes[id].scale;
+      for (auto& x : values) x += sigma * std::complex<double>(gaussian(rng), gaussian(rng));
+    }
+    if (!plan.nodes[id].bootstrap && op != Op::bootstrap) return;
     if (id < noise.first || id >= noise.last) return;
     // A precise bootstrap leaves its correction's error: a bootstrap's at the correction's shift.
     const NodePlan& p = plan.nodes[id];
@@ -353,6 +364,16 @@ std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vect
   std::vector<SlotValues> out;
   for (const NodeId id : program.outputs()) out.push_back(std::move(v[id]));
   return out;
+}
+
+RoundingNoise rounding_noise(const ckks::Parameters& parameters) {
+  const ckks::CkksConfig& c = parameters.config();
+  const double n = std::ldexp(1.0, c.log_n);
+  // A uniform ternary secret has 2N/3 nonzeros on average.
+  const double h = c.secret == ckks::SecretDistribution::hamming_weight ? c.hamming_weight : 2 * n / 3;
+  const double alpha = static_cast<double>(parameters.alpha());
+  const double overflow_square = (alpha - 1) * (alpha - 1) / 4 + alpha / 12;  // E[u^2]
+  return {.rescale = std::sqrt(n * (1 + h) / 24), .key_switch = std::sqrt(n * ((1 + h) / 12 + h * overflow_square) / 2)};
 }
 
 std::vector<BootstrapMagnitude> bootstrap_magnitudes(const Plan& plan, const std::vector<SlotValues>& values) {

@@ -29,7 +29,13 @@ TEST_CASE("A tiny Llama layer run as the examples run it on the GPU gives the CP
   for (nn::LlamaLayerWeights& l : weights.layers) {
     spread_like_trained({&l.query, &l.key, &l.value, &l.output, &l.gate, &l.up, &l.down});
   }
-  Fixture f(presets::bootstrappable_toy(12, 30), {.relinearization = true});
+  // Wide levels, and with narrow ones (one ~2^30 prime each: the bootstrapper lands on their scale, the
+  // plaintexts are encoded at each level's own default scale).
+  const int narrow = GENERATE(0, 14);
+  INFO("narrow levels " << narrow);
+  CkksConfig params = presets::bootstrappable_toy(12, 30);
+  params.narrow_levels = narrow;
+  Fixture f(params, {.relinearization = true});
   const TinyLlama tiny = plan_tiny_llama(f.context, std::move(weights), 2, rng);
   const graph::Plan& plan = tiny.plan;
   const std::size_t slots = tiny.model.layout().slots();
