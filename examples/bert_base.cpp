@@ -18,7 +18,8 @@
 //   --magnitude-limit M                      bootstrap only values up to M on the calibration (default 2, doubled
 //                                            by the planner until a placement exists; docs/transformers.md)
 //   --noise BITS                             the layers simulated one after another with every bootstrapped slot off
-//                                            by up to 2^-BITS (times its bootstrap shift): the error a run with
+//                                            by up to 2^-BITS (times its bootstrap shift) and every rescale and key
+//                                            switch rounding as the parameters make it: the error a run with
 //                                            bootstraps of that precision would reach
 //   --narrow-levels                          presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
 //                                            bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)

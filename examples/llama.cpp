@@ -11,8 +11,9 @@
 //   --attention-only                         each block's first half alone, x + attention(norm(x)) (the twin checks it)
 //   --explain FILE                           write every block's plan to FILE, a row per node (graph::explain)
 //   --noise-bits B                           also run each plan on the host with every bootstrapped value off by up
-//                                            to 2^-B times its magnitude (graph::simulate_outputs_noisy): how far
-//                                            bootstrap errors alone carry the hidden states from the twin
+//                                            to 2^-B times its magnitude (graph::simulate_outputs_noisy) and the
+//                                            rescales' and key switches' rounding (graph::rounding_noise): how far
+//                                            they carry the hidden states from the twin (the profile: bootstraps)
 //   --noise-profile K                        with --noise-bits: the bootstraps split in K stretches of the block,
 //                                            each stretch's noise alone: where errors grow
 //   --noise-range A:B                        the profile over nodes A .. B - 1 only
@@ -149,10 +150,13 @@ class BlockPlanner {
 
  private:
   // The block run on the host on the last block's noisy outputs, every bootstrapped value off by up to 2^-B of
-  // its magnitude: its outputs' distance from the twin's (the planner's calibration outputs of this block).
+  // its magnitude and every rescale and key switch rounding as the parameters make it (graph::rounding_noise):
+  // its outputs' distance from the twin's (the planner's calibration outputs of this block).
   void report_noise(const graph::Plan& plan, std::size_t l) {
     noisy_ = graph::simulate_outputs_noisy(
-        plan, noisy_, {.absolute = std::exp2(-o_.noise_bits), .scaled_by_magnitude = true, .seed = l + 1});
+        plan, noisy_,
+        {.absolute = std::exp2(-o_.noise_bits), .scaled_by_magnitude = true, .seed = l + 1,
+         .rounding = graph::rounding_noise(plan.program.context()->parameters())});
     const double error = distance_from_twin(noisy_);
     fmt::print("block {:2}: bootstraps off by 2^-{:g}: outputs {:.3e} from the twin ({:.1f} bits)\n", l, o_.noise_bits,
                error, -std::log2(error));

@@ -12,8 +12,8 @@
 //                                          one key set for all; the cosine of each and the least
 //   --model DIR                            where scripts/fetch-minilm.sh wrote minilm_encoder.crwt
 //   --noise BITS                           each plan simulated with noise 2^-BITS on every bootstrapped slot (times
-//                                          the value's bootstrap_shift): the cosine a run with bootstraps of that
-//                                          precision would reach
+//                                          the value's bootstrap_shift) and the rescales' and key switches'
+//                                          rounding: the cosine a run with bootstraps of that precision would reach
 //   --margin M                             the calibrated ranges widened by M (1.25)
 //   --narrow-levels                        presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
 //                                          bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
@@ -244,7 +244,9 @@ int main(int argc, char** argv) {
       const auto out = graph::simulate_outputs_noisy(p.plan, {graph::SlotValues(packed.begin(), packed.end())},
                                                      {.absolute = std::exp2(-noise_bits),
                                                       .scaled_by_magnitude = true,
-                                                      .seed = p.index + 1});
+                                                      .seed = p.index + 1,
+                                                      .rounding = graph::rounding_noise(
+                                                          p.plan.program.context()->parameters())});
       const std::vector<double> pooled = nn::mean_pool(p.model.unpack(out.at(0)), p.sentence.tokens);
       const bool finite = std::all_of(pooled.begin(), pooled.end(), [](double x) { return std::isfinite(x); });
       fmt::print("sentence {}: bootstraps with noise 2^-{:g}: {}\n", p.index, noise_bits,

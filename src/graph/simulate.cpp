@@ -346,9 +346,11 @@ std::vector<SlotValues> simulate_outputs_noisy(const Plan& plan, const std::vect
   std::vector<SlotValues> v = run_freeing(program, last_readers(program), inputs, loop,
                                           [&](NodeId id, SlotValues& values, double) {
     const Op op = program.node(id).op;
-    const double rounding = key_switches(op) > 0 ? noise.rounding.key_switch
-                            : level_cost(op) > 0  ? noise.rounding.rescale
-                                                  : 0.0;
+    // A product's relinearization rounds at the product's scale, then the rescale divides that by the level's
+    // prime: only the rescale's rounding is left.
+    const double rounding = level_cost(op) > 0                           ? noise.rounding.rescale
+                            : op == Op::rotate || op == Op::conjugate ? noise.rounding.key_switch
+                                                                        : 0.0;
     if (rounding > 0) {
       const double sigma = rounding / plan.nodes[id].scale;
       for (auto& x : values) x += sigma * std::complex<double>(gaussian(rng), gaussian(rng));
@@ -372,7 +374,9 @@ RoundingNoise rounding_noise(const ckks::Parameters& parameters) {
   // A uniform ternary secret has 2N/3 nonzeros on average.
   const double h = c.secret == ckks::SecretDistribution::hamming_weight ? c.hamming_weight : 2 * n / 3;
   const double alpha = static_cast<double>(parameters.alpha());
-  const double overflow_square = (alpha - 1) * (alpha - 1) / 4 + alpha / 12;  // E[u^2]
+  // E[(u - k)^2], u of mean (alpha - 1) / 2 and variance alpha / 12, k = floor((alpha - 1) / 2) (ring::ModDown).
+  const double offset = (alpha - 1) / 2 - std::floor((alpha - 1) / 2);
+  const double overflow_square = offset * offset + alpha / 12;
   return {.rescale = std::sqrt(n * (1 + h) / 24), .key_switch = std::sqrt(n * ((1 + h) / 12 + h * overflow_square) / 2)};
 }
 

@@ -257,6 +257,11 @@ RnsPoly ModUp::apply(const RnsPoly& in) const {
 
 // --- ModDown ---
 
+std::uint32_t mod_down_kept_offset(std::uint32_t p_mod, std::size_t dropped_primes, const math::Modulus& m) {
+  const u32 k = static_cast<u32>((dropped_primes - 1) / 2) % m.value;
+  return math::add_mod(half_mod(p_mod, m), math::mul_mod(k, p_mod, m), m.value);
+}
+
 ModDown::ModDown(RnsBasisPtr full, RnsBasisPtr kept, Rounding rounding)
     : full_(std::move(full)), kept_(std::move(kept)), rounding_(rounding) {
   require(full_ != nullptr && kept_ != nullptr, "ModDown needs a full basis and a kept basis");
@@ -272,7 +277,7 @@ ModDown::ModDown(RnsBasisPtr full, RnsBasisPtr kept, Rounding rounding)
     const auto& m = kept_->modulus(i);
     const u32 p_mod = dropped_->product_mod(m);
     p_inv_.emplace_back(static_cast<u32>(math::inv_mod(p_mod, m.value)), m.value);
-    h_kept_.push_back(rounding_ == Rounding::nearest ? half_mod(p_mod, m) : 0);
+    h_kept_.push_back(rounding_ == Rounding::nearest ? mod_down_kept_offset(p_mod, dropped_->size(), m) : 0);
   }
   for (std::size_t j = 0; j < dropped_->size(); ++j) {
     h_dropped_.push_back(rounding_ == Rounding::nearest ? half_mod(0, dropped_->modulus(j)) : 0);

@@ -77,21 +77,22 @@ class ScaleChain {
       return;
     }
     // The integer factor that brings a from one level above onto the target (adjust_scale's k) lands within
-    // scales_match only when it is large. A wide level's scale (about 2^56) brought onto a narrow one's (about
-    // 2^30, CkksConfig::narrow_levels) would need a factor of about 16: then start two levels above (when a has
-    // them) and reach one level above at a scale from which the last factor is large: by a plain rescale where
-    // that leaves a scale of at least 1 and a last factor of at least target / 2 (2^56 over a narrow prime: 2^26,
-    // then a factor of about 2^34), else by an adjustment onto target P / 2^30 (2^56 over a wide level's primes
-    // onto a narrow level: both factors about 2^30).
+    // scales_match only when a's scale there is at most about twice that level's primes P. A wide level's scale
+    // (about 2^56 or, where the chain meets narrow levels, 2^43-2^49) brought onto a narrow one's (about 2^30,
+    // CkksConfig::narrow_levels) is larger: then start two levels above (when a has them) and reach one level
+    // above at a scale near P by a factor k1 and the rescale by that level's primes Q (k1 = 1: a plain rescale).
+    // The scale stays near P, at least the target's: a plain rescale that left 2^49 / 2^30 = 2^19 would keep a
+    // rescale's rounding (about 2^14 at N = 2^16) at 2^-5 of the message.
     const double p = ev.level_prime_product(level + 1);
     const double k = std::round(target * p / a.scale());
     if ((k < 1 || !ckks::scales_match(a.scale() * k / p, target)) && a.level() >= level + 2) {
       ev.level_down_inplace(a, level + 2);
-      const double rescaled = a.scale() / ev.level_prime_product(level + 2);
-      if (rescaled >= 1 && target * p / rescaled >= target / 2) {
+      const double q = ev.level_prime_product(level + 2);
+      const double k1 = std::max(1.0, std::round(p * q / a.scale()));
+      if (k1 == 1) {
         ev.rescale_inplace(a);
       } else {
-        ev.adjust_scale_inplace(a, target * p / 0x1p30);
+        ev.adjust_scale_inplace(a, a.scale() * k1 / q);  // lands exactly there: k1 is the factor
       }
     } else {
       ev.level_down_inplace(a, level + 1);

@@ -32,21 +32,20 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs);
 
 // The rounding a run adds at each node, as independent Gaussian noise of these standard deviations in each slot's
-// real and imaginary parts, in the encoding's units (divided by the node's scale): a rescale's after the
-// products by plaintexts and constants, a key switch's after rotations, conjugations and ciphertext products
-// (whose relinearization's ModDown divides by P and the level's prime at once). At a scale of 2^56 it is
-// invisible; at 2^30 (CkksConfig::narrow_levels) it is about 2^-16 at N = 2^16 for a rescale and 2^-12 for a key
-// switch, which a model's polynomials and iterations may amplify: the simulation shows by how much before an
-// encrypted run does.
+// real and imaginary parts, in the encoding's units (divided by the node's scale): a rescale's after every product
+// (a ciphertext product's relinearization rounds at the product's scale, which the rescale divides by the level's
+// prime), a key switch's after rotations and conjugations. At a scale of 2^56 it is invisible; at 2^30
+// (CkksConfig::narrow_levels) it is about 2^-16 at N = 2^16 for a rescale and 2^-15 for a key switch, which a
+// model's polynomials and iterations may amplify: the simulation shows by how much before an encrypted run does.
 struct RoundingNoise {
   double rescale = 0;
   double key_switch = 0;
 };
 // The rounding noise of `parameters`. A rescale rounds to the nearest: words r0 + r1 s with coefficients of
 // variance (1 + h) / 12 for a secret of h nonzeros, and a slot sums N of them: sqrt(N (1 + h) / 24) in each
-// part. A key switch's ModDown converts from the alpha special primes with the fast conversion, whose result is
-// off by u P, u in [0, alpha) with mean (alpha - 1) / 2 and variance alpha / 12: u s adds h E[u^2] to each
-// coefficient's variance, about 12 times a rescale's at alpha = 8.
+// part. A key switch's ModDown converts from the alpha special primes with the fast conversion, off by u P with
+// u of mean (alpha - 1) / 2 and variance alpha / 12, less the constant ring::ModDown subtracts: (u - k) s adds
+// h E[(u - k)^2] to each coefficient's variance.
 RoundingNoise rounding_noise(const ckks::Parameters& parameters);
 
 // The outputs as a run with noisy bootstraps would give them: every value the plan bootstraps gets independent

@@ -13,8 +13,10 @@
 //
 // Exactness:
 //  - BasisConverter, ModUp: approximate, x + u Q with 0 <= u < L (as above).
-//  - ModDown from Q u P to Q: Rounding::floor gives floor(x / P) - u, Rounding::nearest gives round(x / P) - u,
-//    0 <= u < |P| (the number of primes of P). The error u is part of key-switching noise.
+//  - ModDown from Q u P to Q: Rounding::floor gives floor(x / P) - u, 0 <= u < |P| (the number of primes of P);
+//    Rounding::nearest gives round(x / P) - u + k with k = floor((|P| - 1) / 2), the mean of u rounded down, so
+//    that the error u - k is centered (mean within 1/2 of 0). The error is part of key-switching noise: uncentered,
+//    its mean multiplies the secret in every coefficient, about 12 times a rescale's rounding at |P| = 8.
 //  - Rescaler (1 or 2 primes): exact. Rounding::nearest gives round(x / P) (P odd, so no ties), error at most 1/2;
 //    Rounding::floor gives floor(x / P), error in [0, 1). Reading x as centered in (-Q/2, Q/2] gives the same
 //    residues of the result modulo Q / P.
@@ -86,6 +88,11 @@ class ModUp {
 
 class Rescaler;
 
+// The constant ModDown adds to x_i before subtracting the conversion and dividing by P, for nearest rounding:
+// [(P - 1) / 2 + k P]_{q_i} with k = floor((|P| - 1) / 2), which centers the conversion's overflow (see the file
+// comment). p_mod = [P]_{q_i}; dropped_primes = |P|. Every backend's ModDown uses it, so their words agree.
+std::uint32_t mod_down_kept_offset(std::uint32_t p_mod, std::size_t dropped_primes, const math::Modulus& m);
+
 // The ModDown of hybrid key switching: from a full basis (Q u P) to the kept primes Q, dividing by the product P
 // of the other primes: out_i = [(x_i - Conv_{P->Q}(x_P)_i) P^{-1}]_{q_i}, with the rounding offset folded in.
 class ModDown {
@@ -108,7 +115,7 @@ class ModDown {
  private:
   friend RnsPoly mod_down_and_rescale(const ModDown&, const Rescaler&, const RnsPoly&, const RnsPoly*);
   // v_i = [Conv_{P->Q}([x + h]_P)]_{q_i}, h = (P - 1) / 2 for nearest and 0 for floor, so that
-  // out_i = (x_i + h - v_i) P^{-1}. dropped: |P| coefficient-form limbs; v: |Q| limbs; scratch: |P| limbs.
+  // out_i = (x_i + h_i - v_i) P^{-1} with h_i = mod_down_kept_offset (nearest) or 0. dropped: |P| coefficient-form limbs; v: |Q| limbs; scratch: |P| limbs.
   void converted(ConstLimbSpans dropped, LimbSpans v, LimbSpans scratch) const;
   // From an NTT-form input's P limbs: t_i = v_i - h in coefficient form, the correction out_i = (x_i - NTT(t_i))
   // P^{-1} subtracts. t: kept().size() limbs.

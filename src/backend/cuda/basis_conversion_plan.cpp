@@ -131,7 +131,7 @@ HostTables mod_down_tables(const ring::RnsBasis& full, const ring::RnsBasis& kep
     const u32 p_mod = dropped->product_mod(m);
     auto& t = host.targets[i];
     t.x_limb = static_cast<u32>(position_in(full, kept.prime(i), "ModDown full basis"));
-    t.shift = nearest ? half_mod(p_mod, m) : 0;
+    t.shift = nearest ? ring::mod_down_kept_offset(p_mod, dropped->size(), m) : 0;
     t.p_inv = static_cast<u32>(math::inv_mod(p_mod, m.value));
     t.p_inv_shoup = math::shoup_quotient(t.p_inv, m.value);
   }
