@@ -25,10 +25,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <numeric>
 #include <random>
 #include <span>
@@ -215,12 +217,24 @@ int run_train_mlp(int argc, char** argv) {
     for (std::size_t r = 0; r < rows.size(); ++r) weights.push_back(evaluator.upload(encrypt(rows[r], 2 + r)));
     const graph::Executor<Backend> executor(plan, evaluator, &bootstrapper, {.cache_plaintexts = true});
     executor.encode_plaintexts();
+    // The data owner's side: each batch encrypted on a host thread while the server runs the step before, as a
+    // client would send batches ahead; the loop times the server's steps (and any wait for a batch).
+    double encrypting = 0;  // seconds the host thread spent encrypting, all batches
+    const auto encrypt_batch = [&](std::size_t s) {
+      const auto begin = std::chrono::steady_clock::now();
+      const Split b = batches.at(s);
+      std::array<ckks::Ciphertext, 2> batch{encrypt(trainer.pack_inputs(b.x), 0),
+                                            encrypt(trainer.pack_targets(b.labels), 1)};
+      encrypting += seconds_since(begin);
+      return batch;
+    };
+    auto next = std::async(std::launch::async, encrypt_batch, 0);
     start = std::chrono::steady_clock::now();
     for (std::size_t s = 0; s < o.steps; ++s) {
-      const Split b = batches.at(s);
+      std::array<ckks::Ciphertext, 2> batch = next.get();
+      if (s + 1 < o.steps) next = std::async(std::launch::async, encrypt_batch, s + 1);
       std::vector<ckks::Ciphertext> inputs;
-      inputs.push_back(evaluator.upload(encrypt(trainer.pack_inputs(b.x), 0)));
-      inputs.push_back(evaluator.upload(encrypt(trainer.pack_targets(b.labels), 1)));
+      for (auto& c : batch) inputs.push_back(evaluator.upload(c));
       for (auto& c : weights) inputs.push_back(std::move(c));
       weights = executor.run(std::move(inputs));
       if ((s + 1) % 10 == 0 || s + 1 == o.steps) {
@@ -230,8 +244,9 @@ int run_train_mlp(int argc, char** argv) {
       }
     }
     const double seconds = seconds_since(start);
-    fmt::print("\nencrypted training: {} steps in {:.2f} s ({:.3f} s a step, batches encrypted on the host)\n",
-               o.steps, seconds, seconds / static_cast<double>(o.steps));
+    fmt::print("\nencrypted training: {} steps in {:.2f} s ({:.3f} s a step; the batches encrypted meanwhile on a host "
+               "thread, {:.3f} s each)\n",
+               o.steps, seconds, seconds / static_cast<double>(o.steps), encrypting / static_cast<double>(o.steps));
     const ckks::Decryptor decryptor(keygen.secret_key());
     std::vector<std::vector<std::complex<double>>> decoded;
     for (const auto& c : weights) decoded.push_back(encoder.decode(decryptor.decrypt(evaluator.download(c))));
