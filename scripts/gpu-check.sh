@@ -218,7 +218,8 @@ if [[ -x $gpu_bench ]] && [[ ${GPU_CHECK_BENCH:-1} == 1 ]]; then
     --benchmark_repetitions=5 --benchmark_format=console \
     --benchmark_out="$out/bench_gpu.json" --benchmark_out_format=json || true
   # The bootstrap benchmark sets up once (keys, diagonals) and times 20 bootstraps itself: one repetition, for
-  # each of single and double hoisting (its argument).
+  # each of single and double hoisting (its argument); the batch benchmark bootstraps 1, 2, 4 and 8 ciphertexts
+  # side by side (captured graphs on their own streams).
   if [[ ${GPU_CHECK_BOOTSTRAP:-1} == 1 ]]; then
     run_step bench-bootstrap "$bench_log" 420 "$gpu_bench" --benchmark_filter=bootstrap --benchmark_format=console \
       --benchmark_out="$out/bench_bootstrap.json" --benchmark_out_format=json || true

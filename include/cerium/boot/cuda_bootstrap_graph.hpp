@@ -29,6 +29,9 @@ class CudaBootstrapGraph {
   Ciphertext bootstrap(const Ciphertext& input) const;
   // The captured work alone on the captured input (what a benchmark times); output() holds its result.
   void replay() const { graph_.replay(); }
+  // The same on another stream of the device (what it reads must be ready there: cuda::Stream::wait), so that
+  // several graphs bootstrap side by side (one graph per input: each reads and writes its own buffers).
+  void replay(const cuda::Stream& stream) const { graph_.replay(stream); }
   const Ciphertext& output() const { return output_; }
 
  private:

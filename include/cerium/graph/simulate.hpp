@@ -38,8 +38,8 @@ std::vector<SlotValues> simulate_outputs(const Program& program, const std::vect
 // (CkksConfig::narrow_levels) it is about 2^-16 at N = 2^16 for a rescale and 2^-15 for a key switch, which a
 // model's polynomials and iterations may amplify: the simulation shows by how much before an encrypted run does.
 struct RoundingNoise {
-  double rescale = 0;
-  double key_switch = 0;
+  double rescale = 0;     // a rescale's rounding (every product)
+  double key_switch = 0;  // a key switch's rounding (rotations, conjugations)
 };
 // The rounding noise of `parameters`. A rescale rounds to the nearest: words r0 + r1 s with coefficients of
 // variance (1 + h) / 12 for a secret of h nonzeros, and a slot sums N of them: sqrt(N (1 + h) / 24) in each

@@ -1,0 +1,118 @@
+// Several ciphertexts bootstrapped together on one GPU (issue 24's throughput figure): k captured bootstraps
+// (boot::CudaBootstrapGraph, one per input, each with its own buffers) replayed side by side on k streams, so that
+// one bootstrap's launch-bound kernels at low levels overlap another's; bootstrappable_n16, N = 2^16, 2^15 slots.
+// Timed with CUDA events on the work stream around the whole batch (every stream waits for the start, the work
+// stream for every stream), median of 10 batches after warm-up. Counters: batch, ms a batch, ms_per_ciphertext
+// and its speedup against one graph replayed alone in the same run, words_equal (every output equal to the eager
+// bootstrap's words after the concurrent replays), floor_ratio = time per ciphertext / (key bytes / copy bandwidth).
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "cerium/backend/cuda/memory.hpp"
+#include "cerium/backend/cuda/stream.hpp"
+#include "cerium/backend/cuda/timer.hpp"
+#include "cerium/boot/cuda_bootstrap_graph.hpp"
+#include "cerium/boot/cuda_bootstrapper.hpp"
+#include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/encryptor.hpp"
+#include "cerium/ckks/key_generator.hpp"
+#include "gpu_bench_support.hpp"
+
+namespace {
+
+using namespace cerium;
+using namespace cerium::ckks;
+using namespace cerium::boot;
+
+void BM_bootstrap_batch_n16_gpu(benchmark::State& state) {
+  const auto batch = static_cast<std::size_t>(state.range(0));
+  const auto context = Context::create(presets::bootstrappable_n16());
+  KeyGenerator keygen(context);
+  CudaBootstrapper boot(context, BootstrapConfig{}, backend::CudaBackend(context));
+  const auto keys = std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen));
+  boot.set_keys(keys);
+  Encoder encoder(context);
+  Encryptor encryptor(keygen.public_key());
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> x(boot.slots());
+  for (auto& v : x) v = dist(rng);
+  const Ciphertext input =
+      boot.evaluator().upload(encryptor.encrypt(encoder.encode(x, EncodeOptions{.level = 1, .slots = boot.slots()})));
+  const Ciphertext eager = boot.evaluator().download(boot.bootstrap(input));
+
+  std::vector<std::unique_ptr<CudaBootstrapGraph>> graphs;
+  std::vector<cuda::Stream> streams;
+  for (std::size_t i = 0; i < batch; ++i) {
+    graphs.push_back(std::make_unique<CudaBootstrapGraph>(boot, input));
+    streams.push_back(cuda::Stream::create());
+  }
+  const auto& work = cuda::work_stream();
+  cuda::EventTimer timer(work);
+  const auto run_batch = [&] {
+    for (std::size_t i = 0; i < batch; ++i) {
+      streams[i].wait(work);
+      graphs[i]->replay(streams[i]);
+    }
+    for (const auto& s : streams) work.wait(s);
+  };
+  for (int i = 0; i < 2; ++i) run_batch();  // warm-up: the graphs' first replays allocate their memory
+  work.synchronize();
+
+  // One graph alone, the same run's baseline.
+  std::vector<double> alone;
+  for (int i = 0; i < 10; ++i) {
+    timer.start();
+    graphs[0]->replay();
+    timer.stop();
+    alone.push_back(timer.elapsed_ms() / 1e3);
+  }
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    for (int i = 0; i < 10; ++i) {
+      timer.start();
+      run_batch();
+      timer.stop();
+      seconds.push_back(timer.elapsed_ms() / 1e3);
+    }
+    state.SetIterationTime(cerium_bench::median(seconds));
+  }
+  work.synchronize();
+  double equal = 1;
+  for (const auto& g : graphs) {
+    const Ciphertext out = boot.evaluator().download(g->output());
+    for (std::size_t p = 0; p < out.size(); ++p) equal *= out.part(p) == eager.part(p) ? 1.0 : 0.0;
+  }
+
+  const double t = cerium_bench::median(seconds);
+  const double per_ciphertext = t / static_cast<double>(batch);
+  const double key_bytes = static_cast<double>(keys->memory_bytes());
+  state.counters["N"] = static_cast<double>(context->ring_degree());
+  state.counters["slots"] = static_cast<double>(boot.slots());
+  state.counters["batch"] = static_cast<double>(batch);
+  state.counters["ms"] = t * 1e3;
+  state.counters["ms_per_ciphertext"] = per_ciphertext * 1e3;
+  state.counters["ms_alone"] = cerium_bench::median(alone) * 1e3;
+  state.counters["speedup"] = cerium_bench::median(alone) / per_ciphertext;
+  state.counters["ciphertexts_per_s"] = 1.0 / per_ciphertext;
+  state.counters["words_equal"] = equal;
+  state.counters["floor_ratio"] = per_ciphertext / (key_bytes / cerium_bench::copy_bandwidth());
+  state.counters["device_peak_GB"] = static_cast<double>(cuda::memory_stats().peak) / 1e9;
+  state.SetLabel(cerium_bench::device_label());
+}
+
+}  // namespace
+
+BENCHMARK(BM_bootstrap_batch_n16_gpu)
+    ->ArgName("batch")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
