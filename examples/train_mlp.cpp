@@ -17,6 +17,9 @@
 //   --compact                                  the weights between steps as 2 ciphertexts (2 bootstraps a step for
 //                                              their refresh instead of one per row, 4 a step in all on
 //                                              Fashion-MNIST instead of 43; nn/mlp_training.hpp)
+//   --capture                                  on a GPU, the step recorded once as CUDA graphs and replayed from
+//                                              the third step on (graph::CapturedRun: one launch instead of one a
+//                                              kernel; the step's many small low-level rotations are launch-bound)
 //   --explain FILE                             the step's plan, node by node (graph::explain)
 //   --fashion-mnist [DIR]                      Fashion-MNIST instead (train split for the steps, t10k to score;
 //                                              DIR: the idx files, default the package's or
@@ -30,7 +33,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <span>
@@ -42,6 +47,7 @@
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
+#include "cerium/graph/captured_run.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/explain.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -58,6 +64,7 @@ struct Options {
   std::size_t steps = 100, batch = 32, hidden = 32;
   double rate = 0;  // 0: 0.2 for the digits, 0.05 for Fashion-MNIST (0.1 diverges on its 784 inputs)
   bool plan_only = false, cpu = false, toy = false, fashion = false, compact = false;
+  bool capture = false;  // --capture: on a GPU, the step recorded as CUDA graphs once and replayed
   std::string explain_path;  // --explain FILE: the step's plan table
   std::filesystem::path digits = io::kDigitsFile;
   std::filesystem::path fashion_dir = io::kFashionMnistDir;
@@ -124,6 +131,7 @@ int run_train_mlp(int argc, char** argv) {
     else if (arg == "--rate" && has_value) o.rate = std::strtod(argv[++i], nullptr);
     else if (arg == "--digits" && has_value) o.digits = argv[++i];
     else if (arg == "--compact") o.compact = true;
+    else if (arg == "--capture") o.capture = true;
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--fashion-mnist") {
       o.fashion = true;
@@ -131,7 +139,7 @@ int run_train_mlp(int argc, char** argv) {
     }
     else {
       fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--toy] [--steps S] [--batch B] [--rate R] [--hidden H] "
-                         "[--compact] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
+                         "[--compact] [--capture] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
       return 2;
     }
   }
@@ -229,6 +237,10 @@ int run_train_mlp(int argc, char** argv) {
       return batch;
     };
     auto next = std::async(std::launch::async, encrypt_batch, 0);
+    // --capture: step 0 runs node by node; step 1's run is recorded (the recording's eager run is step 1) and
+    // replayed from step 2 on. Its weights then have the shape every later step's have (the step's outputs').
+    std::function<std::vector<ckks::Ciphertext>(std::vector<ckks::Ciphertext>)> step =
+        [&](std::vector<ckks::Ciphertext> inputs) { return executor.run(std::move(inputs)); };
     start = std::chrono::steady_clock::now();
     for (std::size_t s = 0; s < o.steps; ++s) {
       std::array<ckks::Ciphertext, 2> batch = next.get();
@@ -236,7 +248,19 @@ int run_train_mlp(int argc, char** argv) {
       std::vector<ckks::Ciphertext> inputs;
       for (auto& c : batch) inputs.push_back(evaluator.upload(c));
       for (auto& c : weights) inputs.push_back(std::move(c));
-      weights = executor.run(std::move(inputs));
+      if constexpr (backend::WorkCapture<Backend>) {
+        if (o.capture && s == 1) {
+          const auto recording = std::chrono::steady_clock::now();
+          auto captured = std::make_shared<const graph::CapturedRun<Backend>>(executor, inputs);
+          fmt::print("step recorded as {} CUDA graph(s) in {:.1f} s (its eager run is step 1)\n", captured->segments(),
+                     seconds_since(recording));
+          weights.clear();
+          for (const auto& c : captured->outputs()) weights.push_back(c.clone());
+          step = [captured](std::vector<ckks::Ciphertext> in) { return captured->run(in); };
+          continue;
+        }
+      }
+      weights = step(std::move(inputs));
       if ((s + 1) % 10 == 0 || s + 1 == o.steps) {
         fmt::print("\r  step {}/{}, {:.1f} s ({:.3f} s a step)", s + 1, o.steps, seconds_since(start),
                    seconds_since(start) / static_cast<double>(s + 1));

@@ -150,9 +150,11 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
   const double against_twin = max_difference(decrypted, twin), against_exact = max_difference(decrypted, exact);
   WARN("narrow levels " << narrow << ": encrypted against the twin: " << against_twin << " ("
                         << -std::log2(against_twin) << " bits); against the exact reference: " << against_exact);
-  // Narrow levels pay in bits: 7.4-9.0 against 17.8-18.0 over seeds (values at a scale of 2^30 instead of 2^56,
-  // amplified by the norms' and softmax's iterations), for half the bootstraps of a model with the same modulus.
-  CHECK(against_twin < std::exp2(narrow > 0 ? -6 : -9));
+  // Narrow levels pay in bits: 10.5-11.6 against 17.4-18.0 over seeds (each rescale's and rotation's rounding at a
+  // scale of 2^30 instead of 2^56, amplified by the norms' and softmax's iterations; 7.4-9.0 before ModDown's
+  // centered overflow and ScaleChain::bring_to's precise two-level path), for half the bootstraps of a model with
+  // the same modulus.
+  CHECK(against_twin < std::exp2(narrow > 0 ? -8 : -9));
   CHECK(against_exact < 0.02);
 }
 
