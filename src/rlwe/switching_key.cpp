@@ -102,7 +102,6 @@ SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& 
                                 const ring::RnsPoly& from_secret, const SwitchingKeyDraw& draw) {
   require_switching_key_secrets(context, secret, from_secret);
   const auto& key_basis = context->key_basis();
-  const std::size_t q_count = context->ladder().q_primes.size();
   const std::size_t digits = context->digit_count(context->max_level());
 
   std::vector<std::array<ring::RnsPoly, 2>> parts;
@@ -117,13 +116,12 @@ SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& 
       ring::multiply_accumulate_limb(b.limb(i), std::as_const(a).limb(i), negated_secret.limb(i),
                                      key_basis->modulus(i));
     }
-    // + P g_d s': the gadget g_d is 1 modulo the digit's primes and 0 modulo every other prime of Q, and P g_d
-    // vanishes modulo P, so only the digit's limbs change, by [P]_{q_i} s'_i.
-    const std::size_t first = context->digit_first_prime(d);
-    const std::size_t last = std::min(first + context->alpha(), q_count);
-    for (std::size_t i = first; i < last; ++i) {
+    // + P g_d s': only the digit's limbs change (gadget_factors).
+    const std::vector<std::uint32_t> factors = gadget_factors(*context, d);
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      if (factors[i] == 0) continue;
       const math::Modulus& m = key_basis->modulus(i);
-      const math::ShoupConstant p_mod(context->p_basis()->product_mod(m), m.value);
+      const math::ShoupConstant p_mod(factors[i], m.value);
       auto out = b.limb(i);
       const auto src = from_secret.limb(i);
       for (std::size_t k = 0; k < out.size(); ++k) {
@@ -134,6 +132,19 @@ SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& 
     parts.push_back({std::move(b), std::move(a)});
   }
   return SwitchingKey(context, std::move(parts), draw.storage, draw.uniform, draw.base_stream);
+}
+
+std::vector<std::uint32_t> gadget_factors(const Context& context, std::size_t digit) {
+  const ring::RnsBasisPtr& key_basis = context.key_basis();
+  const std::size_t q_count = context.ladder().q_primes.size();
+  require(digit < context.digit_count(context.max_level()), "gadget factors of digit {}: the keys have {} digits",
+          digit, context.digit_count(context.max_level()));
+  std::vector<std::uint32_t> factors(key_basis->size(), 0);
+  const std::size_t first = context.digit_first_prime(digit);
+  for (std::size_t i = first; i < std::min(first + context.alpha(), q_count); ++i) {
+    factors[i] = static_cast<std::uint32_t>(context.p_basis()->product_mod(key_basis->modulus(i)));
+  }
+  return factors;
 }
 
 }  // namespace cerium::rlwe

@@ -72,7 +72,6 @@ rlwe::SwitchingKey make_switching_key_on(const B& backend, const rlwe::ContextPt
                                          const rlwe::SwitchingKeyDraw& draw) {
   rlwe::require_switching_key_secrets(context, secret, from_secret);
   const ring::RnsBasisPtr& key_basis = context->key_basis();
-  const std::size_t q_count = context->ladder().q_primes.size();
   const std::size_t digits = context->digit_count(context->max_level());
   std::vector<std::array<ring::RnsPoly, 2>> parts;
   parts.reserve(digits);
@@ -80,13 +79,8 @@ rlwe::SwitchingKey make_switching_key_on(const B& backend, const rlwe::ContextPt
     ring::RnsPoly a = backend_keys_detail::uniform(backend, key_basis, draw.uniform, draw.base_stream + d);
     ring::RnsPoly b = backend_keys_detail::gaussian(backend, *context, draw.noise, draw.base_stream + d);
     backend.sub(b, backend.product(a, secret));
-    // + P g_d s': [P]_{q_i} s'_i on the digit's limbs, nothing elsewhere (rlwe::make_switching_key).
-    std::vector<std::uint32_t> p_on_digit(key_basis->size(), 0);
-    const std::size_t first = context->digit_first_prime(d);
-    for (std::size_t i = first; i < std::min(first + context->alpha(), q_count); ++i) {
-      p_on_digit[i] = static_cast<std::uint32_t>(context->p_basis()->product_mod(key_basis->modulus(i)));
-    }
-    backend.add(b, backend.scalar_product(from_secret, p_on_digit));
+    // + P g_d s': [P]_{q_i} s'_i on the digit's limbs, nothing elsewhere (rlwe::gadget_factors).
+    backend.add(b, backend.scalar_product(from_secret, rlwe::gadget_factors(*context, d)));
     parts.push_back({std::move(b), std::move(a)});
   }
   return rlwe::SwitchingKey(context, std::move(parts), rlwe::KeyStorage::expanded, std::nullopt, 0);

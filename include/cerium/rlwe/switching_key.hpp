@@ -81,5 +81,9 @@ SwitchingKey make_switching_key(const ContextPtr& context, const ring::RnsPoly& 
 // for a null context or a secret that is empty, over another basis than context->key_basis() or not in NTT form.
 void require_switching_key_secrets(const ContextPtr& context, const ring::RnsPoly& secret,
                                    const ring::RnsPoly& from_secret);
+// [P g_d]_{q_i} for every limb i of context->key_basis(): the gadget g_d is 1 modulo digit d's primes and 0 modulo
+// every other prime of Q, and P g_d vanishes modulo P, so [P]_{q_i} on the digit's limbs and 0 elsewhere. Digit d
+// of a switching key adds these times s' (every maker of the keys uses it, so their words agree).
+std::vector<std::uint32_t> gadget_factors(const Context& context, std::size_t digit);
 
 }  // namespace cerium::rlwe
