@@ -45,6 +45,19 @@ MlpTrainer::MlpTrainer(MlpShape shape) : shape_(shape) {
     return graph::PlainVector(v);
   };
   for (std::size_t j = 0; j < blocks; ++j) block_masks_.push_back(blockwise([&](std::size_t f) { return f == j ? 1.0 : 0.0; }));
+  // A class mask repeats every group of blocks: stored as one group's period.
+  const auto classes = [&](std::size_t count) {
+    const std::size_t group = std::bit_ceil(count);
+    std::vector<graph::PlainVector> masks;
+    for (std::size_t j = 0; j < count; ++j) {
+      std::vector<double> period(group * batch, 0.0);
+      std::fill_n(period.begin() + static_cast<std::ptrdiff_t>(j * batch), batch, 1.0);
+      masks.emplace_back(period);
+    }
+    return masks;
+  };
+  hidden_classes_ = classes(shape_.hidden);
+  output_classes_ = classes(shape_.outputs);
   std::vector<double> starts(batch, 0.0);  // one block's period: 1 at its first lane
   starts[0] = 1;
   lane_starts_ = graph::PlainVector(starts);
