@@ -44,7 +44,6 @@ MlpTrainer::MlpTrainer(MlpShape shape) : shape_(shape) {
     for (std::size_t f = 0; f < blocks; ++f) std::fill_n(v.begin() + f * batch, batch, value_of_block(f));
     return graph::PlainVector(v);
   };
-  for (std::size_t j = 0; j < blocks; ++j) block_masks_.push_back(blockwise([&](std::size_t f) { return f == j ? 1.0 : 0.0; }));
   // A class mask repeats every group of blocks: stored as one group's period.
   const auto classes = [&](std::size_t count) {
     const std::size_t group = std::bit_ceil(count);
@@ -91,7 +90,9 @@ std::vector<double> MlpTrainer::pack_targets(std::span<const std::uint8_t> label
   for (std::size_t b = 0; b < labels.size(); ++b) {
     require(labels[b] < shape_.outputs, "mlp: label {} of example {} (outputs 0..{})", labels[b], b,
             shape_.outputs - 1);
-    v[labels[b] * shape_.batch + b] = 1;
+    // Class k at block k of every group of bit_ceil(outputs) blocks, as the step's outputs hold it.
+    const std::size_t group = std::bit_ceil(shape_.outputs);
+    for (std::size_t block = labels[b]; block < shape_.blocks(); block += group) v[block * shape_.batch + b] = 1;
   }
   return v;
 }

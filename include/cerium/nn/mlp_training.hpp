@@ -5,13 +5,14 @@
 //
 // Packing (feature-major batch lanes): a ciphertext of blocks x batch slots, slot f * batch + b holding feature f
 // of example b, blocks the next power of two of the widest layer.
-//   - X: the batch's inputs; T: its one-hot targets (feature k = class k).
+//   - X: the batch's inputs; T: its one-hot targets (class k at block k, repeated every bit_ceil(outputs) blocks).
 //   - Weight row j of W1 (hidden rows) and row k of W2 (outputs rows): a ciphertext each, entry f of the row at
 //     every lane of block f, so that a row times X is all of its products at once.
 // One step, for every example of the batch at once:
-//   z_j = sum over blocks of X W1_j (rotate-and-add by whole blocks: every block ends with the sum), Z1 = sum_j
-//   mask_j z_j, H = act(Z1), y_k likewise from H and W2_k, Y = sum_k mask_k y_k;
-//   D2 = Y - T; D1 = act'(Z1) sum_k spread_k(D2) W2_k, spread_k copying block k to every block;
+//   Z1 holds z_j = sum over blocks of X W1_j in every block of class j modulo bit_ceil(hidden) (rotate-and-add
+//   within a group of blocks, a class mask, then by whole groups once for all rows: layer()), H = act(Z1), Y
+//   likewise from H and the W2_k (classes modulo bit_ceil(outputs));
+//   D2 = Y - T; D1 = act'(Z1) sum_k spread_k(D2) W2_k, spread_k copying class k to every block (spreads());
 //   W2_k -= (rate / batch) lane_sum(spread_k(D2) H), W1_j -= (rate / batch) lane_sum(spread_j(D1) X), lane_sum
 //   summing the lanes of each block (nn::segment_sum).
 // act(z) = c0 + c1 z + c2 z^2 (a quadratic: one level, its derivative exact).
@@ -129,11 +130,11 @@ class MlpTrainer {
     const MlpShape& s = shape_;
     std::vector<Value> rows(weights.begin(), weights.end());
     if (s.compact_weights) rows = expand(ops, weights);
-    const Value z1 = hidden_layer(ops, x, std::span<const Value>(rows).first(s.hidden));
+    const Value z1 = layer(ops, x, std::span<const Value>(rows).first(s.hidden), hidden_classes_);
     const Value h = ops.add(ops.add(ops.multiply(ops.multiply(z1, z1), s.activation[2]),
                                     ops.multiply(z1, s.activation[1])),
                             s.activation[0]);
-    return layer(ops, h, std::span<const Value>(rows).subspan(s.hidden));
+    return layer(ops, h, std::span<const Value>(rows).subspan(s.hidden), output_classes_);
   }
 
  private:
@@ -179,15 +180,15 @@ class MlpTrainer {
     using Value = typename Ops::Value;
     const MlpShape& s = shape_;
     const std::span<const Value> w1 = weights.first(s.hidden), w2 = weights.subspan(s.hidden);
-    // Forward (Z1 in every block of its class, see hidden_layer; H likewise, Y at its blocks alone).
-    const Value z1 = hidden_layer(ops, x, w1);
+    // Forward (each total in every block of its class: see layer()).
+    const Value z1 = layer(ops, x, w1, hidden_classes_);
     const Value h = ops.add(ops.add(ops.multiply(ops.multiply(z1, z1), s.activation[2]),
                                     ops.multiply(z1, s.activation[1])),
                             s.activation[0]);
-    const Value y = layer(ops, h, w2);
+    const Value y = layer(ops, h, w2, output_classes_);
     ops.label(y, "forward");
     // Backward: D2 = Y - T, D1 = act'(Z1) sum_k spread_k(D2) W2_k.
-    const Value d2 = ops.sub(y, t);
+    const Value d2 = ops.sub(y, t);  // T repeats its classes over the groups as Y does
     const std::vector<Value> spread2 = spreads(ops, d2, output_classes_);
     // One relinearization for the whole sum (graph::product_sum).
     const Value back = graph::product_sum(ops, std::span<const Value>(spread2), w2.first(s.outputs));
@@ -200,8 +201,10 @@ class MlpTrainer {
     const auto summed = [&](const Value& g) {
       return s.compact_weights ? attention_detail::add_rotations(ops, g, s.batch, 1) : lane_sum(ops, g);
     };
-    // D1 vanishes outside the hidden blocks: every term of its sum has a W2 row's factor.
-    const std::vector<Value> spread1 = spreads(ops, d1, hidden_classes_);
+    // D1 vanishes outside the hidden blocks (every term of its sum has a W2 row's factor): its groups summed first
+    // repeat them over the groups.
+    const std::vector<Value> spread1 =
+        spreads(ops, block_sum(ops, d1, std::bit_ceil(s.hidden), s.blocks()), hidden_classes_);
     for (std::size_t j = 0; j < s.hidden; ++j) {
       const Value g = summed(ops.multiply(spread1[j], x));
       out.push_back(ops.multiply(g, s.compact_weights ? input_rate_first_lane_ : input_rate_));
@@ -212,30 +215,19 @@ class MlpTrainer {
     }
     return out;
   }
-  // sum_j mask_j (block sum of a W_j): row j's products with every example, at block j.
+  // Row j's products with every example summed over the blocks, in every block of class j modulo the group
+  // (bit_ceil(rows) blocks): each product summed over one group's shifts (log2(group) rotations), kept in its class
+  // (one mask level) and the classes summed over the groups' shifts once for all rows: rows log2(group) +
+  // log2(blocks / group) rotations instead of rows log2(blocks) with a total per row at its block alone
+  // (Fashion-MNIST's hidden layer: 165 against 320). The copies past the first group meet only values that vanish
+  // there (Z1 and H: W2's rows and the valid-block masks) or the same copies (Y: T repeats its classes too).
   template <class Ops>
-  typename Ops::Value layer(Ops& ops, const typename Ops::Value& a,
-                            std::span<const typename Ops::Value> rows) const {
-    std::optional<typename Ops::Value> sum;
-    for (std::size_t j = 0; j < rows.size(); ++j) {
-      const typename Ops::Value term = ops.multiply(block_sum(ops, ops.multiply(a, rows[j])), block_masks_[j]);
-      sum = sum ? ops.add(*sum, term) : graph::duplicate(term);
-    }
-    return *sum;
-  }
-  // The hidden layer's totals (layer()'s), each in every block of its class modulo the group (bit_ceil(hidden)
-  // blocks) instead of block j alone: each product summed over one group's shifts, kept in its class (the one mask
-  // level layer() spends too) and the classes summed over the groups' shifts once for all rows: hidden
-  // log2(group) + log2(blocks / group) rotations instead of hidden log2(blocks) (Fashion-MNIST: 165 against 320).
-  // The copies outside the first group meet only values that vanish there: every later use of Z1 and H is a
-  // product with a W2 row or a valid-block mask.
-  template <class Ops>
-  typename Ops::Value hidden_layer(Ops& ops, const typename Ops::Value& a,
-                                   std::span<const typename Ops::Value> rows) const {
+  typename Ops::Value layer(Ops& ops, const typename Ops::Value& a, std::span<const typename Ops::Value> rows,
+                            const std::vector<graph::PlainVector>& classes) const {
     const std::size_t group = std::bit_ceil(rows.size());
     std::optional<typename Ops::Value> sum;
     for (std::size_t j = 0; j < rows.size(); ++j) {
-      const auto term = ops.multiply(block_sum(ops, ops.multiply(a, rows[j]), 1, group), hidden_classes_[j]);
+      const auto term = ops.multiply(block_sum(ops, ops.multiply(a, rows[j]), 1, group), classes[j]);
       sum = sum ? ops.add(*sum, term) : graph::duplicate(term);
     }
     return block_sum(ops, *sum, group, shape_.blocks());
@@ -250,15 +242,13 @@ class MlpTrainer {
     }
     return a;
   }
-  // Blocks 0 .. classes.size() - 1 of a (which vanishes past them) each copied to every block: the groups
-  // (bit_ceil(classes.size()) blocks) summed once, so that block b holds block b mod group, then each class kept by
-  // its mask and spread over a group: log2(blocks / group) + count log2(group) rotations instead of
-  // count log2(blocks), the same one level (Fashion-MNIST's hidden: 165 against 320).
+  // Class j of `grouped` (a value whose block b repeats block b mod group, group = bit_ceil(classes.size())) in
+  // every block: kept by its mask (one level) and spread over a group, log2(group) rotations each instead of a
+  // spread over all blocks' log2(blocks).
   template <class Ops>
-  std::vector<typename Ops::Value> spreads(Ops& ops, const typename Ops::Value& a,
+  std::vector<typename Ops::Value> spreads(Ops& ops, const typename Ops::Value& grouped,
                                            const std::vector<graph::PlainVector>& classes) const {
     const std::size_t group = std::bit_ceil(classes.size());
-    const typename Ops::Value grouped = block_sum(ops, graph::duplicate(a), group, shape_.blocks());
     std::vector<typename Ops::Value> out;
     for (const graph::PlainVector& mask : classes) out.push_back(block_sum(ops, ops.multiply(grouped, mask), 1, group));
     return out;
@@ -270,8 +260,8 @@ class MlpTrainer {
   }
 
   MlpShape shape_;
-  std::vector<graph::PlainVector> block_masks_;  // 1 in block j
-  // 1 in the blocks j modulo bit_ceil(hidden) (bit_ceil(outputs)), j below hidden (outputs): spreads' classes.
+  // 1 in the blocks j modulo bit_ceil(hidden) (bit_ceil(outputs)), j below hidden (outputs): the layers' and
+  // spreads' classes.
   std::vector<graph::PlainVector> hidden_classes_, output_classes_;
   graph::PlainVector lane_starts_;               // 1 at each block's first lane
   graph::PlainVector input_rate_, hidden_rate_;  // rate / batch in the valid input (hidden) blocks
