@@ -17,10 +17,11 @@
 //                                            levels, scales, where the bootstraps went
 //   --magnitude-limit M                      bootstrap only values up to M on the calibration (default 2, doubled
 //                                            by the planner until a placement exists; docs/transformers.md)
-//   --noise BITS                             the layers simulated one after another with every bootstrapped slot off
+//   --noise BITS|auto                        the layers simulated one after another with every bootstrapped slot off
 //                                            by up to 2^-BITS (times its bootstrap shift) and every rescale and key
 //                                            switch rounding as the parameters make it: the error a run with
-//                                            bootstraps of that precision would reach
+//                                            bootstraps of that precision would reach (auto: 21 bits less log2 of
+//                                            the bootstrapper's bound, within about a bit of a GPU run)
 //   --narrow-levels                          presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
 //                                            bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
 //   --profile                                a second, profiled run: the per-layer-type table
@@ -101,7 +102,10 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--gelu-degree" && has_value) o.gelu_degree = static_cast<int>(number());
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
-    else if (arg == "--noise" && has_value) o.noise_bits = std::strtod(argv[++i], nullptr);
+    else if (arg == "--noise" && has_value) {
+      const std::string bits = argv[++i];
+      o.noise_bits = bits == "auto" ? -1 : std::strtod(bits.c_str(), nullptr);
+    }
     else if (arg == "--placement" && has_value) {
       for (const auto& r : split_list(argv[++i])) o.placement_ranks.push_back(std::stoi(r));
     } else return false;
@@ -145,7 +149,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n"
-               "       [--magnitude-limit M] [--noise BITS] [--precise-bootstraps] [--precise-softmax] [--narrow-levels]\n",
+               "       [--magnitude-limit M] [--noise BITS|auto] [--precise-bootstraps] [--precise-softmax] [--narrow-levels]\n",
                argv[0]);
     return 2;
   }
@@ -210,6 +214,7 @@ int main(int argc, char** argv) {
   for (const auto& block : planner.samples().front()) twin_blocks.emplace_back(block.begin(), block.end());
   const nn::Matrix twin = model.unpack_blocks(twin_blocks);
   fmt::print("polynomial twin against the exact reference: max error {:.3e}\n", max_difference(twin, exact));
+  if (o.noise_bits < 0) o.noise_bits = simulated_noise_bits(plans);  // --noise auto
   if (o.noise_bits > 0) {
     // Each layer on the last one's noisy outputs (the stages' inputs are the previous stage's outputs, in order).
     std::vector<graph::SlotValues> values = sample;

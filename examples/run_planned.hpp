@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <set>
 #include <utility>
@@ -25,6 +26,18 @@
 #include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/cuda_evaluator.hpp"
 #endif
+
+// One bootstrap's precision relative to its message bound (bootstrappable_n16: 21.0 bits mean, bench/RESULTS.md).
+inline constexpr double kBootstrapBits = 21;
+
+// The bits of bootstrap noise a simulation of `plans` should use (the examples' `--noise auto`): one bootstrap's
+// precision less log2 of the message bound the plans need (graph::required_message_bound). With the rounding model
+// it predicts an encrypted BERT-Base layer's precision within about a bit (bench/RESULTS.md).
+inline double simulated_noise_bits(std::span<const cerium::graph::Plan> plans) {
+  double bound = 1;
+  for (const cerium::graph::Plan& plan : plans) bound = std::max(bound, cerium::graph::required_message_bound(plan));
+  return kBootstrapBits - std::log2(bound);
+}
 
 template <class Run>
 int run_planned(std::span<const cerium::graph::Plan> plans, cerium::boot::BootstrapConfig boot_config,
