@@ -10,10 +10,11 @@
 //   --cpu                                    run on the CPU even so (days at full size)
 //   --attention-only                         each block's first half alone, x + attention(norm(x)) (the twin checks it)
 //   --explain FILE                           write every block's plan to FILE, a row per node (graph::explain)
-//   --noise-bits B                           also run each plan on the host with every bootstrapped value off by up
+//   --noise-bits B|auto                      also run each plan on the host with every bootstrapped value off by up
 //                                            to 2^-B times its magnitude (graph::simulate_outputs_noisy) and the
 //                                            rescales' and key switches' rounding (graph::rounding_noise): how far
-//                                            they carry the hidden states from the twin (the profile: bootstraps)
+//                                            they carry the hidden states from the twin (the profile: bootstraps;
+//                                            auto: 21 bits less log2 of the bound the block's bootstrapper needs)
 //   --noise-profile K                        with --noise-bits: the bootstraps split in K stretches of the block,
 //                                            each stretch's noise alone: where errors grow
 //   --noise-range A:B                        the profile over nodes A .. B - 1 only
@@ -35,6 +36,7 @@
 #include <cstdlib>
 #include <future>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -96,7 +98,10 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
     else if (arg == "--seed" && has_value) o.seed = number();
     else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
-    else if (arg == "--noise-bits" && has_value) o.noise_bits = std::strtod(argv[++i], nullptr);
+    else if (arg == "--noise-bits" && has_value) {
+      const std::string bits = argv[++i];
+      o.noise_bits = bits == "auto" ? -1 : std::strtod(bits.c_str(), nullptr);
+    }
     else if (arg == "--noise-profile" && has_value) o.noise_profile = number();
     else if (arg == "--noise-range" && has_value) {
       char* end = nullptr;
@@ -142,8 +147,10 @@ class BlockPlanner {
     if (!o_.explain_path.empty()) {  // first: the noise reports below take minutes at full size
       write_explain(o_.explain_path, plan, fmt::format("# block {}", l), l == 0);
     }
-    if (o_.noise_bits > 0) report_noise(plan, l);
-    if (o_.noise_bits > 0 && o_.noise_profile > 0) report_noise_profile(plan, inputs);
+    // --noise-bits auto: the bootstraps' noise relative to the bound this block needs (simulated_noise_bits).
+    const double bits = o_.noise_bits < 0 ? simulated_noise_bits(std::span(&plan, 1)) : o_.noise_bits;
+    if (bits > 0) report_noise(plan, l, bits);
+    if (bits > 0 && o_.noise_profile > 0) report_noise_profile(plan, inputs, bits);
     return plan;
   }
   const nn::Matrix& exact() const { return exact_; }  // the reference's output of the blocks planned so far
@@ -152,13 +159,13 @@ class BlockPlanner {
   // The block run on the host on the last block's noisy outputs, every bootstrapped value off by up to 2^-B of
   // its magnitude and every rescale and key switch rounding as the parameters make it (graph::rounding_noise):
   // its outputs' distance from the twin's (the planner's calibration outputs of this block).
-  void report_noise(const graph::Plan& plan, std::size_t l) {
+  void report_noise(const graph::Plan& plan, std::size_t l, double bits) {
     noisy_ = graph::simulate_outputs_noisy(
         plan, noisy_,
-        {.absolute = std::exp2(-o_.noise_bits), .scaled_by_magnitude = true, .seed = l + 1,
+        {.absolute = std::exp2(-bits), .scaled_by_magnitude = true, .seed = l + 1,
          .rounding = graph::rounding_noise(plan.program.context()->parameters())});
     const double error = distance_from_twin(noisy_);
-    fmt::print("block {:2}: bootstraps off by 2^-{:g}: outputs {:.3e} from the twin ({:.1f} bits)\n", l, o_.noise_bits,
+    fmt::print("block {:2}: bootstraps off by 2^-{:g}: outputs {:.3e} from the twin ({:.1f} bits)\n", l, bits,
                error, -std::log2(error));
   }
 
@@ -173,7 +180,8 @@ class BlockPlanner {
 
   // The bootstraps in K stretches of equal count, in trace order; each stretch's noise alone, on the block's
   // exact inputs, with the first labelled node of the stretch to say where in the block it lies.
-  void report_noise_profile(const graph::Plan& plan, const std::vector<graph::SlotValues>& inputs) const {
+  void report_noise_profile(const graph::Plan& plan, const std::vector<graph::SlotValues>& inputs,
+                            double bits) const {
     std::vector<graph::NodeId> bootstrapped;
     for (graph::NodeId id = 0; id < plan.nodes.size(); ++id) {
       const bool in_range = o_.noise_last == 0 || (id >= o_.noise_first && id < o_.noise_last);
@@ -192,7 +200,7 @@ class BlockPlanner {
       }
       const auto noisy = graph::simulate_outputs_noisy(
           plan, inputs,
-          {.absolute = std::exp2(-o_.noise_bits), .scaled_by_magnitude = true, .seed = s + 1, .first = first,
+          {.absolute = std::exp2(-bits), .scaled_by_magnitude = true, .seed = s + 1, .first = first,
            .last = last});
       const double error = distance_from_twin(noisy);
       fmt::print("  nodes {:>8} .. {:<8} ({:24}): {:4} bootstraps of |x| <= {:6.2f}: outputs {:.2e} off ({:.1f} bits)\n",
@@ -216,7 +224,7 @@ int run_llama(int argc, char** argv) {
                "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--precise-softmax] [--narrow-levels] "
                "[--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
-               "[--explain FILE] [--noise-bits B] [--noise-profile K] [--noise-range A:B]\n",
+               "[--explain FILE] [--noise-bits B|auto] [--noise-profile K] [--noise-range A:B]\n",
                argv[0]);
     return 2;
   }
