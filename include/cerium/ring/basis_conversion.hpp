@@ -115,7 +115,8 @@ class ModDown {
  private:
   friend RnsPoly mod_down_and_rescale(const ModDown&, const Rescaler&, const RnsPoly&, const RnsPoly*);
   // v_i = [Conv_{P->Q}([x + h]_P)]_{q_i}, h = (P - 1) / 2 for nearest and 0 for floor, so that
-  // out_i = (x_i + h_i - v_i) P^{-1} with h_i = mod_down_kept_offset (nearest) or 0. dropped: |P| coefficient-form limbs; v: |Q| limbs; scratch: |P| limbs.
+  // out_i = (x_i + h_i - v_i) P^{-1} with h_i = mod_down_kept_offset (nearest) or 0. dropped: |P| coefficient-form
+  // limbs; v: |Q| limbs; scratch: |P| limbs.
   void converted(ConstLimbSpans dropped, LimbSpans v, LimbSpans scratch) const;
   // From an NTT-form input's P limbs: t_i = v_i - h in coefficient form, the correction out_i = (x_i - NTT(t_i))
   // P^{-1} subtracts. t: kept().size() limbs.
