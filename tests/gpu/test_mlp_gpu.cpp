@@ -17,7 +17,7 @@
 
 using namespace mlp_test;
 
-TEST_CASE("Training steps on the GPU, node by node and replayed, give the CPU's words", "[gpu][nn][mlp]") {
+TEST_CASE("Training steps on the GPU, node by node and replayed, give the CPU's words", "[gpu][nn][mlp][bootstrap]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
   auto rng = cerium_test::make_rng(805);
   INFO("test seed " << cerium_test::test_seed());
