@@ -235,9 +235,8 @@ class MlpTrainer {
   // Every block gets the sum of the blocks k shifts apart for k = first, 2 first, .. below last (rotations by
   // whole blocks; 1 .. blocks(): the sum of all blocks).
   template <class Ops>
-  typename Ops::Value block_sum(Ops& ops, typename Ops::Value a, std::size_t first = 1,
-                                std::size_t last = 0) const {
-    for (std::size_t k = first; k < (last == 0 ? shape_.blocks() : last); k *= 2) {
+  typename Ops::Value block_sum(Ops& ops, typename Ops::Value a, std::size_t first, std::size_t last) const {
+    for (std::size_t k = first; k < last; k *= 2) {
       a = ops.add(a, ops.rotate(a, static_cast<std::int64_t>(k * shape_.batch)));
     }
     return a;
@@ -250,7 +249,9 @@ class MlpTrainer {
                                            const std::vector<graph::PlainVector>& classes) const {
     const std::size_t group = std::bit_ceil(classes.size());
     std::vector<typename Ops::Value> out;
-    for (const graph::PlainVector& mask : classes) out.push_back(block_sum(ops, ops.multiply(grouped, mask), 1, group));
+    for (const graph::PlainVector& mask : classes) {
+      out.push_back(block_sum(ops, ops.multiply(grouped, mask), 1, group));
+    }
     return out;
   }
   // Each block's lanes summed, the sum in every lane of the block.
