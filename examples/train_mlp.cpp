@@ -236,7 +236,8 @@ int run_train_mlp(int argc, char** argv) {
       encrypting += seconds_since(begin);
       return batch;
     };
-    auto next = std::async(std::launch::async, encrypt_batch, 0);
+    std::future<std::array<ckks::Ciphertext, 2>> next;  // the batch of the step to come
+    if (o.steps > 0) next = std::async(std::launch::async, encrypt_batch, 0);
     // --capture: step 0 runs node by node; step 1's run is recorded (the recording's eager run is step 1) and
     // replayed from step 2 on. Its weights then have the shape every later step's have (the step's outputs').
     std::function<std::vector<ckks::Ciphertext>(std::vector<ckks::Ciphertext>)> step =
