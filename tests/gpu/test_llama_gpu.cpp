@@ -3,16 +3,14 @@
 // weights' diagonals kept unscaled there and shared by both ciphertexts of rows, sparse ones encoded in one launch)
 // and on the CPU as the executor runs by default: the same words.
 
-#include <memory>
 #include <random>
 #include <vector>
 
 #include "cerium/backend/cuda_backend.hpp"
-#include "cerium/boot/bootstrapper.hpp"
-#include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/cuda_evaluator.hpp"
 #include "cerium/graph/executor.hpp"
 #include "gpu_test_support.hpp"
+#include "planned_twins.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 #include "unit/nn/tiny_llama_support.hpp"
 
@@ -42,22 +40,9 @@ TEST_CASE("A tiny Llama layer run as the examples run it on the GPU gives the CP
   REQUIRE(plan.bootstraps() > 0);
 
   // One set of keys for both backends (seeded, as the examples make them: the GPU expands them).
-  const boot::BootstrapConfig boot_config{.slots = slots, .message_bound = graph::required_message_bound(plan)};
-  boot::Bootstrapper cpu_bootstrapper(f.context, boot_config);
-  boot::CudaBootstrapper gpu_bootstrapper(f.context, boot_config, backend::CudaBackend(f.context));
-  const auto boot_keys = std::make_shared<const boot::BootstrapKeys>(
-      cpu_bootstrapper.generate_keys(f.keygen, {}, KeyStorage::seeded));
-  cpu_bootstrapper.set_keys(boot_keys);
-  gpu_bootstrapper.set_keys(boot_keys);
-  const auto relin = std::make_shared<const RelinearizationKey>(f.keygen.relinearization_key(KeyStorage::seeded));
-  const auto galois = std::make_shared<const GaloisKeys>(
-      f.keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, KeyStorage::seeded));
-  Evaluator cpu(f.context);
-  cpu.set_relinearization_key(relin);
-  cpu.set_galois_keys(galois);
-  CudaEvaluator gpu(f.context, backend::CudaBackend(f.context));
-  gpu.set_relinearization_key(relin);
-  gpu.set_galois_keys(galois);
+  gpu_test::PlannedTwins twins(f.context, f.keygen, plan, slots);
+  Evaluator& cpu = twins.cpu;
+  CudaEvaluator& gpu = twins.gpu;
 
   std::vector<Ciphertext> encrypted;
   const auto packed = tiny.model.pack_blocks(tiny.calibration[0]);
@@ -69,9 +54,9 @@ TEST_CASE("A tiny Llama layer run as the examples run it on the GPU gives the CP
     for (const auto& c : values) out.push_back(c.clone());
     return out;
   };
-  const auto want = graph::Executor<backend::CpuBackend>(plan, cpu, &cpu_bootstrapper).run(clones(encrypted));
+  const auto want = graph::Executor<backend::CpuBackend>(plan, cpu, &twins.cpu_bootstrapper).run(clones(encrypted));
   const graph::Executor<backend::CudaBackend> executor(
-      plan, gpu, &gpu_bootstrapper,
+      plan, gpu, &twins.gpu_bootstrapper,
       {.cache_plaintexts = true,
        .plaintext_cache_bytes = 1,
        .unscaled_period_limit = backend::CudaBackend::sparse_encoding_period(f.context->ring_degree())});

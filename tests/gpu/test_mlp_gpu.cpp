@@ -3,16 +3,17 @@
 // and on the GPU the way `train_mlp --capture` does (step 0 node by node, step 1 the recording's eager run,
 // step 2 replayed from CUDA graphs): the same words after every step.
 
+#include <cmath>
+#include <complex>
 #include <memory>
 #include <vector>
 
 #include "cerium/backend/cuda_backend.hpp"
-#include "cerium/boot/bootstrapper.hpp"
-#include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/cuda_evaluator.hpp"
 #include "cerium/graph/captured_run.hpp"
 #include "cerium/graph/executor.hpp"
 #include "gpu_test_support.hpp"
+#include "planned_twins.hpp"
 #include "unit/nn/mlp_test_support.hpp"
 
 using namespace mlp_test;
@@ -43,25 +44,13 @@ TEST_CASE("Training steps on the GPU, node by node and replayed, give the CPU's 
   const graph::Plan plan = graph::plan(trace_step(f.context, trainer, levels.output), options);
   REQUIRE(plan.bootstraps() > 0);
 
-  // One set of keys for both backends (seeded: the GPU expands them).
-  const boot::BootstrapConfig boot_config{.slots = slots, .message_bound = graph::required_message_bound(plan)};
-  boot::Bootstrapper cpu_bootstrapper(f.context, boot_config);
-  boot::CudaBootstrapper gpu_bootstrapper(f.context, boot_config, backend::CudaBackend(f.context));
-  const auto boot_keys = std::make_shared<const boot::BootstrapKeys>(
-      cpu_bootstrapper.generate_keys(f.keygen, {}, KeyStorage::seeded));
-  cpu_bootstrapper.set_keys(boot_keys);
-  gpu_bootstrapper.set_keys(boot_keys);
-  const auto relin = std::make_shared<const RelinearizationKey>(f.keygen.relinearization_key(KeyStorage::seeded));
-  const auto galois = std::make_shared<const GaloisKeys>(
-      f.keygen.galois_keys(plan.keys.steps, plan.keys.conjugation, KeyStorage::seeded));
-  Evaluator cpu(f.context);
-  cpu.set_relinearization_key(relin);
-  cpu.set_galois_keys(galois);
-  CudaEvaluator gpu(f.context, backend::CudaBackend(f.context));
-  gpu.set_relinearization_key(relin);
-  gpu.set_galois_keys(galois);
-  const graph::Executor<backend::CpuBackend> cpu_executor(plan, cpu, &cpu_bootstrapper);
-  const graph::Executor<backend::CudaBackend> gpu_executor(plan, gpu, &gpu_bootstrapper, {.cache_plaintexts = true});
+  // One set of keys for both backends (seeded, as the examples make them: the GPU expands them).
+  gpu_test::PlannedTwins twins(f.context, f.keygen, plan, slots);
+  Evaluator& cpu = twins.cpu;
+  CudaEvaluator& gpu = twins.gpu;
+  const graph::Executor<backend::CpuBackend> cpu_executor(plan, cpu, &twins.cpu_bootstrapper);
+  const graph::Executor<backend::CudaBackend> gpu_executor(plan, gpu, &twins.gpu_bootstrapper,
+                                                           {.cache_plaintexts = true});
 
   std::vector<Ciphertext> cpu_weights = encrypt_weights(f, trainer, initial, plan);
   std::vector<Ciphertext> gpu_weights;
