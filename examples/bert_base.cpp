@@ -102,10 +102,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--gelu-degree" && has_value) o.gelu_degree = static_cast<int>(number());
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
-    else if (arg == "--noise" && has_value) {
-      const std::string bits = argv[++i];
-      o.noise_bits = bits == "auto" ? -1 : std::strtod(bits.c_str(), nullptr);
-    }
+    else if (arg == "--noise" && has_value) o.noise_bits = noise_bits_argument(argv[++i]);
     else if (arg == "--placement" && has_value) {
       for (const auto& r : split_list(argv[++i])) o.placement_ranks.push_back(std::stoi(r));
     } else return false;

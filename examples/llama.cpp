@@ -98,10 +98,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--ffn-blocks" && has_value) o.ffn_blocks = number();
     else if (arg == "--seed" && has_value) o.seed = number();
     else if (arg == "--magnitude-limit" && has_value) o.magnitude_limit = std::strtod(argv[++i], nullptr);
-    else if (arg == "--noise-bits" && has_value) {
-      const std::string bits = argv[++i];
-      o.noise_bits = bits == "auto" ? -1 : std::strtod(bits.c_str(), nullptr);
-    }
+    else if (arg == "--noise-bits" && has_value) o.noise_bits = noise_bits_argument(argv[++i]);
     else if (arg == "--noise-profile" && has_value) o.noise_profile = number();
     else if (arg == "--noise-range" && has_value) {
       char* end = nullptr;

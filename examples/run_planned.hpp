@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <set>
+#include <string>
 #include <utility>
 #include <span>
 #include <vector>
@@ -37,6 +39,11 @@ inline double simulated_noise_bits(std::span<const cerium::graph::Plan> plans) {
   double bound = 1;
   for (const cerium::graph::Plan& plan : plans) bound = std::max(bound, cerium::graph::required_message_bound(plan));
   return kBootstrapBits - std::log2(bound);
+}
+
+// A `--noise` argument: its bits, or -1 for "auto" (then simulated_noise_bits once the plans exist).
+inline double noise_bits_argument(const std::string& text) {
+  return text == "auto" ? -1 : std::strtod(text.c_str(), nullptr);
 }
 
 template <class Run>
