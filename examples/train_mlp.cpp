@@ -21,6 +21,9 @@
 //                                              the third step on (graph::CapturedRun: one launch instead of one a
 //                                              kernel; the step's many small low-level rotations are launch-bound)
 //   --explain FILE                             the step's plan, node by node (graph::explain)
+//   --profile                                  after training, one more step profiled (the device waited for after
+//                                              each node): its time split into forward, backward, update and
+//                                              bootstrapping (the step's labels; layer_profile.hpp)
 //   --fashion-mnist [DIR]                      Fashion-MNIST instead (train split for the steps, t10k to score;
 //                                              DIR: the idx files, default the package's or
 //                                              $CERIUM_FASHION_MNIST_DIR); 784 inputs fill 1024 blocks x the batch
@@ -53,6 +56,7 @@
 #include "cerium/graph/tracer.hpp"
 #include "cerium/io/digits.hpp"
 #include "cerium/nn/mlp_training.hpp"
+#include "layer_profile.hpp"
 #include "run_planned.hpp"
 #include "transformer_support.hpp"
 
@@ -65,6 +69,7 @@ struct Options {
   double rate = 0;  // 0: 0.2 for the digits, 0.05 for Fashion-MNIST (0.1 diverges on its 784 inputs)
   bool plan_only = false, cpu = false, toy = false, fashion = false, compact = false;
   bool capture = false;  // --capture: on a GPU, the step recorded as CUDA graphs once and replayed
+  bool profile = false;  // --profile: one more step, profiled, for the per-step breakdown
   std::string explain_path;  // --explain FILE: the step's plan table
   std::filesystem::path digits = io::kDigitsFile;
   std::filesystem::path fashion_dir = io::kFashionMnistDir;
@@ -132,6 +137,7 @@ int run_train_mlp(int argc, char** argv) {
     else if (arg == "--digits" && has_value) o.digits = argv[++i];
     else if (arg == "--compact") o.compact = true;
     else if (arg == "--capture") o.capture = true;
+    else if (arg == "--profile") o.profile = true;
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--fashion-mnist") {
       o.fashion = true;
@@ -139,7 +145,7 @@ int run_train_mlp(int argc, char** argv) {
     }
     else {
       fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--toy] [--steps S] [--batch B] [--rate R] [--hidden H] "
-                         "[--compact] [--capture] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
+                         "[--compact] [--capture] [--profile] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
       return 2;
     }
   }
@@ -272,6 +278,20 @@ int run_train_mlp(int argc, char** argv) {
     fmt::print("\nencrypted training: {} steps in {:.2f} s ({:.3f} s a step; the batches encrypted meanwhile on a host "
                "thread, {:.3f} s each)\n",
                o.steps, seconds, seconds / static_cast<double>(o.steps), encrypting / static_cast<double>(o.steps));
+    if (o.profile) {
+      // One step more on the next batch and copies of the weights (its outputs are dropped: training is over),
+      // the time of each node given to the phase of the step it belongs to.
+      const Split b = batches.at(o.steps);
+      std::vector<ckks::Ciphertext> inputs;
+      inputs.push_back(evaluator.upload(encrypt(trainer.pack_inputs(b.x), 0)));
+      inputs.push_back(evaluator.upload(encrypt(trainer.pack_targets(b.labels), 1)));
+      for (const auto& c : weights) inputs.push_back(c.clone());
+      LayerProfile table(plan.program);
+      executor.run(std::move(inputs), [&](const graph::RunProgress& p) { table.add(p); }, {.profile = true});
+      fmt::print("one step profiled (the device waited for after each node; forward includes the compact weights' "
+                 "expansion, update the gradients' outer products and the weights' refresh):\n");
+      table.print();
+    }
     const ckks::Decryptor decryptor(keygen.secret_key());
     std::vector<std::vector<std::complex<double>>> decoded;
     for (const auto& c : weights) decoded.push_back(encoder.decode(decryptor.decrypt(evaluator.download(c))));
