@@ -21,6 +21,14 @@
 //                                              the third step on (graph::CapturedRun: one launch instead of one a
 //                                              kernel; the step's many small low-level rotations are launch-bound)
 //   --explain FILE                             the step's plan, node by node (graph::explain)
+//   --noise BITS|auto                          with --plan-only: the whole training simulated on the host with every
+//                                              bootstrapped slot off by up to 2^-BITS (times its bootstrap shift)
+//                                              and every rescale's and key switch's rounding (graph::rounding_noise),
+//                                              the weights fed back step after step: how far an encrypted run of
+//                                              that precision drifts from the twin (auto: 21 bits less log2 of the
+//                                              bootstrapper's bound)
+//   --check-every K                            every K steps (and at the end), the weights decrypted and compared
+//                                              with the twin's at that step (encrypted run or --noise simulation)
 //   --profile                                  after training, one more step profiled (the device waited for after
 //                                              each node): its time split into forward, backward, update and
 //                                              bootstrapping (the step's labels; layer_profile.hpp)
@@ -53,6 +61,7 @@
 #include "cerium/graph/captured_run.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/explain.hpp"
+#include "cerium/graph/simulate.hpp"
 #include "cerium/graph/tracer.hpp"
 #include "cerium/io/digits.hpp"
 #include "cerium/nn/mlp_training.hpp"
@@ -70,6 +79,8 @@ struct Options {
   bool plan_only = false, cpu = false, toy = false, fashion = false, compact = false;
   bool capture = false;  // --capture: on a GPU, the step recorded as CUDA graphs once and replayed
   bool profile = false;  // --profile: one more step, profiled, for the per-step breakdown
+  double noise_bits = 0;   // --noise: the training simulated with noisy bootstraps (-1: auto; 0: not)
+  std::size_t check_every = 0;  // --check-every: the weights against the twin's every K steps (0: at the end only)
   std::string explain_path;  // --explain FILE: the step's plan table
   std::filesystem::path digits = io::kDigitsFile;
   std::filesystem::path fashion_dir = io::kFashionMnistDir;
@@ -138,6 +149,8 @@ int run_train_mlp(int argc, char** argv) {
     else if (arg == "--compact") o.compact = true;
     else if (arg == "--capture") o.capture = true;
     else if (arg == "--profile") o.profile = true;
+    else if (arg == "--noise" && has_value) o.noise_bits = noise_bits_argument(argv[++i]);
+    else if (arg == "--check-every" && has_value) o.check_every = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--explain" && has_value) o.explain_path = argv[++i];
     else if (arg == "--fashion-mnist") {
       o.fashion = true;
@@ -145,7 +158,7 @@ int run_train_mlp(int argc, char** argv) {
     }
     else {
       fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--toy] [--steps S] [--batch B] [--rate R] [--hidden H] "
-                         "[--compact] [--capture] [--profile] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
+                         "[--compact] [--capture] [--profile] [--noise BITS|auto] [--check-every K] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
       return 2;
     }
   }
@@ -179,11 +192,23 @@ int run_train_mlp(int argc, char** argv) {
   // training calibrate the plan (weights grow as they train: the bootstraps must be made for the largest values).
   nn::MlpWeights twin = initial;
   std::vector<std::pair<std::size_t, nn::MlpWeights>> checkpoints;
+  std::vector<nn::MlpWeights> twin_after;  // the twin's weights after steps K, 2K, ... (--check-every K)
   for (std::size_t s = 0; s < o.steps; ++s) {
     if (s == 0 || s == o.steps / 2 || s + 1 == o.steps) checkpoints.emplace_back(s, twin);
     const Split b = batches.at(s);
     twin = nn::mlp_step_reference(shape, twin, b.x, b.labels);
+    if (o.check_every > 0 && (s + 1) % o.check_every == 0) twin_after.push_back(twin);
   }
+  // The weights after `step` steps against the twin's then (--check-every): max difference and test accuracy.
+  const auto check = [&](std::size_t step, const nn::MlpWeights& w) {
+    const nn::MlpWeights& reference = step == o.steps ? twin : twin_after.at(step / o.check_every - 1);
+    const double error = std::max(max_difference(w.w1, reference.w1), max_difference(w.w2, reference.w2));
+    fmt::print("\n  after step {}: weights {:.3e} from the twin's ({:.1f} bits), test accuracy {:.2f} % (twin {:.2f} %)",
+               step, error, -std::log2(error), 100 * accuracy(shape, w, test), 100 * accuracy(shape, reference, test));
+  };
+  const auto checked_at = [&](std::size_t step) {
+    return o.check_every > 0 && (step % o.check_every == 0 || step == o.steps);
+  };
   fmt::print("{}: {} training and {} test images; MLP {}-{}-10, batch {}, rate {}, {} steps\n", data_name,
              train_count, test.labels.size(), shape.inputs, o.hidden, o.batch, o.rate, o.steps);
   fmt::print("plaintext twin: test accuracy {:.2f} % after {} steps ({:.2f} % before)\n",
@@ -215,6 +240,38 @@ int run_train_mlp(int argc, char** argv) {
   const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
   fmt::print("one step planned in {:.1f} s\n{}", seconds_since(start), graph::summary(plan));
   if (!o.explain_path.empty()) write_explain(o.explain_path, plan, "", true);
+  if (o.plan_only && o.noise_bits != 0) {
+    // The training on the host: each step's plan simulated with noisy bootstraps and rounding, weights fed back.
+    if (o.noise_bits < 0) o.noise_bits = simulated_noise_bits(std::span<const graph::Plan>(&plan, 1));
+    const graph::BootstrapNoise noise{.absolute = std::exp2(-o.noise_bits), .scaled_by_magnitude = true,
+                                      .rounding = graph::rounding_noise(context->parameters())};
+    std::vector<graph::SlotValues> weights;
+    for (const auto& r : trainer.pack_weights(initial)) weights.emplace_back(r.begin(), r.end());
+    const auto unpack = [&] {
+      std::vector<std::vector<std::complex<double>>> rows;
+      for (const auto& w : weights) rows.emplace_back(w.begin(), w.end());
+      return trainer.unpack_weights(rows);
+    };
+    start = std::chrono::steady_clock::now();
+    for (std::size_t s = 0; s < o.steps; ++s) {
+      const Split b = batches.at(s);
+      std::vector<graph::SlotValues> inputs;
+      for (const auto& v : {trainer.pack_inputs(b.x), trainer.pack_targets(b.labels)}) {
+        inputs.emplace_back(v.begin(), v.end());
+      }
+      for (auto& w : weights) inputs.push_back(std::move(w));
+      graph::BootstrapNoise step_noise = noise;
+      step_noise.seed = s + 1;
+      weights = graph::simulate_outputs_noisy(plan, inputs, step_noise);
+      if (checked_at(s + 1)) check(s + 1, unpack());
+    }
+    const nn::MlpWeights simulated = unpack();
+    const double error = std::max(max_difference(simulated.w1, twin.w1), max_difference(simulated.w2, twin.w2));
+    fmt::print("\nsimulated training, bootstraps off by 2^-{:.1f} and the rounding, {} steps in {:.1f} s: weights {:.3e} "
+               "from the twin's ({:.1f} bits), test accuracy {:.2f} % (twin {:.2f} %)\n",
+               o.noise_bits, o.steps, seconds_since(start), error, -std::log2(error),
+               100 * accuracy(shape, simulated, test), 100 * accuracy(shape, twin, test));
+  }
   if (o.plan_only) return 0;
 
   const ckks::KeyGenerator keygen(context);
@@ -223,6 +280,7 @@ int run_train_mlp(int argc, char** argv) {
     using Backend = std::decay_t<decltype(evaluator.backend())>;
     const ckks::Encoder encoder(context);
     const ckks::Encryptor encryptor(keygen.public_key());
+    const ckks::Decryptor checker(keygen.secret_key());  // --check-every: the data owner's look at the weights
     const auto encrypt = [&](const std::vector<double>& v, std::size_t input) {
       return encryptor.encrypt(encoder.encode(v, plan.input_encoding(input)));
     };
@@ -268,6 +326,11 @@ int run_train_mlp(int argc, char** argv) {
         }
       }
       weights = step(std::move(inputs));
+      if (checked_at(s + 1)) {
+        std::vector<std::vector<std::complex<double>>> rows;
+        for (const auto& c : weights) rows.push_back(encoder.decode(checker.decrypt(evaluator.download(c))));
+        check(s + 1, trainer.unpack_weights(rows));
+      }
       if ((s + 1) % 10 == 0 || s + 1 == o.steps) {
         fmt::print("\r  step {}/{}, {:.1f} s ({:.3f} s a step)", s + 1, o.steps, seconds_since(start),
                    seconds_since(start) / static_cast<double>(s + 1));

@@ -64,13 +64,18 @@ MlpTrainer::MlpTrainer(MlpShape shape) : shape_(shape) {
   input_rate_ = blockwise([&](std::size_t f) { return f < shape_.inputs ? rate : 0.0; });
   hidden_rate_ = blockwise([&](std::size_t f) { return f < shape_.hidden ? rate : 0.0; });
   if (shape_.compact_weights) {
-    const auto at_first_lane = [&](std::size_t valid_blocks) {
+    const auto at_first_lane = [&](std::size_t valid_blocks, double value) {
       std::vector<double> v(shape_.slots(), 0.0);
-      for (std::size_t f = 0; f < valid_blocks; ++f) v[f * batch] = rate;
+      for (std::size_t f = 0; f < valid_blocks; ++f) v[f * batch] = value;
       return graph::PlainVector(v);
     };
-    input_rate_first_lane_ = at_first_lane(shape_.inputs);
-    hidden_rate_first_lane_ = at_first_lane(shape_.hidden);
+    input_rate_first_lane_ = at_first_lane(shape_.inputs, rate);
+    hidden_rate_first_lane_ = at_first_lane(shape_.hidden, rate);
+    half_input_lane_starts_ = at_first_lane(shape_.inputs, 0.5);
+    half_hidden_lane_starts_ = at_first_lane(shape_.hidden, 0.5);
+  } else {
+    half_input_blocks_ = blockwise([&](std::size_t f) { return f < shape_.inputs ? 0.5 : 0.0; });
+    half_hidden_blocks_ = blockwise([&](std::size_t f) { return f < shape_.hidden ? 0.5 : 0.0; });
   }
 }
 

@@ -62,7 +62,7 @@ TEST_CASE("an encrypted SGD step runs leveled at N = 2^12 within 2^-12 of its tw
   const nn::MlpTrainer trainer(kShape);
   Fixture f(toy(12, 14, 1, 3), {.relinearization = true});
   const graph::Plan plan = graph::plan(trace_step(f.context, trainer, -1));
-  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps, plan.keys.conjugation)));
   const nn::MlpWeights w = nn::MlpWeights::seeded(kShape, 7);
   const Batch batch = random_batch(kShape, rng);
   std::vector<Ciphertext> inputs = encrypt_batch(f, trainer, batch, plan);
@@ -93,7 +93,7 @@ TEST_CASE("compact weights travel as two ciphertexts and give the same step with
         1e-12);
   Fixture f(toy(12, 17, 1, 3), {.relinearization = true});  // the expansion and packing take 3 levels more
   const graph::Plan plan = graph::plan(trace_step(f.context, trainer, -1));
-  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps, plan.keys.conjugation)));
   std::vector<Ciphertext> inputs = encrypt_batch(f, trainer, batch, plan);
   for (auto& c : encrypt_weights(f, trainer, w, plan)) inputs.push_back(std::move(c));
   const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator).run(std::move(inputs));
@@ -139,7 +139,7 @@ TEST_CASE("encrypted SGD steps with planned bootstraps feed their weights back",
   const graph::Plan plan = graph::plan(trace_step(f.context, trainer, weight_level), options);
   boot::Bootstrapper bootstrapper(f.context, {.slots = slots, .message_bound = graph::required_message_bound(plan)});
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
-  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps, plan.keys.conjugation)));
   const graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, &bootstrapper);
 
   std::vector<Ciphertext> weights = encrypt_weights(f, trainer, twin, plan);
