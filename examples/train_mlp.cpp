@@ -15,8 +15,8 @@
 //   --steps S --batch B --rate R --hidden H    100, 32, 0.2 (Fashion-MNIST: 0.05), 32
 //   --digits FILE                              digits.csv.gz (default: python3-sklearn's, or $CERIUM_DIGITS_FILE)
 //   --compact                                  the weights between steps as 2 ciphertexts (2 bootstraps a step for
-//                                              their refresh instead of one per row, 4 a step in all on
-//                                              Fashion-MNIST instead of 43; nn/mlp_training.hpp)
+//                                              their refresh instead of one per row, 3 a step in all on
+//                                              Fashion-MNIST instead of 44; nn/mlp_training.hpp)
 //   --capture                                  on a GPU, the step recorded once as CUDA graphs and replayed from
 //                                              the third step on (graph::CapturedRun: one launch instead of one a
 //                                              kernel; the step's many small low-level rotations are launch-bound)

@@ -22,8 +22,8 @@
 // lanes). A step expands row j by turning lane j to lane 0, masking it and spreading it over the block (1 level,
 // log2(batch) + 1 rotations) for the forward and backward passes, and takes each row's step, summed at lane 0 and
 // moved to lane j (the rows' moves shared: rows - 1 rotations in all), off the compact weights: refreshing the
-// weights takes 2 bootstraps a step instead of hidden + outputs, and a Fashion-MNIST 784-32-10 step 4 in all
-// instead of 43. Needs hidden and outputs at most the batch.
+// weights takes 2 bootstraps a step instead of hidden + outputs, and a Fashion-MNIST 784-32-10 step 3 in all
+// instead of 44. Needs hidden and outputs at most the batch.
 //
 // Weights read as real and only where valid: a step reads each weight ciphertext as w + conj(w) (twice its real part:
 // one conjugation) times 1/2 in its valid blocks (inputs for W1, hidden for W2) and 0 elsewhere, a mask the step
