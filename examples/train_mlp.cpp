@@ -313,6 +313,7 @@ int run_train_mlp(int argc, char** argv) {
       std::vector<ckks::Ciphertext> inputs;
       for (auto& c : batch) inputs.push_back(evaluator.upload(c));
       for (auto& c : weights) inputs.push_back(std::move(c));
+      bool recorded = false;  // this step was the recording's eager run
       if constexpr (backend::WorkCapture<Backend>) {
         if (o.capture && s == 1) {
           const auto recording = std::chrono::steady_clock::now();
@@ -322,10 +323,10 @@ int run_train_mlp(int argc, char** argv) {
           weights.clear();
           for (const auto& c : captured->outputs()) weights.push_back(c.clone());
           step = [captured](std::vector<ckks::Ciphertext> in) { return captured->run(in); };
-          continue;
+          recorded = true;
         }
       }
-      weights = step(std::move(inputs));
+      if (!recorded) weights = step(std::move(inputs));
       if (checked_at(s + 1)) {
         std::vector<std::vector<std::complex<double>>> rows;
         for (const auto& c : weights) rows.push_back(encoder.decode(checker.decrypt(evaluator.download(c))));
