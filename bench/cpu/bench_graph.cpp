@@ -1,18 +1,30 @@
 // The graph executor against the same program run eagerly (graph::Eager), on the CPU: the executor's own cost
 // (planning is done once, before; each run walks the plan, frees values at their last use). Rotation hoisting off,
 // so both run the same operations. N = 2^13, 8 rounds (toy parameters: the ratio is the figure).
+//
+// BM_block_diagonal_product/compressed:0|1 (issue 19): a 2^15 x 2^15 block-diagonal weight (blocks of 64: 127
+// diagonals, each periodic with period 64) times a ciphertext at N = 2^16, traced, planned (baby-step giant-step,
+// hoisted) and run by the executor, its plaintexts kept compressed (each diagonal's 64 values, encoded at each use
+// on host threads: compressed:1) or encoded once ahead and cached (compressed:0). Counters: the plaintexts as the
+// program holds them (plaintext_MiB: periods when compressed, encoded limbs otherwise), key switches, and the
+// product's largest error against the same product in doubles (error_bits).
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
+#include <complex>
 #include <memory>
 #include <random>
 #include <vector>
 
+#include "cerium/ckks/decryptor.hpp"
 #include "cerium/ckks/encoder.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/graph/eager.hpp"
 #include "cerium/graph/executor.hpp"
+#include "cerium/graph/circuits.hpp"
 #include "cerium/graph/tracer.hpp"
 #include "graph_workloads.hpp"
 
@@ -80,7 +92,73 @@ void BM_graph_block_executor(benchmark::State& state) {
   counters(state, s);
 }
 
+constexpr std::size_t kBlock = 64;
+
+struct BlockDiagonalSetup {
+  ckks::ContextPtr context = ckks::Context::create(
+      ckks::CkksConfig{.log_n = 16, .levels = 2, .level_width = 2, .level_prime_bits = 28, .dnum = 2});
+  ckks::KeyGenerator keygen{context};
+  ckks::Evaluator evaluator{context};
+  std::size_t slots = context->parameters().max_slots();
+  circuits::DiagonalMatrix matrix = cerium_bench::block_diagonal(slots, kBlock, 5);
+  graph::Plan plan;
+  std::vector<double> values;
+  ckks::Ciphertext x;
+
+  BlockDiagonalSetup() {
+    graph::Tracer tracer(context);
+    tracer.output(graph::multiply(tracer, tracer.input("x", slots), matrix), "y");
+    plan = graph::plan(std::move(tracer).finish(), {});
+    evaluator.set_galois_keys(std::make_shared<const ckks::GaloisKeys>(keygen.galois_keys(plan.keys.steps)));
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> d(-1, 1);
+    values.resize(slots);
+    for (auto& v : values) v = d(rng);
+    x = ckks::Encryptor(keygen.public_key()).encrypt(ckks::Encoder(context).encode(values, plan.input_encoding(0)));
+  }
+
+  // The largest error of an output against M x in doubles, in bits.
+  double error_bits(const ckks::Ciphertext& y) const {
+    const auto got = ckks::Encoder(context).decode(ckks::Decryptor(keygen.secret_key()).decrypt(y));
+    double worst = 0;
+    for (std::size_t i = 0; i < slots; ++i) {
+      std::complex<double> expected = 0;
+      for (const auto& [offset, diagonal] : matrix.diagonals) {
+        expected += diagonal[i % diagonal.size()] * values[(i + static_cast<std::size_t>(offset)) % slots];
+      }
+      worst = std::max(worst, std::abs(got[i] - expected));
+    }
+    return -std::log2(worst);
+  }
+};
+
+void BM_block_diagonal_product(benchmark::State& state) {
+  static BlockDiagonalSetup s;
+  const bool compressed = state.range(0) != 0;
+  const graph::Executor<backend::CpuBackend> executor(s.plan, s.evaluator, nullptr,
+                                                      {.cache_plaintexts = !compressed, .keep_rest_unscaled = false});
+  executor.encode_plaintexts();
+  std::vector<ckks::Ciphertext> outputs;
+  for (auto _ : state) {
+    std::vector<ckks::Ciphertext> inputs;
+    inputs.push_back(s.x.clone());
+    outputs = executor.run(std::move(inputs));
+  }
+  state.counters["N"] = static_cast<double>(s.context->ring_degree());
+  state.counters["slots"] = static_cast<double>(s.slots);
+  state.counters["block"] = static_cast<double>(kBlock);
+  state.counters["diagonals"] = static_cast<double>(s.matrix.diagonals.size());
+  state.counters["limbs"] = static_cast<double>(s.context->limbs_at(s.context->max_level()));
+  state.counters["dnum"] = static_cast<double>(s.context->digit_count(s.context->max_level()));
+  state.counters["key_switches"] = static_cast<double>(s.plan.key_switches());
+  state.counters["plaintext_MiB"] =
+      static_cast<double>(compressed ? s.plan.plaintext_bytes : executor.plaintext_cache_bytes()) / 1048576.0;
+  state.counters["encoded_MiB"] = static_cast<double>(s.plan.plaintext_encoded_bytes) / 1048576.0;
+  state.counters["error_bits"] = s.error_bits(outputs.at(0));
+}
+
 }  // namespace
 
 BENCHMARK(BM_graph_block_eager)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_graph_block_executor)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_block_diagonal_product)->ArgName("compressed")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);

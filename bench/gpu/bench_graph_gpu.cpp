@@ -2,6 +2,13 @@
 // top, dnum 3: the executor's overhead (target: within 5 percent), with rotation hoisting off (the same
 // operations) and on (the executor's fusion). Device time with CUDA events after warm-up; the memory floor counts
 // the switching-key bytes every key switch must read (a lower bound on what the program moves).
+//
+// BM_block_diagonal_product_gpu/mode (issue 19): a 2^15 x 2^15 block-diagonal weight (blocks of 64: 127 diagonals,
+// each periodic with period 64; bench/graph_workloads.hpp) times a ciphertext at the top level, traced, planned and
+// run by the executor with its plaintexts 0: encoded once and cached on the device, 1: kept compressed on the device
+// (unscaled periods) and encoded there at each use, 2: kept compressed on the host and encoded on host threads at
+// each use, copied over. Counters: plaintext_MiB as each mode holds them, encoded_MiB (a full encoding), ms, and
+// floor_ratio against the switching keys' and the encoded plaintexts' bytes.
 
 #include <benchmark/benchmark.h>
 
@@ -18,6 +25,7 @@
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/graph/captured_run.hpp"
+#include "cerium/graph/circuits.hpp"
 #include "cerium/graph/eager.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -134,7 +142,47 @@ void BM_graph_block_gpu(benchmark::State& state) {
   }
 }
 
+void BM_block_diagonal_product_gpu(benchmark::State& state) {
+  GpuGraphSetup& s = setup();
+  const int mode = static_cast<int>(state.range(0));
+  const std::size_t slots = s.context->parameters().max_slots();
+  const circuits::DiagonalMatrix matrix = cerium_bench::block_diagonal(slots, 64, 5);
+  graph::Tracer tracer(s.context);
+  tracer.output(graph::multiply(tracer, tracer.input("x", slots), matrix), "y");
+  const graph::Plan plan = graph::plan(std::move(tracer).finish());
+  s.evaluator.set_galois_keys(std::make_shared<const ckks::GaloisKeys>(
+      s.keygen.galois_keys(plan.keys.steps, false, ckks::KeyStorage::seeded)));
+  const graph::ExecutorOptions options =
+      mode == 0   ? graph::ExecutorOptions{.cache_plaintexts = true}
+      : mode == 1 ? graph::ExecutorOptions{.cache_plaintexts = true, .plaintext_cache_bytes = 1}
+                  : graph::ExecutorOptions{.cache_plaintexts = false};
+  const graph::Executor<backend::CudaBackend> executor(plan, s.evaluator, nullptr, options);
+  executor.encode_plaintexts();
+  for (auto _ : state) {
+    const double seconds = device_seconds([&] {
+      std::vector<ckks::Ciphertext> inputs;
+      inputs.push_back(s.x.clone());
+      benchmark::DoNotOptimize(executor.run(std::move(inputs)));
+    });
+    report(state, s, plan, seconds);
+    state.counters["floor_ratio"] = seconds / ((s.floor_bytes(plan) + static_cast<double>(plan.plaintext_encoded_bytes)) /
+                                               cerium_bench::copy_bandwidth());
+  }
+  const double held = mode == 0   ? static_cast<double>(executor.plaintext_cache_bytes())
+                      : mode == 1 ? static_cast<double>(executor.unscaled_plaintext_bytes())
+                                  : static_cast<double>(plan.plaintext_bytes);
+  state.counters["plaintext_MiB"] = held / 1048576.0;
+  state.counters["encoded_MiB"] = static_cast<double>(plan.plaintext_encoded_bytes) / 1048576.0;
+  state.counters["diagonals"] = static_cast<double>(matrix.diagonals.size());
+  state.counters["key_switches"] = static_cast<double>(plan.key_switches());
+  // The graph block's keys back for the benchmarks that follow.
+  s.evaluator.set_galois_keys(std::make_shared<const ckks::GaloisKeys>(
+      s.keygen.galois_keys(cerium_bench::graph_block_steps(kRounds), false, ckks::KeyStorage::seeded)));
+}
+
 }  // namespace
 
+BENCHMARK(BM_block_diagonal_product_gpu)->ArgName("mode")->DenseRange(0, 2)->UseManualTime()->Iterations(1)->Unit(
+    benchmark::kMillisecond);
 BENCHMARK(BM_graph_block_gpu)->ArgName("mode")->DenseRange(0, 4)->UseManualTime()->Iterations(1)->Unit(
     benchmark::kMillisecond);
