@@ -6,6 +6,7 @@
 //    nonzero diagonals, each periodic with period `block`: the weight of a layer applied to every token row, whose
 //    plaintexts a program may keep compressed (their period) or fully encoded.
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -46,8 +47,8 @@ inline cerium::circuits::DiagonalMatrix block_diagonal(std::size_t slots, std::s
   for (std::int64_t d = 1 - side; d < side; ++d) {
     // diag_d[i] = M[i][i + d]: row r = i mod block of the block, column r + d when inside it.
     std::vector<std::complex<double>> period(block);
-    for (std::int64_t r = 0; r < side; ++r) {
-      if (r + d >= 0 && r + d < side) period[static_cast<std::size_t>(r)] = b[static_cast<std::size_t>(r)][static_cast<std::size_t>(r + d)];
+    for (std::int64_t r = std::max<std::int64_t>(0, -d); r < std::min(side, side - d); ++r) {
+      period[static_cast<std::size_t>(r)] = b[static_cast<std::size_t>(r)][static_cast<std::size_t>(r + d)];
     }
     m.add_diagonal(d, std::move(period));
   }
