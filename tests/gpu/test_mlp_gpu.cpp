@@ -28,20 +28,10 @@ TEST_CASE("Training steps on the GPU, node by node and replayed, give the CPU's 
   const nn::MlpTrainer trainer(shape);
   Fixture f(presets::bootstrappable_toy(12, 27), {.relinearization = true});
   const std::size_t slots = shape.slots();
-  const auto levels = boot::bootstrap_levels(f.context->parameters(), boot::BootstrapConfig{.slots = slots});
-  graph::PlanOptions options;
-  options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
-  options.output_level = levels.output;
   const nn::MlpWeights initial = nn::MlpWeights::seeded(shape, 11);
   std::vector<Batch> batches;
   for (int s = 0; s < 3; ++s) batches.push_back(random_batch(shape, rng));
-  std::vector<graph::SlotValues> sample;
-  const auto add = [&](const std::vector<double>& v) { sample.emplace_back(v.begin(), v.end()); };
-  add(trainer.pack_inputs(batches[0].x));
-  add(trainer.pack_targets(batches[0].labels));
-  for (const auto& r : trainer.pack_weights(initial)) add(r);
-  options.calibration = {sample};
-  const graph::Plan plan = graph::plan(trace_step(f.context, trainer, levels.output), options);
+  const graph::Plan plan = plan_refreshed_step(f, trainer, batches[0], initial);
   REQUIRE(plan.bootstraps() > 0);
 
   // One set of keys for both backends (seeded, as the examples make them: the GPU expands them).

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "cerium/boot/bootstrapper.hpp"
 #include "cerium/graph/plain_ops.hpp"
 #include "cerium/graph/planner.hpp"
 #include "cerium/graph/tracer.hpp"
@@ -86,5 +87,22 @@ inline graph::Program trace_step(const std::shared_ptr<const Context>& context, 
   return std::move(t).finish();
 }
 
+// A refreshed step (MlpShape::refresh_weights) planned with bootstraps, calibrated on one batch and its weights: the
+// weights leave every step bootstrapped and enter the next at the bootstrapper's output level, so one plan serves
+// every step.
+inline graph::Plan plan_refreshed_step(const Fixture& f, const nn::MlpTrainer& trainer, const Batch& batch,
+                                       const nn::MlpWeights& weights) {
+  const boot::BootstrapConfig config{.slots = trainer.shape().slots()};
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, config));
+  options.output_level = boot::bootstrap_levels(f.context->parameters(), config).output;
+  std::vector<graph::SlotValues> sample;
+  const auto add = [&](const std::vector<double>& v) { sample.emplace_back(v.begin(), v.end()); };
+  add(trainer.pack_inputs(batch.x));
+  add(trainer.pack_targets(batch.labels));
+  for (const auto& r : trainer.pack_weights(weights)) add(r);
+  options.calibration = {sample};
+  return graph::plan(trace_step(f.context, trainer, options.output_level), options);
+}
 
 }  // namespace mlp_test
