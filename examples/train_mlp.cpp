@@ -158,9 +158,15 @@ int run_train_mlp(int argc, char** argv) {
     }
     else {
       fmt::print(stderr, "usage: {} [--plan-only] [--cpu] [--toy] [--steps S] [--batch B] [--rate R] [--hidden H] "
-                         "[--compact] [--capture] [--profile] [--noise BITS|auto] [--check-every K] [--explain FILE] [--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
+                         "[--compact] [--capture] [--profile] [--noise BITS|auto] [--check-every K] [--explain FILE] "
+                         "[--digits FILE | --fashion-mnist [DIR]]\n", argv[0]);
       return 2;
     }
+  }
+  if (o.noise_bits != 0 && !o.plan_only) {
+    fmt::print(stderr, "train_mlp: --noise simulates the training on the host and needs --plan-only (an encrypted run "
+                       "measures its own drift: --check-every K)\n");
+    return 2;
   }
   if (o.rate == 0) o.rate = o.fashion ? 0.05 : 0.2;
   Split train, test;
@@ -203,7 +209,8 @@ int run_train_mlp(int argc, char** argv) {
   const auto check = [&](std::size_t step, const nn::MlpWeights& w) {
     const nn::MlpWeights& reference = step == o.steps ? twin : twin_after.at(step / o.check_every - 1);
     const double error = std::max(max_difference(w.w1, reference.w1), max_difference(w.w2, reference.w2));
-    fmt::print("\n  after step {}: weights {:.3e} from the twin's ({:.1f} bits), test accuracy {:.2f} % (twin {:.2f} %)",
+    fmt::print("\n  after step {}: weights {:.3e} from the twin's ({:.1f} bits), test accuracy {:.2f} % "
+               "(twin {:.2f} %)",
                step, error, -std::log2(error), 100 * accuracy(shape, w, test), 100 * accuracy(shape, reference, test));
   };
   const auto checked_at = [&](std::size_t step) {
@@ -267,8 +274,8 @@ int run_train_mlp(int argc, char** argv) {
     }
     const nn::MlpWeights simulated = unpack();
     const double error = std::max(max_difference(simulated.w1, twin.w1), max_difference(simulated.w2, twin.w2));
-    fmt::print("\nsimulated training, bootstraps off by 2^-{:.1f} and the rounding, {} steps in {:.1f} s: weights {:.3e} "
-               "from the twin's ({:.1f} bits), test accuracy {:.2f} % (twin {:.2f} %)\n",
+    fmt::print("\nsimulated training, bootstraps off by 2^-{:.1f} and the rounding, {} steps in {:.1f} s: "
+               "weights {:.3e} from the twin's ({:.1f} bits), test accuracy {:.2f} % (twin {:.2f} %)\n",
                o.noise_bits, o.steps, seconds_since(start), error, -std::log2(error),
                100 * accuracy(shape, simulated, test), 100 * accuracy(shape, twin, test));
   }
