@@ -217,9 +217,7 @@ int main(int argc, char** argv) {
     std::vector<graph::SlotValues> values = sample;
     for (std::size_t l = 0; l < plans.size(); ++l) {
       values = graph::simulate_outputs_noisy(
-          plans[l], values,
-          {.absolute = std::exp2(-o.noise_bits), .scaled_by_magnitude = true, .seed = l + 1,
-           .rounding = graph::rounding_noise(context->parameters())});
+          plans[l], values, run_noise(plans[l], o.noise_bits, l + 1));
     }
     std::vector<std::vector<std::complex<double>>> noisy_blocks;
     for (const auto& block : values) noisy_blocks.emplace_back(block.begin(), block.end());

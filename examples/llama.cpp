@@ -158,9 +158,7 @@ class BlockPlanner {
   // its outputs' distance from the twin's (the planner's calibration outputs of this block).
   void report_noise(const graph::Plan& plan, std::size_t l, double bits) {
     noisy_ = graph::simulate_outputs_noisy(
-        plan, noisy_,
-        {.absolute = std::exp2(-bits), .scaled_by_magnitude = true, .seed = l + 1,
-         .rounding = graph::rounding_noise(plan.program.context()->parameters())});
+        plan, noisy_, run_noise(plan, bits, l + 1));
     const double error = distance_from_twin(noisy_);
     fmt::print("block {:2}: bootstraps off by 2^-{:g}: outputs {:.3e} from the twin ({:.1f} bits)\n", l, bits,
                error, -std::log2(error));

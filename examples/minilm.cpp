@@ -242,11 +242,7 @@ int main(int argc, char** argv) {
     for (const Prepared& p : prepared) {
       const auto packed = p.model.pack(p.sentence.input);
       const auto out = graph::simulate_outputs_noisy(p.plan, {graph::SlotValues(packed.begin(), packed.end())},
-                                                     {.absolute = std::exp2(-noise_bits),
-                                                      .scaled_by_magnitude = true,
-                                                      .seed = p.index + 1,
-                                                      .rounding = graph::rounding_noise(
-                                                          p.plan.program.context()->parameters())});
+                                                     run_noise(p.plan, noise_bits, p.index + 1));
       const std::vector<double> pooled = nn::mean_pool(p.model.unpack(out.at(0)), p.sentence.tokens);
       const bool finite = std::all_of(pooled.begin(), pooled.end(), [](double x) { return std::isfinite(x); });
       fmt::print("sentence {}: bootstraps with noise 2^-{:g}: {}\n", p.index, noise_bits,

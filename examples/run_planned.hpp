@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -22,6 +23,7 @@
 #include "cerium/ckks/backend_keys.hpp"
 #include "cerium/ckks/key_generator.hpp"
 #include "cerium/graph/planner.hpp"
+#include "cerium/graph/simulate.hpp"
 #if CERIUM_HAS_CUDA
 #include "cerium/backend/cuda/device.hpp"
 #include "cerium/backend/cuda/memory.hpp"
@@ -39,6 +41,14 @@ inline double simulated_noise_bits(std::span<const cerium::graph::Plan> plans) {
   double bound = 1;
   for (const cerium::graph::Plan& plan : plans) bound = std::max(bound, cerium::graph::required_message_bound(plan));
   return kBootstrapBits - std::log2(bound);
+}
+
+// The noise the examples' `--noise` simulates for `plan` (graph::simulate_outputs_noisy): every bootstrapped value
+// off by up to 2^-bits times its magnitude's power of two, and the rescales' and key switches' rounding of the
+// plan's parameters; `seed` of the noise's generator.
+inline cerium::graph::BootstrapNoise run_noise(const cerium::graph::Plan& plan, double bits, std::uint64_t seed) {
+  return {.absolute = std::exp2(-bits), .scaled_by_magnitude = true, .seed = seed,
+          .rounding = cerium::graph::rounding_noise(plan.program.context()->parameters())};
 }
 
 // A `--noise` argument: its bits, or -1 for "auto" (then simulated_noise_bits once the plans exist).

@@ -250,8 +250,6 @@ int run_train_mlp(int argc, char** argv) {
   if (o.plan_only && o.noise_bits != 0) {
     // The training on the host: each step's plan simulated with noisy bootstraps and rounding, weights fed back.
     if (o.noise_bits < 0) o.noise_bits = simulated_noise_bits(std::span<const graph::Plan>(&plan, 1));
-    const graph::BootstrapNoise noise{.absolute = std::exp2(-o.noise_bits), .scaled_by_magnitude = true,
-                                      .rounding = graph::rounding_noise(context->parameters())};
     std::vector<graph::SlotValues> weights;
     for (const auto& r : trainer.pack_weights(initial)) weights.emplace_back(r.begin(), r.end());
     const auto unpack = [&] {
@@ -267,9 +265,7 @@ int run_train_mlp(int argc, char** argv) {
         inputs.emplace_back(v.begin(), v.end());
       }
       for (auto& w : weights) inputs.push_back(std::move(w));
-      graph::BootstrapNoise step_noise = noise;
-      step_noise.seed = s + 1;
-      weights = graph::simulate_outputs_noisy(plan, inputs, step_noise);
+      weights = graph::simulate_outputs_noisy(plan, inputs, run_noise(plan, o.noise_bits, s + 1));
       if (checked_at(s + 1)) check(s + 1, unpack());
     }
     const nn::MlpWeights simulated = unpack();
