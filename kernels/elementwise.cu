@@ -91,6 +91,35 @@ __global__ void __launch_bounds__(kThreads) tensor_kernel(TensorLaunch args, std
                                                     math::mul_mod(a0.z, b0.z, m), math::mul_mod(a0.w, b0.w, m));
 }
 
+// The word of a compact plaintext (limbs x N / 2^log_gap words, MixedCombinationLaunch::b_log_gap) that stands
+// for vector v's four words (gap >= 4: one word for all four).
+__device__ __forceinline__ std::size_t compact_word(std::size_t v, std::size_t limb, int log_vectors_per_limb,
+                                                    int log_degree, int log_gap) {
+  const std::size_t within = v & ((std::size_t{1} << log_vectors_per_limb) - 1);
+  return (limb << (log_degree - log_gap)) + ((within << 2) >> log_gap);
+}
+
+// One term's product a_t b_t on the launch's limbs, each term to its own output (blockIdx.y: the term).
+__global__ void __launch_bounds__(kThreads) term_products_kernel(TermProductsLaunch args, std::size_t vectors,
+                                                                 int log_vectors_per_limb) {
+  const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (v >= vectors) return;
+  const std::size_t t = blockIdx.y;
+  const std::size_t limb = v >> log_vectors_per_limb;
+  const math::Modulus m = args.moduli[limb];
+  const uint4 a = reinterpret_cast<const uint4*>(args.a[t])[v];
+  uint4 b;
+  if (args.b_log_gap < 0) {
+    b = reinterpret_cast<const uint4*>(args.b[t])[v];
+  } else {
+    const u32 w = args.b[t][compact_word(v, limb, log_vectors_per_limb, args.log_degree, args.b_log_gap)];
+    b = make_uint4(w, w, w, w);
+  }
+  reinterpret_cast<uint4*>(args.out + t * args.out_stride)[v] =
+      make_uint4(math::mul_mod(a.x, b.x, m), math::mul_mod(a.y, b.y, m), math::mul_mod(a.z, b.z, m),
+                 math::mul_mod(a.w, b.w, m));
+}
+
 // Same reduction per term as the CPU's multiply_accumulate_many: acc = barrett(a b + acc), acc canonical.
 __global__ void __launch_bounds__(kThreads) linear_combination_kernel(LinearCombinationLaunch args,
                                                                       std::size_t vectors, int log_vectors_per_limb) {
@@ -127,11 +156,21 @@ __global__ void __launch_bounds__(kThreads) mixed_combination_kernel(MixedCombin
   };
   const int products = Products >= 0 ? Products : static_cast<int>(args.products);
   const int scaled = Scaled >= 0 ? Scaled : static_cast<int>(args.scaled);
+  if (args.b_log_gap < 0) {
 #pragma unroll
-  for (int t = 0; t < products; ++t) {
-    const uint4 a = reinterpret_cast<const uint4*>(args.a[t])[v];
-    const uint4 b = reinterpret_cast<const uint4*>(args.b[t])[v];
-    acc = make_uint4(step(a.x, b.x, acc.x), step(a.y, b.y, acc.y), step(a.z, b.z, acc.z), step(a.w, b.w, acc.w));
+    for (int t = 0; t < products; ++t) {
+      const uint4 a = reinterpret_cast<const uint4*>(args.a[t])[v];
+      const uint4 b = reinterpret_cast<const uint4*>(args.b[t])[v];
+      acc = make_uint4(step(a.x, b.x, acc.x), step(a.y, b.y, acc.y), step(a.z, b.z, acc.z), step(a.w, b.w, acc.w));
+    }
+  } else {
+    const std::size_t word = compact_word(v, limb, log_vectors_per_limb, args.log_degree, args.b_log_gap);
+#pragma unroll
+    for (int t = 0; t < products; ++t) {
+      const uint4 a = reinterpret_cast<const uint4*>(args.a[t])[v];
+      const u32 b = args.b[t][word];
+      acc = make_uint4(step(a.x, b, acc.x), step(a.y, b, acc.y), step(a.z, b, acc.z), step(a.w, b, acc.w));
+    }
   }
 #pragma unroll
   for (int u = 0; u < scaled; ++u) {
@@ -186,6 +225,19 @@ void launch_mixed_combination(const MixedCombinationLaunch& args) {
                      try_launch<0, 4>(args, blocks, vectors, log_vectors_per_limb) ||
                      try_launch<0, 8>(args, blocks, vectors, log_vectors_per_limb);
   if (!fixed) launch_mixed<-1, -1>(args, blocks, vectors, log_vectors_per_limb);
+  CERIUM_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_term_products(const TermProductsLaunch& args) {
+  using namespace elementwise_kernels;
+  if (args.limbs == 0 || args.terms == 0) return;
+  if (args.terms > term_products_max_terms || (args.b_log_gap >= 0 && (args.b_log_gap < 2 || args.b_log_gap > args.log_degree)))
+    CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // the plan checks first
+  const int log_vectors_per_limb = args.log_degree - 2;
+  const std::size_t vectors = args.limbs << log_vectors_per_limb;
+  const dim3 grid(static_cast<unsigned>((vectors + kThreads - 1) / kThreads), args.terms);
+  term_products_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, vectors,
+                                                                                     log_vectors_per_limb);
   CERIUM_CUDA_CHECK(cudaGetLastError());
 }
 

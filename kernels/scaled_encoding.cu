@@ -89,6 +89,11 @@ __global__ void __launch_bounds__(kTransformThreads) encode_transformed_kernel(S
     }
     __syncthreads();
   }
+  if (args.compact) {  // the m distinct words alone (every term's gap is the same: the launcher checks)
+    std::uint32_t* out = args.out + ((term * args.limbs + limb) << log_m);
+    for (std::size_t k = threadIdx.x; k < m; k += blockDim.x) out[k] = math::csub(small[k], q);
+    return;
+  }
   // Four words a thread (gap >= 4: one value each), written as one 16-byte store.
   uint4* out = reinterpret_cast<uint4*>(args.out + ((term * args.limbs + limb) << args.log_degree));
   const std::size_t quads = (std::size_t{1} << args.log_degree) / 4;
@@ -120,7 +125,9 @@ void launch_scaled_encoding_transformed(const ScaledEncodingLaunch& args) {
     CERIUM_CUDA_CHECK(cudaErrorInvalidValue);  // the backend checks first
   int largest_log_m = 0;
   for (std::size_t t = 0; t < args.terms; ++t) {
-    if (!scaled_encoding_transforms(args.log_degree, args.log_gap[t])) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
+    if (!scaled_encoding_transforms(args.log_degree, args.log_gap[t]) ||
+        (args.compact && args.log_gap[t] != args.log_gap[0]))
+      CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
     largest_log_m = std::max(largest_log_m, args.log_degree - args.log_gap[t]);
   }
   const dim3 grid(static_cast<unsigned>(args.limbs), static_cast<unsigned>(args.terms));

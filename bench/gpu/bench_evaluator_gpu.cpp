@@ -382,6 +382,58 @@ void BM_encode_unscaled_gpu(benchmark::State& state) {
   }
 }
 
+// A transformer's matrix-product inner sum as BERT-Base runs it: `terms` ciphertexts at `level` times weight
+// diagonals of one token row's period (1024 slots at N = 2^16) kept unscaled on the device, each product rescaled
+// on its own. compact 1: multiply_plain_rescale_sum(unscaled): the plaintexts made as their distinct words only
+// (N / 32 a limb) and read so; compact 0: encoded whole (encode(many)) and then summed. The floor: the ciphertexts
+// read once and the sum written once (the plaintexts' 1/32 not counted).
+void BM_plain_sum_unscaled_gpu(benchmark::State& state) {
+  Setup& s = setup(3);
+  const int level = static_cast<int>(state.range(0));
+  const auto terms = static_cast<std::size_t>(state.range(1));
+  const bool compact = state.range(2) != 0;
+  constexpr std::size_t kPeriod = 1024;
+  const Encoder encoder(s.context);
+  const std::size_t slots = s.context->ring_degree() / 2;
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> dist(-0.1, 0.1);
+  const Ciphertext base = s.evaluator->level_down(s.x, level);
+  std::vector<Ciphertext> xs;
+  std::vector<UnscaledPlaintext> ws;
+  for (std::size_t t = 0; t < terms; ++t) {
+    xs.push_back(s.evaluator->rotate(base, 1 + static_cast<std::int64_t>(t % 8)));
+    std::vector<std::complex<double>> period(kPeriod);
+    for (auto& v : period) v = {dist(rng), 0.0};
+    ws.push_back(s.evaluator->upload(encoder.unscaled(period, slots)));
+  }
+  std::vector<const Ciphertext*> a;
+  std::vector<const UnscaledPlaintext*> w;
+  for (std::size_t t = 0; t < terms; ++t) {
+    a.push_back(&xs[t]);
+    w.push_back(&ws[t]);
+  }
+  const EncodeOptions options{.level = level, .scale = s.evaluator->level_prime_product(level), .slots = slots};
+  for (auto _ : state) {
+    const double seconds = time_call(
+        [&] {
+          if (compact) {
+            benchmark::DoNotOptimize(s.evaluator->multiply_plain_rescale_sum(a, w, options));
+          } else {
+            const std::vector<Plaintext> plains = s.evaluator->encode(w, options);
+            std::vector<const Plaintext*> p;
+            for (const Plaintext& q : plains) p.push_back(&q);
+            benchmark::DoNotOptimize(s.evaluator->multiply_plain_rescale_sum(a, p));
+          }
+        },
+        Mode::eager);
+    const auto limbs = s.context->parameters().limbs_at(level);
+    const double l = static_cast<double>(limbs);
+    report(state, s, seconds, static_cast<double>(terms) * 2 * l + 2 * (l - 1), limbs);
+    state.counters["terms"] = static_cast<double>(terms);
+    state.counters["us_per_term"] = seconds * 1e6 / static_cast<double>(terms);
+  }
+}
+
 // Time against limbs: multiply + relinearize + rescale (fused), rotate and rescale at lower levels (dnum 3 keys,
 // eager), each with its memory floor at that level.
 enum class SweptOp { multiply_rescale, rotate, rescale };
@@ -451,6 +503,12 @@ BENCHMARK(BM_out_of_place_gpu)
 BENCHMARK(BM_plain_sum16_gpu)
     ->ArgNames({"term_by_term", "graph"})
     ->ArgsProduct({{0, 1}, {0, 1}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_plain_sum_unscaled_gpu)
+    ->ArgNames({"level", "terms", "compact"})
+    ->ArgsProduct({{2, 4, 24}, {64, 256}, {0, 1}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMicrosecond);

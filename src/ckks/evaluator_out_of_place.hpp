@@ -163,6 +163,60 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
 }
 
 template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphertext* const> a,
+                                                         std::span<const UnscaledPlaintext* const> p,
+                                                         const EncodeOptions& options) const {
+  constexpr const char* operation = "multiply_plain_rescale_sum";
+  require(a.size() == p.size() && !a.empty(),
+          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
+          a.size(), p.size());
+  if constexpr (backend::CompactProductSum<B>) {
+    const Encoder encoder(context_);
+    bool compact = true;  // the compact form's conditions; otherwise encoded whole (the same words)
+    EncodeOptions resolved;
+    std::vector<const DeviceWords*> words;
+    std::vector<std::size_t> gaps;
+    for (std::size_t t = 0; t < a.size() && compact; ++t) {
+      require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
+      check_operand(*a[t], operation);
+      const EncodeOptions r = encoder.resolve(*p[t], options);  // encode's checks, the range included
+      compact = p[t]->device() == backend_.device() && backend_.compact_encoding(p[t]->gap()) &&
+                p[t]->gap() == p[0]->gap() && a[t]->size() == 2 && a[t]->level() == a[0]->level() &&
+                a[t]->scale() == a[0]->scale() && r.level == a[t]->level() && r.slots == a[t]->slots() &&
+                (t == 0 || r.scale == resolved.scale);
+      resolved = r;
+      words.push_back(&p[t]->words());
+      gaps.push_back(p[t]->gap());
+    }
+    const int level = a[0]->level();
+    const double scale = a[0]->scale() * resolved.scale;
+    // Below a level or a scale of 1 after the rescale: the whole form below says so.
+    if (compact && level >= 1 && scale / level_products_[static_cast<std::size_t>(level)] >= 1) {
+      check_scale_fits(scale, level, operation);
+      const backend::CompactPlaintexts plains =
+          backend_.encode_compact_batch(context_->q_basis(level), words, gaps, resolved.scale);
+      const ring::Rescaler& rescaler = context_->rescaler(level);
+      std::vector<ring::RnsPoly> parts;
+      for (std::size_t k = 0; k < 2; ++k) {
+        std::vector<const ring::RnsPoly*> terms;
+        for (const Ciphertext* c : a) terms.push_back(&c->part(k));
+        ring::RnsPoly part = backend_.allocate(
+            context_->q_basis(level - 1),
+            ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+        backend_.sum_of_rescaled_compact_products(rescaler, part, terms, plains);
+        parts.push_back(std::move(part));
+      }
+      return Ciphertext(a[0]->context(), std::move(parts), level - 1,
+                        scale / level_products_[static_cast<std::size_t>(level)], a[0]->slots());
+    }
+  }
+  const std::vector<Plaintext> plains = encode(p, options);
+  std::vector<const Plaintext*> pointers;
+  for (const Plaintext& q : plains) pointers.push_back(&q);
+  return multiply_plain_rescale_sum(a, pointers);
+}
+
+template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, std::complex<double> constant) const {
   if (constant.imag() != 0) {
     Ciphertext out = a.clone();

@@ -252,6 +252,90 @@ TEST_CASE("An unscaled plaintext encodes on the device to the host encoder's wor
   }
 }
 
+TEST_CASE("Sums of products by unscaled plaintexts kept compact on the device give the CPU's words",
+          "[gpu][evaluator][quick]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  for (const int log_n : {12, 16}) {
+    GpuFixture f(toy(log_n, 4, 2, 2), KeyRequest{});
+    const std::size_t full = f.cpu.max_slots();
+    const int top = f.cpu.context->max_level();
+    const CudaBackend& backend = f.gpu.backend();
+    // A token row's period (1024 at N = 2^16), the shortest and the longest periods kept compact (gap N / 2 and
+    // gap 4), and 70 terms (past one launch's 64 term products and 32 encodings).
+    for (const std::size_t period : {std::size_t{1}, std::size_t{64}, std::size_t{1024}, full / 8}) {
+      if (period > full / 8) continue;
+      const std::size_t gap = (full * 2) / (2 * period);
+      REQUIRE(backend.compact_encoding(gap));
+      for (const std::size_t terms : {std::size_t{1}, std::size_t{5}, std::size_t{70}}) {
+        if (terms == 70 && period != 64) continue;
+        for (const int level : {1, top}) {
+          INFO("log N " << log_n << ", period " << period << ", terms " << terms << ", level " << level);
+          const std::vector<Ciphertext> xs = f.fresh_list(level, terms);
+          std::vector<UnscaledPlaintext> host, device;
+          for (std::size_t t = 0; t < terms; ++t) {
+            host.push_back(f.cpu.encoder.unscaled(random_complex(f.rng, period), full));
+            device.push_back(f.gpu.upload(host.back()));
+          }
+          const EncodeOptions options{.level = level, .scale = f.cpu.evaluator.level_prime_product(level),
+                                      .slots = full};
+          // The compact words are the encoded plaintext's every gap-th word.
+          std::vector<const DeviceWords*> words;
+          std::vector<std::size_t> gaps;
+          for (const auto& u : device) {
+            words.push_back(&u.words());
+            gaps.push_back(u.gap());
+          }
+          const auto compact = backend.encode_compact_batch(f.cpu.context->q_basis(level), words, gaps, options.scale);
+          const auto compact_host = compact.words.copy_to(Device::cpu(), compact.words.size());
+          const std::size_t count = (full * 2) / gap, limbs = f.cpu.context->q_basis(level)->size();
+          for (const std::size_t t : {std::size_t{0}, terms - 1}) {
+            const Plaintext want = f.cpu.encoder.encode(host[t], options);
+            bool same = true;
+            for (std::size_t i = 0; i < limbs; ++i) {
+              for (std::size_t k = 0; k < count; ++k) {
+                same = same && compact_host.data()[(t * limbs + i) * count + k] == want.poly().limb(i)[k * gap];
+              }
+            }
+            CHECK(same);
+          }
+          std::vector<Ciphertext> on_gpu;
+          std::vector<const Ciphertext*> a_cpu, a_gpu;
+          std::vector<const UnscaledPlaintext*> p_cpu, p_gpu;
+          for (std::size_t t = 0; t < terms; ++t) on_gpu.push_back(f.gpu.upload(xs[t]));
+          for (std::size_t t = 0; t < terms; ++t) {
+            a_cpu.push_back(&xs[t]);
+            a_gpu.push_back(&on_gpu[t]);
+            p_cpu.push_back(&host[t]);
+            p_gpu.push_back(&device[t]);
+          }
+          const Ciphertext want = f.cpu.evaluator.multiply_plain_rescale_sum(a_cpu, p_cpu, options);
+          const Ciphertext got = f.gpu.download(f.gpu.multiply_plain_rescale_sum(a_gpu, p_gpu, options));
+          CHECK(got.level() == want.level());
+          CHECK(got.scale() == want.scale());
+          CHECK(same_words(got, want));
+        }
+      }
+    }
+    // Gaps mixed (not kept compact: encoded whole, the same words) and a product scale that does not fit the
+    // level (before the device works).
+    const std::vector<Ciphertext> xs = f.fresh_list(top, 2);
+    std::vector<UnscaledPlaintext> host, device;
+    std::vector<Ciphertext> on_gpu;
+    for (const std::size_t period : {std::size_t{16}, std::size_t{64}}) {
+      host.push_back(f.cpu.encoder.unscaled(random_complex(f.rng, period), full));
+      device.push_back(f.gpu.upload(host.back()));
+      on_gpu.push_back(f.gpu.upload(xs[device.size() - 1]));
+    }
+    const EncodeOptions options{.level = top, .scale = f.cpu.evaluator.level_prime_product(top), .slots = full};
+    const std::vector<const Ciphertext*> a_cpu = {&xs[0], &xs[1]}, a_gpu = {&on_gpu[0], &on_gpu[1]};
+    const std::vector<const UnscaledPlaintext*> p_cpu = {&host[0], &host[1]}, p_gpu = {&device[0], &device[1]};
+    CHECK(same_words(f.gpu.download(f.gpu.multiply_plain_rescale_sum(a_gpu, p_gpu, options)),
+                     f.cpu.evaluator.multiply_plain_rescale_sum(a_cpu, p_cpu, options)));
+    CHECK_THROWS_AS(f.gpu.multiply_plain_rescale_sum(a_gpu, p_gpu, {.level = top, .scale = std::ldexp(1.0, 200)}),
+                    LevelError);
+  }
+}
+
 TEST_CASE("Slot values transformed on the device give the host encoder's unscaled words", "[gpu][evaluator][quick]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
   for (const int log_n : {12, 16}) {

@@ -180,6 +180,31 @@ concept CoefficientEncoding = requires(const B& b, const ring::RnsBasisPtr& basi
   { b.encode_scaled_batch(basis, many, gaps, scale) } -> std::same_as<std::vector<ring::RnsPoly>>;
 };
 
+// Plaintexts in NTT form kept as their distinct words: a slot vector of period p at ring degree N has, in NTT
+// form, each word repeated gap = N / 2p times in a row, so `terms` plaintexts over `basis` need only
+// terms x limbs x N / gap words (term-major, then limb); word k of a limb stands for words k gap .. k gap + gap - 1.
+struct CompactPlaintexts {
+  ring::RnsBasisPtr basis;
+  std::size_t terms = 0;
+  std::size_t gap = 0;
+  DeviceWords words;
+};
+
+// Optional: a sum of products by plaintexts that are never written whole. encode_compact_batch is
+// encode_scaled_batch's words kept compact (CompactPlaintexts; every gap the same, one that compact_encoding
+// accepts); sum_of_rescaled_compact_products is sum_of_rescaled_products with those as the right factors. A
+// backend that encodes on its device (the CUDA backend) provides it: a transformer's weight diagonals (one token
+// row's period) then cost a read of 1/gap of a plaintext per use instead of a write and a read of all of it.
+template <class B>
+concept CompactProductSum = requires(const B& b, const ring::RnsBasisPtr& basis, std::size_t gap, double scale,
+                                     std::span<const DeviceWords* const> many, std::span<const std::size_t> gaps,
+                                     const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                     std::span<const ring::RnsPoly* const> factors, const CompactPlaintexts& c) {
+  { b.compact_encoding(gap) } -> std::same_as<bool>;
+  { b.encode_compact_batch(basis, many, gaps, scale) } -> std::same_as<CompactPlaintexts>;
+  b.sum_of_rescaled_compact_products(rescaler, x, factors, c);
+};
+
 // Optional: encoding's first half on the backend's device. `values` holds tables.slots() complex doubles there
 // (overwritten); `out` receives their special inverse FFT split into real parts then imaginary parts, the host's
 // words (math::special_ifft); returns the largest magnitude among them. A backend that computes away from the host

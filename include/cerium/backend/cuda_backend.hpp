@@ -99,6 +99,15 @@ class CudaBackend {
   // correction from its dropped limbs alone (cuda_expr_ops.cpp).
   void sum_of_rescaled_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
                                 std::span<const ring::RnsPoly* const> a, std::span<const ring::RnsPoly* const> b) const;
+  // backend::CompactProductSum: the same with compact right factors (encode_compact_batch's), read at 1/gap of
+  // their size; compact_encoding(gap): whether plaintexts of that gap can be kept compact (the sparse encoding's
+  // one-launch path: gap >= 4, N / gap <= 8192).
+  void sum_of_rescaled_compact_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                        std::span<const ring::RnsPoly* const> a, const CompactPlaintexts& b) const;
+  bool compact_encoding(std::size_t gap) const;
+  CompactPlaintexts encode_compact_batch(const ring::RnsBasisPtr& basis,
+                                         std::span<const DeviceWords* const> coefficients,
+                                         std::span<const std::size_t> gaps, double scale) const;
   // The tensor product of (x0, x1) and (y0, y1) (x0 becomes x0 y0; returns {x0 y1 + x1 y0, x1 y1}), and limb i
   // times per_limb[i].
   std::array<ring::RnsPoly, 2> tensor(ring::RnsPoly& x0, const ring::RnsPoly& x1, const ring::RnsPoly& y0,
@@ -198,6 +207,8 @@ class CudaBackend {
   struct State;
 
  private:
+  void check_scaled_encoding(const ring::RnsBasisPtr& basis, std::span<const DeviceWords* const> coefficients,
+                             std::span<const std::size_t> gaps, double scale) const;
   std::array<ring::RnsPoly, 2> switch_keys(const rlwe::Context& context, const rlwe::DecomposedPoly& decomposed,
                                            const rlwe::SwitchingKey& key, const ring::Automorphism* automorphism,
                                            std::array<const ring::RnsPoly*, 2> addends,

@@ -121,6 +121,13 @@ class BasicEvaluator {
   // whole sum instead of one per term: a matrix product's inner sums. Level >= 1 and a scale that stays >= 1.
   Ciphertext multiply_plain_rescale_sum(std::span<const Ciphertext* const> a,
                                         std::span<const Plaintext* const> p) const;
+  // The same with each p_t encoded from its unscaled form by options (encode(p, options)'s words and checks):
+  // with a backend that keeps plaintexts compact (backend::CompactProductSum, the CUDA backend) and terms whose
+  // plaintexts share a short period (a token row's) and are encoded at their ciphertexts' level and slots, the
+  // plaintexts are made as their distinct words only (1/gap of their size) and read so by the products.
+  Ciphertext multiply_plain_rescale_sum(std::span<const Ciphertext* const> a,
+                                        std::span<const UnscaledPlaintext* const> p,
+                                        const EncodeOptions& options) const;
   // By a constant encoded at the scale P_l (the product of the primes of a's level), so that one rescale brings
   // the scale back to a.scale(): the result has scale a.scale() * P_l. Needs level >= 1.
   Ciphertext multiply(const Ciphertext& a, double constant) const;

@@ -100,6 +100,13 @@ class ChainOps {
                                 std::span<const ckks::Plaintext* const> p) const {
     return on_chain(ev_.multiply_plain_rescale_sum(a, p));
   }
+  // The same with the plaintexts kept unscaled, encoded at (level, Delta_level) and `slots` for this call (where
+  // the evaluator keeps them compact: never written whole).
+  ckks::Ciphertext multiply_sum(std::span<const ckks::Ciphertext* const> a,
+                                std::span<const ckks::UnscaledPlaintext* const> p, int level, std::size_t slots) const {
+    return on_chain(ev_.multiply_plain_rescale_sum(
+        a, p, ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots}));
+  }
   // a times a constant encoded at Delta_level, rescaled: one level down, on the chain.
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, double constant) const {
     ckks::Ciphertext x = a.clone();

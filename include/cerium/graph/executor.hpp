@@ -582,6 +582,8 @@ class Executor {
   ckks::Ciphertext compute_sum(const PlainSum& sum, const std::vector<std::optional<ckks::Ciphertext>>& values,
                                PlaintextStream* stream) const {
     const std::size_t terms = sum.products.size();
+    // Unscaled plaintexts read compact by the products where the backend can (backend::CompactProductSum).
+    constexpr bool compact_sums = backend::CompactProductSum<B>;
     std::vector<std::optional<ckks::Plaintext>> owned(terms);  // encoded for this run
     std::vector<const ckks::Ciphertext*> operands(terms);
     std::vector<const ckks::Plaintext*> plains(terms);
@@ -589,12 +591,33 @@ class Executor {
     std::vector<const ckks::UnscaledPlaintext*> unscaled;
     std::optional<ckks::Ciphertext> total;
     std::size_t owned_bytes = 0, first = 0;
-    const auto add_part = [&](std::size_t end) {
-      encode_deferred(deferred, unscaled, operands, owned, plains);
-      const auto count = end - first;
-      ckks::Ciphertext part = ops_.multiply_sum(std::span(operands).subspan(first, count),
-                                                std::span(plains).subspan(first, count));
+    const auto add_to_total = [&](ckks::Ciphertext part) {
       total = total.has_value() ? ops_.add(*total, part) : std::move(part);
+    };
+    const auto add_part = [&](std::size_t end) {
+      if (compact_sums && alike(deferred, operands)) {
+        // The unscaled terms' products in one call that never writes their plaintexts whole, the others in
+        // another: each term is rounded on its own either way, so the sum's words are the same.
+        std::vector<const ckks::Ciphertext*> kept_unscaled, encoded;
+        std::vector<const ckks::Plaintext*> encoded_plains;
+        for (std::size_t t = first, d = 0; t < end; ++t) {
+          if (d < deferred.size() && deferred[d] == t) {
+            kept_unscaled.push_back(operands[t]);
+            ++d;
+          } else {
+            encoded.push_back(operands[t]);
+            encoded_plains.push_back(plains[t]);
+          }
+        }
+        const ckks::Ciphertext& a = *kept_unscaled.front();
+        add_to_total(ops_.multiply_sum(kept_unscaled, unscaled, a.level(), a.slots()));
+        if (!encoded.empty()) add_to_total(ops_.multiply_sum(encoded, encoded_plains));
+      } else {
+        encode_deferred(deferred, unscaled, operands, owned, plains);
+        const auto count = end - first;
+        add_to_total(ops_.multiply_sum(std::span(operands).subspan(first, count),
+                                       std::span(plains).subspan(first, count)));
+      }
       for (std::size_t t = first; t < end; ++t) owned[t].reset();
       deferred.clear();
       unscaled.clear();
@@ -609,7 +632,8 @@ class Executor {
       if (source.unscaled != nullptr) {
         deferred.push_back(t);
         unscaled.push_back(source.unscaled);
-        owned_bytes += planned_bytes(product);
+        owned_bytes += kept_compact(*source.unscaled) ? planned_bytes(product) / source.unscaled->gap()
+                                                      : planned_bytes(product);
       } else {
         plains[t] = source.cached != nullptr ? source.cached : &(owned[t] = plaintext_for(product, a, stream)).value();
         if (owned[t].has_value()) owned_bytes += bytes_of(*owned[t]);
@@ -618,6 +642,24 @@ class Executor {
     }
     add_part(terms);
     return std::move(*total);
+  }
+
+  // Whether a sum reads this unscaled plaintext compact (1/gap of its encoded size, never written whole).
+  bool kept_compact(const ckks::UnscaledPlaintext& p) const {
+    if constexpr (backend::CompactProductSum<B>) {
+      return ops_.evaluator().backend().compact_encoding(p.gap());
+    } else {
+      return false;
+    }
+  }
+
+  // Whether the deferred terms' operands share a level and slot count (a sum's do), and there is one.
+  static bool alike(const std::vector<std::size_t>& deferred, const std::vector<const ckks::Ciphertext*>& operands) {
+    if (deferred.empty()) return false;
+    const ckks::Ciphertext& a = *operands[deferred.front()];
+    return std::all_of(deferred.begin(), deferred.end(), [&](std::size_t t) {
+      return operands[t]->level() == a.level() && operands[t]->slots() == a.slots();
+    });
   }
 
   // The deferred terms' plaintexts encoded from their unscaled forms into owned: one batch when their operands
@@ -629,10 +671,7 @@ class Executor {
                        std::vector<const ckks::Plaintext*>& plains) const {
     if (deferred.empty()) return;
     const ckks::Ciphertext& a = *operands[deferred.front()];
-    const bool alike = std::all_of(deferred.begin(), deferred.end(), [&](std::size_t t) {
-      return operands[t]->level() == a.level() && operands[t]->slots() == a.slots();
-    });
-    if (alike) {
+    if (alike(deferred, operands)) {
       std::vector<ckks::Plaintext> encoded = ops_.encode(unscaled, a.level(), a.slots());
       for (std::size_t k = 0; k < deferred.size(); ++k) owned[deferred[k]] = std::move(encoded[k]);
     } else {

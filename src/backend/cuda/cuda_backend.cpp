@@ -170,9 +170,9 @@ ring::RnsPoly CudaBackend::encode_scaled(const ring::RnsBasisPtr& basis, const D
   return std::move(encode_scaled_batch(basis, words_of, gaps, scale).front());
 }
 
-std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasisPtr& basis,
-                                                            std::span<const DeviceWords* const> coefficients,
-                                                            std::span<const std::size_t> gaps, double scale) const {
+// encode_scaled_batch's and encode_compact_batch's arguments checked.
+void CudaBackend::check_scaled_encoding(const ring::RnsBasisPtr& basis, std::span<const DeviceWords* const> coefficients,
+                                        std::span<const std::size_t> gaps, double scale) const {
   const std::size_t n = state_->n;
   require(basis != nullptr && coefficients.size() == gaps.size(),
           "encode_scaled_batch: {} coefficient buffers for {} gaps", coefficients.size(), gaps.size());
@@ -189,6 +189,54 @@ std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasis
                            coefficients[t] == nullptr ? std::string("nothing") : to_string(coefficients[t]->device()),
                            n / gaps[t], to_string(state_->device));
   }
+}
+
+bool CudaBackend::compact_encoding(std::size_t gap) const {
+  return std::has_single_bit(gap) &&
+         cuda::detail::scaled_encoding_transforms(std::countr_zero(state_->n), std::countr_zero(gap));
+}
+
+CompactPlaintexts CudaBackend::encode_compact_batch(const ring::RnsBasisPtr& basis,
+                                                    std::span<const DeviceWords* const> coefficients,
+                                                    std::span<const std::size_t> gaps, double scale) const {
+  check_scaled_encoding(basis, coefficients, gaps, scale);
+  require(!gaps.empty() && compact_encoding(gaps[0]) &&
+              std::all_of(gaps.begin(), gaps.end(), [&](std::size_t g) { return g == gaps[0]; }),
+          "encode_compact_batch: {} plaintexts must share one gap that compact_encoding accepts (the first: {}, at "
+          "degree {})",
+          gaps.size(), gaps.empty() ? 0 : gaps[0], state_->n);
+  const std::size_t gap = gaps[0], count = state_->n / gap, limbs = basis->size();
+  CompactPlaintexts out{.basis = basis,
+                        .terms = gaps.size(),
+                        .gap = gap,
+                        .words = DeviceWords(state_->device, gaps.size() * limbs * count, BufferInit::uninitialized)};
+  const auto* moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
+  for (std::size_t first = 0; first < gaps.size(); first += cuda::detail::scaled_encoding_max_terms) {
+    const std::size_t terms = std::min(cuda::detail::scaled_encoding_max_terms, gaps.size() - first);
+    cuda::detail::ScaledEncodingLaunch launch;
+    launch.out = out.words.data() + first * limbs * count;
+    for (std::size_t t = 0; t < terms; ++t) {
+      launch.coefficients[t] = reinterpret_cast<const double*>(coefficients[first + t]->data());
+      launch.log_gap[t] = std::countr_zero(gap);
+    }
+    launch.terms = terms;
+    launch.moduli = moduli;
+    launch.scale = scale;
+    launch.log_degree = std::countr_zero(state_->n);
+    launch.limbs = limbs;
+    launch.stream_handle = state_->stream.native_handle();
+    launch.twiddles = state_->forward_twiddles(basis->primes());
+    launch.compact = true;
+    cuda::detail::launch_scaled_encoding_transformed(launch);
+  }
+  return out;
+}
+
+std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasisPtr& basis,
+                                                            std::span<const DeviceWords* const> coefficients,
+                                                            std::span<const std::size_t> gaps, double scale) const {
+  const std::size_t n = state_->n;
+  check_scaled_encoding(basis, coefficients, gaps, scale);
   std::vector<ring::RnsPoly> out;
   if (gaps.empty()) return out;
   // One allocation, the polynomials consecutive: one encoding launch and one batched NTT per group of terms.

@@ -1,7 +1,9 @@
 // CudaBackend operations added for the eDSL's planner (plan/fused_sum.hpp): the mixed linear combination of a
 // fused sum, one launch per polynomial (cuda/elementwise.hpp), and the same with its rescale folded in.
 
+#include <bit>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cerium/backend/cuda_backend.hpp"
@@ -107,36 +109,65 @@ void CudaBackend::linear_combination_rescaled(const ring::Rescaler& rescaler, ri
                           cuda::CombinationRange{.subtrahend = corrections, .scale = &rescale.p_inverse()});
 }
 
-// sum_t rescale(a_t b_t): each term's dropped limbs of its product (a pass over 1 or 2 limbs per term), all of them
-// to coefficient form in one batch, the terms' corrections summed per kept limb (RescalePlan::corrections_sum)
-// and moved to NTT form once, then one pass over the kept limbs that writes (sum_t a_t b_t - t) P^{-1}. By
-// linearity mod each q_i these are the words of the terms rescaled and added one by one, at the cost of one
-// rescale for the whole sum.
-void CudaBackend::sum_of_rescaled_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
-                                           std::span<const ring::RnsPoly* const> a,
-                                           std::span<const ring::RnsPoly* const> b) const {
-  constexpr const char* operation = "sum of rescaled products";
-  State& s = *state_;
-  require(a.size() == b.size() && !a.empty(), "{}: {} left and {} right factors", operation, a.size(), b.size());
-  require(a[0] != nullptr, "{}: a null factor", operation);
-  const ring::RnsPoly& any = *a[0];
-  const auto [left, right, scaled, out] = rescaled_operands(*this, rescaler, x, any, a, b, {}, operation);
-  const std::size_t terms = a.size(), kept = rescaler.kept().size(), dropped = rescaler.dropped();
+namespace {
+
+// sum_t rescale(a_t b_t): each term's dropped limbs of its product (one pass over 1 or 2 limbs for all the terms),
+// all of them to coefficient form in one batch, the terms' corrections summed per kept limb
+// (RescalePlan::corrections_sum) and moved to NTT form once, then one pass over the kept limbs that writes
+// (sum_t a_t b_t - t) P^{-1}. By linearity mod each q_i these are the words of the terms rescaled and added one by
+// one, at the cost of one rescale for the whole sum. right: the b_t's device words, whole or compact
+// (b_log_gap >= 0: CompactPlaintexts).
+void sum_of_rescaled(CudaBackend::State& s, const ring::Rescaler& rescaler,
+                     const std::vector<const u32*>& left, const std::vector<const u32*>& right, int b_log_gap,
+                     u32* out, const ring::RnsPoly& any) {
+  const std::size_t terms = left.size(), kept = rescaler.kept().size(), dropped = rescaler.dropped();
   DeviceWords scratch(s.device, (terms * dropped + kept) * s.n, BufferInit::uninitialized);
   u32* coefficients = scratch.data();
   u32* corrections = scratch.data() + terms * dropped * s.n;
   const cuda::ElementwisePlan& plan = s.elementwise_plan(any.basis());
-  for (std::size_t t = 0; t < terms; ++t) {
-    plan.linear_combination(coefficients + t * dropped * s.n, std::span(left).subspan(t, 1),
-                            std::span(right).subspan(t, 1), {}, {}, false, dropped, s.stream,
-                            cuda::CombinationRange{.first_limb = kept});
-  }
+  plan.term_products(coefficients, dropped * s.n, left, right, dropped, s.stream,
+                     cuda::CombinationRange{.first_limb = kept, .b_log_gap = b_log_gap});
   s.ntt_inverse(coefficients, any.basis().primes().subspan(kept), terms);
   const cuda::RescalePlan& rescale = s.rescale_plan(rescaler);
   rescale.corrections_sum(coefficients, terms, dropped * s.n, corrections, s.stream);
   s.ntt_forward(corrections, rescaler.kept().primes(), 1);
   plan.linear_combination(out, left, right, {}, {}, false, kept, s.stream,
-                          cuda::CombinationRange{.subtrahend = corrections, .scale = &rescale.p_inverse()});
+                          cuda::CombinationRange{.subtrahend = corrections, .scale = &rescale.p_inverse(),
+                                                 .b_log_gap = b_log_gap});
+}
+
+}  // namespace
+
+void CudaBackend::sum_of_rescaled_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                           std::span<const ring::RnsPoly* const> a,
+                                           std::span<const ring::RnsPoly* const> b) const {
+  constexpr const char* operation = "sum of rescaled products";
+  require(a.size() == b.size() && !a.empty(), "{}: {} left and {} right factors", operation, a.size(), b.size());
+  require(a[0] != nullptr, "{}: a null factor", operation);
+  const ring::RnsPoly& any = *a[0];
+  const auto [left, right, scaled, out] = rescaled_operands(*this, rescaler, x, any, a, b, {}, operation);
+  sum_of_rescaled(*state_, rescaler, left, right, -1, out, any);
+}
+
+void CudaBackend::sum_of_rescaled_compact_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
+                                                   std::span<const ring::RnsPoly* const> a,
+                                                   const CompactPlaintexts& b) const {
+  constexpr const char* operation = "sum of rescaled products by compact plaintexts";
+  require(!a.empty() && a.size() == b.terms && a[0] != nullptr,
+          "{}: {} left factors for {} compact plaintexts", operation, a.size(), b.terms);
+  const ring::RnsPoly& any = *a[0];
+  require<MismatchError>(b.basis != nullptr && *b.basis == rescaler.basis() && compact_encoding(b.gap) &&
+                             b.words.device() == device() &&
+                             b.words.size() == b.terms * rescaler.basis().size() * (state_->n / b.gap),
+                         "{}: the compact plaintexts ({} words of gap {} over {}) must be this device's, over the "
+                         "rescaler's {}",
+                         operation, b.words.size(), b.gap, b.basis ? ring::describe(*b.basis) : std::string("nothing"),
+                         ring::describe(rescaler.basis()));
+  const auto [left, unused, scaled, out] = rescaled_operands(*this, rescaler, x, any, a, {}, {}, operation);
+  const std::size_t words = rescaler.basis().size() * (state_->n / b.gap);
+  std::vector<const u32*> right;
+  for (std::size_t t = 0; t < b.terms; ++t) right.push_back(b.words.data() + t * words);
+  sum_of_rescaled(*state_, rescaler, left, right, std::countr_zero(b.gap), out, any);
 }
 
 }  // namespace cerium::backend

@@ -166,6 +166,9 @@ void ElementwisePlan::linear_combination(std::uint32_t* out, std::span<const std
     finish_scale = static_cast<const detail::ShoupPair*>(range.scale->device_data());
   }
   const std::size_t offset = first * n_;
+  require(range.b_log_gap < 0 || (range.b_log_gap >= 2 && range.b_log_gap <= log_n_),
+          "linear combination: compact right factors of gap 2^{} at N = {}", range.b_log_gap, n_);
+  const std::size_t b_offset = range.b_log_gap < 0 ? offset : first * (n_ >> range.b_log_gap);
   // Scaled terms per launch: as many as fit the parameters' scalar words at this limb count.
   const std::size_t per_launch = std::min(detail::mixed_combination_max_scaled,
                                           detail::mixed_combination_scalar_words / limbs);
@@ -178,7 +181,7 @@ void ElementwisePlan::linear_combination(std::uint32_t* out, std::span<const std
     const std::size_t scaled = std::min(per_launch, c.size() - u);
     for (std::size_t k = 0; k < products; ++k) {
       args.a[k] = a[t + k] + offset;
-      args.b[k] = b[t + k] + offset;
+      args.b[k] = b[t + k] + b_offset;
     }
     for (std::size_t k = 0; k < scaled; ++k) {
       args.c[k] = c[u + k] + offset;
@@ -198,8 +201,40 @@ void ElementwisePlan::linear_combination(std::uint32_t* out, std::span<const std
     args.log_degree = log_n_;
     args.limbs = limbs;
     args.stream = stream.native_handle();
+    args.b_log_gap = range.b_log_gap;
     detail::launch_mixed_combination(args);
     first_launch = false;
+  }
+}
+
+void ElementwisePlan::term_products(std::uint32_t* out, std::size_t out_stride,
+                                    std::span<const std::uint32_t* const> a, std::span<const std::uint32_t* const> b,
+                                    std::size_t limbs, const Stream& stream, const CombinationRange& range) const {
+  const std::size_t first = range.first_limb;
+  require(limbs > 0 && first + limbs <= limbs_ && a.size() == b.size() && out != nullptr &&
+              out_stride >= limbs * n_ && range.subtrahend == nullptr,
+          "term products: {} left and {} right factors on limbs [{}, {}) with a plan of {}, output stride {}",
+          a.size(), b.size(), first, first + limbs, limbs_, out_stride);
+  require(range.b_log_gap < 0 || (range.b_log_gap >= 2 && range.b_log_gap <= log_n_),
+          "term products: compact right factors of gap 2^{} at N = {}", range.b_log_gap, n_);
+  const std::size_t offset = first * n_;
+  const std::size_t b_offset = range.b_log_gap < 0 ? offset : first * (n_ >> range.b_log_gap);
+  for (std::size_t t0 = 0; t0 < a.size(); t0 += detail::term_products_max_terms) {
+    detail::TermProductsLaunch args;
+    args.terms = static_cast<std::uint32_t>(std::min(detail::term_products_max_terms, a.size() - t0));
+    for (std::size_t k = 0; k < args.terms; ++k) {
+      require(a[t0 + k] != nullptr && b[t0 + k] != nullptr, "term products: term {} has a null factor", t0 + k);
+      args.a[k] = a[t0 + k] + offset;
+      args.b[k] = b[t0 + k] + b_offset;
+    }
+    args.b_log_gap = range.b_log_gap;
+    args.out = out + t0 * out_stride;
+    args.out_stride = out_stride;
+    args.moduli = table_data<math::Modulus>(moduli_) + first;
+    args.log_degree = log_n_;
+    args.limbs = limbs;
+    args.stream = stream.native_handle();
+    detail::launch_term_products(args);
   }
 }
 

@@ -4,6 +4,7 @@
 // with cached and with streamed plaintexts; the evaluator's call gives the term-by-term words, fused or not.
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <vector>
@@ -199,6 +200,39 @@ TEST_CASE("multiply_plain_rescale_sum gives the term-by-term words", "[ckks][pla
   CHECK(same_words(mixed, term_by_term(a, p)));
   CHECK(mixed.level() == level - 2);
   CHECK_THROWS_AS(f.evaluator.multiply_plain_rescale_sum(std::span(a).first(2), std::span(p).first(1)), InvalidArgument);
+}
+
+TEST_CASE("multiply_plain_rescale_sum from unscaled plaintexts gives the encoded plaintexts' words",
+          "[ckks][plain_sums]") {
+  auto rng = cerium_test::make_rng();
+  Fixture f(toy(12, 4, 2, 2));
+  const int level = f.context->max_level() - 1;
+  std::vector<Ciphertext> xs;
+  std::vector<ckks::UnscaledPlaintext> us;
+  for (const std::size_t period : {std::size_t{16}, std::size_t{16}, std::size_t{256}, f.max_slots()}) {
+    xs.push_back(f.encrypt(random_complex(rng, f.max_slots()), level));
+    us.push_back(f.encoder.unscaled(random_complex(rng, period), f.max_slots()));
+  }
+  const EncodeOptions options{.level = level, .scale = f.evaluator.level_prime_product(level)};
+  std::vector<const Ciphertext*> a;
+  std::vector<const ckks::UnscaledPlaintext*> u;
+  std::vector<Plaintext> encoded;
+  for (std::size_t t = 0; t < xs.size(); ++t) {
+    a.push_back(&xs[t]);
+    u.push_back(&us[t]);
+    encoded.push_back(f.encoder.encode(us[t], options));
+  }
+  std::vector<const Plaintext*> p;
+  for (const Plaintext& e : encoded) p.push_back(&e);
+  const Ciphertext got = f.evaluator.multiply_plain_rescale_sum(a, u, options);
+  CHECK(same_words(got, f.evaluator.multiply_plain_rescale_sum(a, p)));
+  CHECK(got.level() == level - 1);
+  CHECK(got.scale() == xs[0].scale());
+  CHECK_THROWS_AS(f.evaluator.multiply_plain_rescale_sum(std::span(a).first(2), std::span(u).first(1), options),
+                  InvalidArgument);
+  // A product scale that does not fit the level, named before anything is computed.
+  CHECK_THROWS_AS(f.evaluator.multiply_plain_rescale_sum(a, u, {.level = level, .scale = std::ldexp(1.0, 200)}),
+                  LevelError);
 }
 
 TEST_CASE("plain sums: a value a product reads outlives later readers until the sum's root", "[graph][plain_sums]") {

@@ -43,6 +43,9 @@ struct CombinationRange {
   std::size_t first_limb = 0;
   const std::uint32_t* subtrahend = nullptr;
   const DeviceScalars* scale = nullptr;  // device scalars (not by_value), limbs of them
+  // -1: the products' right factors are whole polynomials. g >= 2: they are compact plaintexts of gap 2^g
+  // (cuda::detail::MixedCombinationLaunch::b_log_gap: N / 2^g words a limb, from limb 0).
+  int b_log_gap = -1;
 };
 
 class ElementwisePlan {
@@ -77,6 +80,11 @@ class ElementwisePlan {
                           std::span<const std::uint32_t* const> b, std::span<const std::uint32_t* const> c,
                           std::span<const std::uint32_t> scalars, bool accumulate, std::size_t limbs,
                           const Stream& stream, const CombinationRange& range = {}) const;
+  // out + t out_stride = a[t] b[t] over limbs [first, first + limbs) for each term (range.first_limb and
+  // range.b_log_gap as in linear_combination; no closing step): a sum's products kept apart, one launch per 64.
+  void term_products(std::uint32_t* out, std::size_t out_stride, std::span<const std::uint32_t* const> a,
+                     std::span<const std::uint32_t* const> b, std::size_t limbs, const Stream& stream,
+                     const CombinationRange& range = {}) const;
   // out = a s_i on limb i.
   void multiply_scalar(std::uint32_t* out, const std::uint32_t* a, const DeviceScalars& scalars, std::size_t limbs,
                        const Stream& stream) const;

@@ -34,7 +34,28 @@ struct MixedCombinationLaunch {
   int log_degree = 0;
   std::size_t limbs = 0;
   void* stream = nullptr;
+  // -1: every b[t] is limbs x N words. g >= 2: every b[t] is a compact plaintext (ScaledEncodingLaunch::compact),
+  // limbs x N / 2^g words, word k of a limb standing for its words k 2^g .. k 2^g + 2^g - 1.
+  int b_log_gap = -1;
 };
 void launch_mixed_combination(const MixedCombinationLaunch& launch);
+
+// out + t out_stride = a[t] b[t] over `limbs` limbs for each term t (a sum's products kept apart: the limbs a
+// rescale drops, one launch for all the terms instead of one each). b as MixedCombinationLaunch::b_log_gap says.
+inline constexpr std::size_t term_products_max_terms = 64;
+
+struct TermProductsLaunch {
+  const std::uint32_t* a[term_products_max_terms] = {};
+  const std::uint32_t* b[term_products_max_terms] = {};
+  std::uint32_t terms = 0;
+  int b_log_gap = -1;
+  std::uint32_t* out = nullptr;  // terms x out_stride words; must not overlap a factor
+  std::size_t out_stride = 0;
+  const math::Modulus* moduli = nullptr;
+  int log_degree = 0;
+  std::size_t limbs = 0;
+  void* stream = nullptr;
+};
+void launch_term_products(const TermProductsLaunch& launch);
 
 }  // namespace cerium::cuda::detail

@@ -269,6 +269,10 @@ struct ScaledEncodingLaunch {
   // launch_scaled_encoding_transformed only: the forward NTT's twiddle pairs (w, w_shoup) of the limbs' primes,
   // N pairs a limb, limb-major (cuda::NttPlan's table).
   const std::uint32_t* twiddles = nullptr;
+  // launch_scaled_encoding_transformed only, every term at one gap: out gets each (term, limb)'s N / gap distinct
+  // words alone (term-major, then limb), word k standing for words k gap .. k gap + gap - 1 of the NTT form: a
+  // plaintext 1/gap of its size that the products read as it is (CombinationRange::b_log_gap).
+  bool compact = false;
 };
 void launch_scaled_encoding(const ScaledEncodingLaunch& launch);
 
