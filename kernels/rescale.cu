@@ -73,21 +73,34 @@ __global__ void __launch_bounds__(kThreads) corrections_sum_kernel(RescaleLaunch
   const std::size_t limbs = first + kLimbsPerBlock < args.kept ? kLimbsPerBlock : args.kept - first;
   uint4 acc[kLimbsPerBlock];
   for (int j = 0; j < kLimbsPerBlock; ++j) acc[j] = make_uint4(0, 0, 0, 0);
-  for (std::size_t term = 0; term < args.terms; ++term) {
-    const uint4* dropped = reinterpret_cast<const uint4*>(args.dropped + term * args.term_stride);
-    const uint4 xb4 = dropped[(count - 1) * (n / 4) + v];
-    const uint4 xa4 = count == 2 ? dropped[v] : make_uint4(0, 0, 0, 0);
-    const u64 r[4] = {remainder(args, xb4.x, xa4.x), remainder(args, xb4.y, xa4.y), remainder(args, xb4.z, xa4.z),
-                      remainder(args, xb4.w, xa4.w)};
+  // Terms kTermsAhead at a time, every load of the group issued before the first remainder: a sum of hundreds
+  // of terms at a low level is a short grid, so each thread's walk over the terms is its time (latency, not
+  // bandwidth).
+  constexpr std::size_t kTermsAhead = 4;
+  for (std::size_t group = 0; group < args.terms; group += kTermsAhead) {
+    uint4 xb4[kTermsAhead], xa4[kTermsAhead];
 #pragma unroll
-    for (int j = 0; j < kLimbsPerBlock; ++j) {
-      if (static_cast<std::size_t>(j) >= limbs) break;
-      const RescaleLimbConstants c = args.constants[first + j];
-      const u32 q = c.modulus.value;
-      acc[j].x = math::add_mod(acc[j].x, remainder_mod(r[0], c.modulus, c.p_mod), q);
-      acc[j].y = math::add_mod(acc[j].y, remainder_mod(r[1], c.modulus, c.p_mod), q);
-      acc[j].z = math::add_mod(acc[j].z, remainder_mod(r[2], c.modulus, c.p_mod), q);
-      acc[j].w = math::add_mod(acc[j].w, remainder_mod(r[3], c.modulus, c.p_mod), q);
+    for (std::size_t k = 0; k < kTermsAhead; ++k) {
+      if (group + k >= args.terms) break;
+      const uint4* dropped = reinterpret_cast<const uint4*>(args.dropped + (group + k) * args.term_stride);
+      xb4[k] = dropped[(count - 1) * (n / 4) + v];
+      xa4[k] = count == 2 ? dropped[v] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (std::size_t k = 0; k < kTermsAhead; ++k) {
+      if (group + k >= args.terms) break;
+      const u64 r[4] = {remainder(args, xb4[k].x, xa4[k].x), remainder(args, xb4[k].y, xa4[k].y),
+                        remainder(args, xb4[k].z, xa4[k].z), remainder(args, xb4[k].w, xa4[k].w)};
+#pragma unroll
+      for (int j = 0; j < kLimbsPerBlock; ++j) {
+        if (static_cast<std::size_t>(j) >= limbs) break;
+        const RescaleLimbConstants c = args.constants[first + j];
+        const u32 q = c.modulus.value;
+        acc[j].x = math::add_mod(acc[j].x, remainder_mod(r[0], c.modulus, c.p_mod), q);
+        acc[j].y = math::add_mod(acc[j].y, remainder_mod(r[1], c.modulus, c.p_mod), q);
+        acc[j].z = math::add_mod(acc[j].z, remainder_mod(r[2], c.modulus, c.p_mod), q);
+        acc[j].w = math::add_mod(acc[j].w, remainder_mod(r[3], c.modulus, c.p_mod), q);
+      }
     }
   }
   for (std::size_t j = 0; j < limbs; ++j) reinterpret_cast<uint4*>(args.out)[(first + j) * (n / 4) + v] = acc[j];
