@@ -184,10 +184,10 @@ concept CoefficientEncoding = requires(const B& b, const ring::RnsBasisPtr& basi
 // form, each word repeated gap = N / 2p times in a row, so `terms` plaintexts over `basis` need only
 // terms x limbs x N / gap words (term-major, then limb); word k of a limb stands for words k gap .. k gap + gap - 1.
 struct CompactPlaintexts {
-  ring::RnsBasisPtr basis;
-  std::size_t terms = 0;
-  std::size_t gap = 0;
-  DeviceWords words;
+  ring::RnsBasisPtr basis;  // the primes the plaintexts are encoded over (a level's)
+  std::size_t terms = 0;    // how many plaintexts
+  std::size_t gap = 0;      // N / 2p for a slot period p: how many times each word repeats in NTT form
+  DeviceWords words;        // terms x basis->size() x N / gap words, where the backend computes
 };
 
 // Optional: a sum of products by plaintexts that are never written whole. encode_compact_batch is
