@@ -9,6 +9,7 @@
 #include <complex>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,24 @@ inline std::vector<ring::RnsPoly> two_parts(ring::RnsPoly p0, ring::RnsPoly p1) 
   parts.push_back(std::move(p1));
   return parts;
 }
+// The two parts of sum_t rescale(a_t p_t) at `level` (a's parts k = 0, 1 over Q_level, the results over
+// Q_(level-1) in NTT form), each computed by sum_part(rescaler, out, the terms' part k).
+template <class Backend, class SumPart>
+std::vector<ring::RnsPoly> rescaled_sum_parts(const Backend& backend, const Context& context,
+                                              std::span<const Ciphertext* const> a, int level, SumPart&& sum_part) {
+  const ring::Rescaler& rescaler = context.rescaler(level);
+  std::vector<ring::RnsPoly> parts;
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::vector<const ring::RnsPoly*> terms;
+    for (const Ciphertext* c : a) terms.push_back(&c->part(k));
+    ring::RnsPoly part = backend.allocate(context.q_basis(level - 1),
+                                          ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+    sum_part(rescaler, part, std::span<const ring::RnsPoly* const>(terms));
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 }  // namespace evaluator_detail
 
 template <backend::PolyBackend B>
@@ -136,19 +155,12 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
     if (uniform) {  // level >= 1 and a scale of at least 1 after the rescale: checked per term above
       check_scale_fits(scale, level, operation);
       const double after = scale / level_products_[static_cast<std::size_t>(level)];
-      const ring::Rescaler& rescaler = context_->rescaler(level);
       std::vector<const ring::RnsPoly*> plains;
       for (const Plaintext* q : p) plains.push_back(&q->poly());
-      std::vector<ring::RnsPoly> parts;
-      for (std::size_t k = 0; k < 2; ++k) {
-        std::vector<const ring::RnsPoly*> terms;
-        for (const Ciphertext* c : a) terms.push_back(&c->part(k));
-        ring::RnsPoly part = backend_.allocate(
-            context_->q_basis(level - 1),
-            ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
-        backend_.sum_of_rescaled_products(rescaler, part, terms, plains);
-        parts.push_back(std::move(part));
-      }
+      auto parts = evaluator_detail::rescaled_sum_parts(
+          backend_, *context_, a, level, [&](const ring::Rescaler& r, ring::RnsPoly& part, const auto& terms) {
+            backend_.sum_of_rescaled_products(r, part, terms, plains);
+          });
       return Ciphertext(a[0]->context(), std::move(parts), level - 1, after, a[0]->slots());
     }
   }
@@ -195,17 +207,10 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
       check_scale_fits(scale, level, operation);
       const backend::CompactPlaintexts plains =
           backend_.encode_compact_batch(context_->q_basis(level), words, gaps, resolved.scale);
-      const ring::Rescaler& rescaler = context_->rescaler(level);
-      std::vector<ring::RnsPoly> parts;
-      for (std::size_t k = 0; k < 2; ++k) {
-        std::vector<const ring::RnsPoly*> terms;
-        for (const Ciphertext* c : a) terms.push_back(&c->part(k));
-        ring::RnsPoly part = backend_.allocate(
-            context_->q_basis(level - 1),
-            ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
-        backend_.sum_of_rescaled_compact_products(rescaler, part, terms, plains);
-        parts.push_back(std::move(part));
-      }
+      auto parts = evaluator_detail::rescaled_sum_parts(
+          backend_, *context_, a, level, [&](const ring::Rescaler& r, ring::RnsPoly& part, const auto& terms) {
+            backend_.sum_of_rescaled_compact_products(r, part, terms, plains);
+          });
       return Ciphertext(a[0]->context(), std::move(parts), level - 1,
                         scale / level_products_[static_cast<std::size_t>(level)], a[0]->slots());
     }
