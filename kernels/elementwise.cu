@@ -199,8 +199,7 @@ void launch_mixed(const MixedCombinationLaunch& args, unsigned blocks, std::size
                                                                                             log_vectors_per_limb);
 }
 
-// The shapes the planner emits most: a part of a sum of 2, 4 or 8 ciphertext-plaintext products (BSGS inner sums;
-// 32: each full launch of a transformer's sums of 64 and 256),
+// The shapes the planner emits most: a part of a sum of 2, 4 or 8 ciphertext-plaintext products (BSGS inner sums),
 // of 4 to 16 tensor cross terms (sums of 2 to 8 ciphertext products: 2 per product on part 1), or of 2, 4 or 8
 // constant products; one instantiation each, every other shape the generic kernel.
 template <int Products, int Scaled>
@@ -222,7 +221,6 @@ void launch_mixed_combination(const MixedCombinationLaunch& args) {
                      try_launch<4, 0>(args, blocks, vectors, log_vectors_per_limb) ||
                      try_launch<8, 0>(args, blocks, vectors, log_vectors_per_limb) ||
                      try_launch<16, 0>(args, blocks, vectors, log_vectors_per_limb) ||
-                     try_launch<32, 0>(args, blocks, vectors, log_vectors_per_limb) ||
                      try_launch<0, 2>(args, blocks, vectors, log_vectors_per_limb) ||
                      try_launch<0, 4>(args, blocks, vectors, log_vectors_per_limb) ||
                      try_launch<0, 8>(args, blocks, vectors, log_vectors_per_limb);
