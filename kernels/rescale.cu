@@ -73,26 +73,22 @@ __global__ void __launch_bounds__(kThreads) corrections_sum_kernel(RescaleLaunch
   const std::size_t limbs = first + kLimbsPerBlock < args.kept ? kLimbsPerBlock : args.kept - first;
   uint4 acc[kLimbsPerBlock];
   for (int j = 0; j < kLimbsPerBlock; ++j) acc[j] = make_uint4(0, 0, 0, 0);
-  // This block's chunk of the terms (blockIdx.z; all of them without partials).
-  const std::size_t chunk = args.partials != nullptr ? args.chunk_terms : args.terms;
-  const std::size_t begin = blockIdx.z * chunk;
-  const std::size_t end = begin + chunk < args.terms ? begin + chunk : args.terms;
   // Terms kTermsAhead at a time, every load of the group issued before the first remainder: a sum of hundreds
   // of terms at a low level is a short grid, so each thread's walk over the terms is its time (latency, not
   // bandwidth).
   constexpr std::size_t kTermsAhead = 4;
-  for (std::size_t group = begin; group < end; group += kTermsAhead) {
+  for (std::size_t group = 0; group < args.terms; group += kTermsAhead) {
     uint4 xb4[kTermsAhead], xa4[kTermsAhead];
 #pragma unroll
     for (std::size_t k = 0; k < kTermsAhead; ++k) {
-      if (group + k >= end) break;
+      if (group + k >= args.terms) break;
       const uint4* dropped = reinterpret_cast<const uint4*>(args.dropped + (group + k) * args.term_stride);
       xb4[k] = dropped[(count - 1) * (n / 4) + v];
       xa4[k] = count == 2 ? dropped[v] : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (std::size_t k = 0; k < kTermsAhead; ++k) {
-      if (group + k >= end) break;
+      if (group + k >= args.terms) break;
       const u64 r[4] = {remainder(args, xb4[k].x, xa4[k].x), remainder(args, xb4[k].y, xa4[k].y),
                         remainder(args, xb4[k].z, xa4[k].z), remainder(args, xb4[k].w, xa4[k].w)};
 #pragma unroll
@@ -107,26 +103,7 @@ __global__ void __launch_bounds__(kThreads) corrections_sum_kernel(RescaleLaunch
       }
     }
   }
-  std::uint32_t* out = args.partials != nullptr ? args.partials + blockIdx.z * (args.kept << args.log_degree) : args.out;
-  for (std::size_t j = 0; j < limbs; ++j) reinterpret_cast<uint4*>(out)[(first + j) * (n / 4) + v] = acc[j];
-}
-
-// The chunks' partial corrections added per kept limb (modular addition: the words of one walk over the terms).
-__global__ void __launch_bounds__(kThreads) corrections_reduce_kernel(RescaleLaunch args, std::size_t chunks) {
-  const std::size_t n = std::size_t{1} << args.log_degree;
-  const std::size_t v = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (4 * v >= n) return;
-  const std::size_t limb = blockIdx.y;
-  const u32 q = args.constants[limb].modulus.value;
-  const std::size_t at = limb * (n / 4) + v;
-  const std::size_t stride = args.kept * (n / 4);
-  uint4 acc = reinterpret_cast<const uint4*>(args.partials)[at];
-  for (std::size_t z = 1; z < chunks; ++z) {
-    const uint4 p = reinterpret_cast<const uint4*>(args.partials)[z * stride + at];
-    acc = make_uint4(math::add_mod(acc.x, p.x, q), math::add_mod(acc.y, p.y, q), math::add_mod(acc.z, p.z, q),
-                     math::add_mod(acc.w, p.w, q));
-  }
-  reinterpret_cast<uint4*>(args.out)[at] = acc;
+  for (std::size_t j = 0; j < limbs; ++j) reinterpret_cast<uint4*>(args.out)[(first + j) * (n / 4) + v] = acc[j];
 }
 
 }  // namespace rescale_kernels
@@ -138,16 +115,8 @@ void launch_rescale(const RescaleLaunch& args) {
   const dim3 grid(static_cast<unsigned>((vectors + kThreads - 1) / kThreads),
                   static_cast<unsigned>((args.kept + kLimbsPerBlock - 1) / kLimbsPerBlock));
   if (args.correction_only && args.terms > 1) {
-    if (args.partials != nullptr && args.chunk_terms == 0) CERIUM_CUDA_CHECK(cudaErrorInvalidValue);
-    const std::size_t chunks = args.partials != nullptr ? (args.terms + args.chunk_terms - 1) / args.chunk_terms : 1;
-    const dim3 chunked(grid.x, grid.y, static_cast<unsigned>(chunks));
-    corrections_sum_kernel<<<chunked, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
+    corrections_sum_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);
     CERIUM_CUDA_CHECK(cudaGetLastError());
-    if (args.partials != nullptr) {
-      const dim3 per_limb(grid.x, static_cast<unsigned>(args.kept));
-      corrections_reduce_kernel<<<per_limb, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args, chunks);
-      CERIUM_CUDA_CHECK(cudaGetLastError());
-    }
     return;
   }
   rescale_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(args);

@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <bit>
 #include <optional>
 #include <utility>
@@ -131,17 +130,6 @@ void RescalePlan::corrections_sum(const std::uint32_t* dropped_coefficients, std
   args.terms = terms;
   args.term_stride = term_stride;
   args.stream = stream.native_handle();
-  // About 1,024 blocks in all: the terms split into chunks when the kept limbs alone give fewer (a sum at a low
-  // level), at least 4 terms a chunk; the chunks' sums added by a second pass.
-  const std::size_t blocks = (n_ / 4 + 127) / 128 * ((kept() + 3) / 4);
-  const std::size_t chunks = std::clamp<std::size_t>(1024 / blocks, 1, (terms + 3) / 4);
-  std::optional<DeviceBuffer> partials;
-  if (terms > 1 && chunks > 1) {
-    args.chunk_terms = (terms + chunks - 1) / chunks;
-    const std::size_t used = (terms + args.chunk_terms - 1) / args.chunk_terms;
-    partials.emplace(used * kept() * n_, stream);  // freed in stream order after the passes
-    args.partials = partials->data();
-  }
   detail::launch_rescale(args);
 }
 

@@ -118,11 +118,6 @@ struct RescaleLaunch {
   int log_degree = 0;
   std::size_t kept = 0;
   void* stream = nullptr;
-  // Several terms' corrections in chunks of chunk_terms (0: one chunk), each chunk's sum to its kept limbs of
-  // `partials` (chunks x kept x N words), then added into out: a sum of many terms at a low level is a short
-  // grid (N / 512 blocks a kept limb group), so its terms are spread over more blocks.
-  std::size_t chunk_terms = 0;
-  std::uint32_t* partials = nullptr;
 };
 void launch_rescale(const RescaleLaunch& launch);
 
