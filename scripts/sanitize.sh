@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI's sanitizer and fuzzing stages, run by .ci/run after scripts/test.sh. Each builds with clang 14 (installed
 # by setup-debian.sh --sanitizers) in a build directory of its own, CUDA off:
-#   fuzz  every libFuzzer harness of tests/fuzz (ASan + UBSan) for CERIUM_FUZZ_SECONDS (default 15: CI's 30 minutes) each, two
+#   fuzz  every libFuzzer harness of tests/fuzz (ASan + UBSan) for CERIUM_FUZZ_SECONDS (default 10: CI's 30 minutes) each, two
 #         at a time on two cores, from the seed corpus and the committed regression inputs (scripts/fuzz.sh,
 #         build-fuzz/)
 #   asan  every CPU test suite (tests/unit/*) under AddressSanitizer and UndefinedBehaviorSanitizer, -O1, every
@@ -44,7 +44,7 @@ sanitized_build() {
   cmake --build "$dir" -j "$jobs" --target "$@"
 }
 
-stage_fuzz() { "$repo_root/scripts/fuzz.sh" "${CERIUM_FUZZ_SECONDS:-15}"; }
+stage_fuzz() { "$repo_root/scripts/fuzz.sh" "${CERIUM_FUZZ_SECONDS:-10}"; }
 
 stage_asan() {
   local dir=$repo_root/build-asan suites=() targets=()

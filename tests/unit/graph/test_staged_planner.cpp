@@ -46,7 +46,7 @@ void reference_stage(Values& a, Values& b) {
 }  // namespace
 
 TEST_CASE("a program planned and run stage by stage keeps its levels, calibration and precision",
-          "[graph][bootstrap][staged]") {
+          "[graph][bootstrap][staged][heavy]") {
   Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
   boot::Bootstrapper bootstrapper(f.context);
   bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));

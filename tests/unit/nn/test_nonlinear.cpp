@@ -322,7 +322,7 @@ TEST_CASE("empty or non-positive ranges are InvalidArgument naming the values", 
   throws_naming([] { return nn::RowLayout{6, 4, 16}.validate(); }, "6 rows");
 }
 
-TEST_CASE("the layers on ciphertexts (N = 2^12) decrypt to the exact functions", "[nn][nonlinear][encrypted]") {
+TEST_CASE("the layers on ciphertexts (N = 2^12) decrypt to the exact functions", "[nn][nonlinear][encrypted][heavy]") {
   auto rng = cerium_test::make_rng(504);
   INFO("test seed " << cerium_test::test_seed());
   // The CKKS noise allowance on top of the approximation error: fresh encryptions at scale 2^56 keep about 2^-30
