@@ -43,6 +43,32 @@ Ciphertext BasicBootstrapper<B>::bootstrap(const Ciphertext& input, int log2_fac
 }
 
 template <backend::PolyBackend B>
+std::array<Ciphertext, 2> BasicBootstrapper<B>::bootstrap_pair(const Ciphertext& a, const Ciphertext& b,
+                                                               int log2_factor) const {
+  require(log2_factor <= 0 && log2_factor - 1 >= -max_shrink_bits,
+          "bootstrap_pair: a factor of 2^{}; give 2^{} to 2^0 (one bit of EvalMod's range halves the pair)",
+          log2_factor, 1 - max_shrink_bits);
+  ckks::require_same_context(context_, a.context(), "bootstrap_pair");
+  ckks::require_same_context(context_, b.context(), "bootstrap_pair");
+  require<MismatchError>(a.level() == b.level() && a.slots() == b.slots() && ckks::scales_match(a.scale(), b.scale()),
+                         "bootstrap_pair: the inputs are at levels {} and {}, with {} and {} slots and scales {} and "
+                         "{}; bring them to one level and scale first",
+                         a.level(), b.level(), a.slots(), b.slots(), ckks::format_scale(a.scale()),
+                         ckks::format_scale(b.scale()));
+  Plaintext scratch;
+  Ciphertext packed = b.clone();
+  evaluator_.multiply_inplace(packed, monomial_i(false, packed.level(), packed.slots(), scratch));  // i b, exact
+  evaluator_.add_inplace(packed, a);
+  // w = (a + i b) / 2: its real part doubled is a, its imaginary part doubled is b.
+  const Ciphertext w = bootstrap(packed, log2_factor - 1);
+  const Ciphertext conjugated = evaluator_.conjugate(w);
+  Ciphertext real = evaluator_.add(w, conjugated);
+  Ciphertext imaginary = evaluator_.sub(w, conjugated);
+  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), imaginary.slots(), scratch));
+  return {std::move(real), std::move(imaginary)};
+}
+
+template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::scale_down(const Ciphertext& input) const {
   ckks::require_same_context(context_, input.context(), "bootstrap");
   require<LevelError>(input.level() >= 1,

@@ -63,6 +63,15 @@ void check_bootstrap(const BootstrapConfig& config, int narrow_levels = 0) {
   raised.set_scale(std::ldexp(ct.scale(), -6));
   CHECK(same_words(gpu.evaluator().download(gpu.bootstrap(gpu.evaluator().upload(raised), -6)),
                    cpu.bootstrap(raised, -6)));
+  // Two real ciphertexts bootstrapped as one (bootstrap_pair): the CPU's words for both.
+  Values y = random_real(rng, cpu.slots()), x7 = x;
+  for (auto& v : y) v *= 0.7;
+  for (auto& v : x7) v *= 0.7;
+  const double scale = narrow_levels > 0 ? std::ldexp(1.0, 40) : 0.0;
+  const Ciphertext cx = f.encrypt(x7, 1, cpu.slots(), scale), cy = f.encrypt(y, 1, cpu.slots(), scale);
+  const auto pair_want = cpu.bootstrap_pair(cx, cy);
+  const auto pair_got = gpu.bootstrap_pair(gpu.evaluator().upload(cx), gpu.evaluator().upload(cy));
+  for (std::size_t k = 0; k < 2; ++k) CHECK(same_words(gpu.evaluator().download(pair_got[k]), pair_want[k]));
 }
 
 }  // namespace

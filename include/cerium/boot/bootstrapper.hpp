@@ -107,6 +107,13 @@ class BasicBootstrapper {
   // relative to its magnitude instead of to 1 (graph::bootstrap_shift). InvalidArgument for another factor.
   Ciphertext bootstrap(const Ciphertext& input, int log2_factor) const;
   static constexpr int max_shrink_bits = 16;
+  // Two ciphertexts of real messages (their imaginary parts noise) bootstrapped for one bootstrap and a
+  // conjugation: a + i b (the monomial X^(N/2), exact) is bootstrapped with its result halved inside EvalMod, and
+  // w + conj(w), -i (w - conj(w)) give a and b back. The inputs share a level, a scale and the slot count, with
+  // |a + i b| <= 1 (|a|, |b| <= 0.7 always fits); the results carry one bootstrap's error each, times
+  // 2^log2_factor as bootstrap(input, log2_factor) with 1 - max_shrink_bits <= log2_factor <= 0. Any imaginary
+  // part of a shows up in b's result and b's in a's. MismatchError for inputs that differ.
+  std::array<Ciphertext, 2> bootstrap_pair(const Ciphertext& a, const Ciphertext& b, int log2_factor = 0) const;
 
   // The stages, public for tests and for callers who fuse them into their own pipelines.
   Ciphertext scale_down(const Ciphertext& input) const;        // -> level 0, scale q0 / 2^ratio

@@ -63,6 +63,43 @@ TEST_CASE("bootstrapping, full slots, sparse-secret encapsulation (N = 2^11)", "
   CHECK(p.worst_bits >= 16);
 }
 
+// Two real ciphertexts for one bootstrap (a + i b, then the conjugate splits them): each keeps a single
+// bootstrap's precision bound, against its own plaintext values.
+TEST_CASE("two real ciphertexts bootstrapped as one: each within one bootstrap's bound (N = 2^11)",
+          "[ckks][bootstrap]") {
+  static const BootFixture b(presets::bootstrappable_toy(11), {});
+  auto rng = cerium_test::make_rng(17);
+  Values x = random_real(rng, b.slots()), y = random_real(rng, b.slots());
+  for (auto& v : x) v *= 0.7;  // |x + i y| <= 1
+  for (auto& v : y) v *= 0.7;
+  const Ciphertext cx = b.f.encrypt(x, 1, b.slots()), cy = b.f.encrypt(y, 1, b.slots());
+  const auto [bx, by] = b.boot.bootstrap_pair(cx, cy);
+  CHECK(bx.level() == b.boot.levels().output);
+  CHECK(by.level() == b.boot.levels().output);
+  const Precision px = measure(b.f.decrypt(bx), x), py = measure(b.f.decrypt(by), y);
+  INFO("paired: x mean " << px.mean_bits << " worst " << px.worst_bits << ", y mean " << py.mean_bits << " worst "
+                         << py.worst_bits << " bits, seed " << cerium_test::test_seed());
+  CHECK(px.mean_bits >= 20);
+  CHECK(px.worst_bits >= 16);
+  CHECK(py.mean_bits >= 20);
+  CHECK(py.worst_bits >= 16);
+  // Within a bit of bootstrapping x alone.
+  const Precision single = measure(b.f.decrypt(b.boot.bootstrap(cx)), x);
+  INFO("alone: x mean " << single.mean_bits << " worst " << single.worst_bits << " bits");
+  CHECK(px.mean_bits >= single.mean_bits - 1);
+  // With a factor folded into EvalMod, as bootstrap(input, log2_factor): the results times 2^-3.
+  const auto [sx, sy] = b.boot.bootstrap_pair(cx, cy, -3);
+  Values x8 = x, y8 = y;
+  for (auto& v : x8) v /= 8;
+  for (auto& v : y8) v /= 8;
+  CHECK(measure(b.f.decrypt(sx), x8).mean_bits >= 22);
+  CHECK(measure(b.f.decrypt(sy), y8).mean_bits >= 22);
+  // Inputs that differ, and a factor past EvalMod's range less the pair's halving.
+  CHECK_THROWS_AS(b.boot.bootstrap_pair(cx, b.f.encrypt(y, 2, b.slots())), MismatchError);
+  CHECK_THROWS_AS(b.boot.bootstrap_pair(cx, cy, -Bootstrapper::max_shrink_bits), InvalidArgument);
+  CHECK_THROWS_AS(b.boot.bootstrap_pair(cx, cy, 1), InvalidArgument);
+}
+
 // The size examples/bootstrap.cpp runs by default. Its scale chain once drifted past scales_match's tolerance in
 // EvalMod's double angles (each squaring doubles a round-off in the tracked scale) and the bootstrap threw.
 TEST_CASE("bootstrapping, full slots, sparse-secret encapsulation (N = 2^12)", "[ckks][bootstrap]") {
