@@ -5,8 +5,10 @@
 // stream for every stream), median of 10 batches after warm-up. Counters: batch, ms a batch, ms_per_ciphertext
 // and its speedup against one graph replayed alone in the same run, words_equal (every output equal to the eager
 // bootstrap's words after the concurrent replays), floor_ratio = time per ciphertext / (key bytes / copy bandwidth).
+// BM_bootstrap_pair_n16_gpu: two real ciphertexts for one bootstrap (Bootstrapper::bootstrap_pair).
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <random>
@@ -18,6 +20,7 @@
 #include "cerium/boot/cuda_bootstrap_graph.hpp"
 #include "cerium/boot/cuda_bootstrapper.hpp"
 #include "cerium/ckks/encoder.hpp"
+#include "cerium/ckks/decryptor.hpp"
 #include "cerium/ckks/encryptor.hpp"
 #include "cerium/ckks/key_generator.hpp"
 #include "gpu_bench_support.hpp"
@@ -105,8 +108,69 @@ void BM_bootstrap_batch_n16_gpu(benchmark::State& state) {
   state.SetLabel(cerium_bench::device_label());
 }
 
+// Two real ciphertexts refreshed by one bootstrap and a conjugation (Bootstrapper::bootstrap_pair) against two
+// bootstraps, issued call by call, median of 5 after warm-up: ms a pair, ms for two bootstraps, and each output's
+// mean precision in bits against its values (|x|, |y| <= 0.7).
+void BM_bootstrap_pair_n16_gpu(benchmark::State& state) {
+  const auto context = Context::create(presets::bootstrappable_n16());
+  KeyGenerator keygen(context);
+  CudaBootstrapper boot(context, BootstrapConfig{}, backend::CudaBackend(context));
+  boot.set_keys(std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen)));
+  Encoder encoder(context);
+  Encryptor encryptor(keygen.public_key());
+  std::mt19937_64 rng(19);
+  std::uniform_real_distribution<double> dist(-0.7, 0.7);
+  std::vector<double> x(boot.slots()), y(boot.slots());
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : y) v = dist(rng);
+  const EncodeOptions options{.level = 1, .slots = boot.slots()};
+  const Ciphertext a = boot.evaluator().upload(encryptor.encrypt(encoder.encode(x, options)));
+  const Ciphertext b = boot.evaluator().upload(encryptor.encrypt(encoder.encode(y, options)));
+  const auto& work = cuda::work_stream();
+  cuda::EventTimer timer(work);
+  const auto median_ms = [&](const auto& call) {
+    for (int i = 0; i < 2; ++i) call();
+    work.synchronize();
+    std::vector<double> ms;
+    for (int i = 0; i < 5; ++i) {
+      timer.start();
+      call();
+      timer.stop();
+      ms.push_back(timer.elapsed_ms());
+    }
+    return cerium_bench::median(ms);
+  };
+  double pair_ms = 0, singles_ms = 0;
+  for (auto _ : state) {
+    pair_ms = median_ms([&] { benchmark::DoNotOptimize(boot.bootstrap_pair(a, b)); });
+    singles_ms = median_ms([&] {
+      benchmark::DoNotOptimize(boot.bootstrap(a));
+      benchmark::DoNotOptimize(boot.bootstrap(b));
+    });
+    state.SetIterationTime(pair_ms / 1e3);
+  }
+  const auto [fresh_a, fresh_b] = boot.bootstrap_pair(a, b);
+  const Decryptor decryptor(keygen.secret_key());
+  const auto bits = [&](const Ciphertext& c, const std::vector<double>& want) {
+    const auto got = encoder.decode(decryptor.decrypt(boot.evaluator().download(c)));
+    double total = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) total += std::abs(got[i] - want[i]);
+    return -std::log2(total / static_cast<double>(want.size()));
+  };
+  state.counters["N"] = static_cast<double>(context->ring_degree());
+  state.counters["slots"] = static_cast<double>(boot.slots());
+  state.counters["ms_pair"] = pair_ms;
+  state.counters["ms_two_bootstraps"] = singles_ms;
+  state.counters["speedup"] = singles_ms / pair_ms;
+  state.counters["bits_a"] = bits(fresh_a, x);
+  state.counters["bits_b"] = bits(fresh_b, y);
+  state.counters["device_peak_GB"] = static_cast<double>(cuda::memory_stats().peak) / 1e9;
+  state.SetLabel(cerium_bench::device_label());
+}
+
 }  // namespace
 
+BENCHMARK(BM_bootstrap_pair_n16_gpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_bootstrap_batch_n16_gpu)
     ->ArgName("batch")
     ->Arg(1)
