@@ -126,27 +126,16 @@ void BM_bootstrap_pair_n16_gpu(benchmark::State& state) {
   const EncodeOptions options{.level = 1, .slots = boot.slots()};
   const Ciphertext a = boot.evaluator().upload(encryptor.encrypt(encoder.encode(x, options)));
   const Ciphertext b = boot.evaluator().upload(encryptor.encrypt(encoder.encode(y, options)));
-  const auto& work = cuda::work_stream();
-  cuda::EventTimer timer(work);
-  const auto median_ms = [&](const auto& call) {
-    for (int i = 0; i < 2; ++i) call();
-    work.synchronize();
-    std::vector<double> ms;
-    for (int i = 0; i < 5; ++i) {
-      timer.start();
-      call();
-      timer.stop();
-      ms.push_back(timer.elapsed_ms());
-    }
-    return cerium_bench::median(ms);
-  };
   double pair_ms = 0, singles_ms = 0;
   for (auto _ : state) {
-    pair_ms = median_ms([&] { benchmark::DoNotOptimize(boot.bootstrap_pair(a, b)); });
-    singles_ms = median_ms([&] {
-      benchmark::DoNotOptimize(boot.bootstrap(a));
-      benchmark::DoNotOptimize(boot.bootstrap(b));
-    });
+    pair_ms = 1e3 * cerium_bench::median_call_seconds([&] { benchmark::DoNotOptimize(boot.bootstrap_pair(a, b)); },
+                                                      5, 2);
+    singles_ms = 1e3 * cerium_bench::median_call_seconds(
+                           [&] {
+                             benchmark::DoNotOptimize(boot.bootstrap(a));
+                             benchmark::DoNotOptimize(boot.bootstrap(b));
+                           },
+                           5, 2);
     state.SetIterationTime(pair_ms / 1e3);
   }
   const auto [fresh_a, fresh_b] = boot.bootstrap_pair(a, b);

@@ -77,28 +77,14 @@ enum class Mode { eager, graph };
 // Median device time of one call in seconds.
 double time_call(const std::function<void()>& call, Mode mode) {
   const auto& stream = cuda::work_stream();
-  cuda::EventTimer timer(stream);
   for (int i = 0; i < 3; ++i) call();  // plans, pool, clocks
   stream.synchronize();
-  if (mode == Mode::eager) cerium_bench::profile_once(stream, call);
-  std::vector<double> seconds;
   if (mode == Mode::eager) {
-    for (int i = 0; i < 20; ++i) {
-      timer.start();
-      call();
-      timer.stop();
-      seconds.push_back(timer.elapsed_ms() / 1e3);
-    }
-  } else {
-    cerium_bench::CapturedGraph graph(stream, 1, [&](std::size_t) { call(); });
-    for (int i = 0; i < 20; ++i) {
-      timer.start();
-      graph.replay();
-      timer.stop();
-      seconds.push_back(timer.elapsed_ms() / 1e3);
-    }
+    cerium_bench::profile_once(stream, call);
+    return cerium_bench::median_call_seconds(call, 20, 0);  // warmed up above
   }
-  return cerium_bench::median(seconds);
+  cerium_bench::CapturedGraph graph(stream, 1, [&](std::size_t) { call(); });
+  return cerium_bench::median_call_seconds([&] { graph.replay(); }, 20, 0);
 }
 
 // limbs and dnum: the operands' (the top level's unless given).

@@ -58,20 +58,7 @@ Setup& setup() {
 }
 
 // Median seconds of one call, CUDA events on the backend's work stream, after warm-up.
-double time_call(const std::function<void()>& call) {
-  const auto& stream = cuda::work_stream();
-  cuda::EventTimer timer(stream);
-  for (int i = 0; i < 3; ++i) call();
-  stream.synchronize();
-  std::vector<double> seconds;
-  for (int i = 0; i < 20; ++i) {
-    timer.start();
-    call();
-    timer.stop();
-    seconds.push_back(timer.elapsed_ms() / 1e3);
-  }
-  return cerium_bench::median(seconds);
-}
+double time_call(const std::function<void()>& call) { return cerium_bench::median_call_seconds(call, 20); }
 
 // One call captured as a CUDA graph: its kernel nodes, and the median device time of 20 replays after warm-up
 // (the GPU's share alone, without the host's issue time); both -1 where the call cannot be captured.

@@ -86,18 +86,7 @@ GpuGraphSetup& setup() {
 
 template <class Call>
 double device_seconds(Call&& call) {
-  const auto& stream = cuda::work_stream();
-  for (int i = 0; i < 3; ++i) call();
-  stream.synchronize();
-  cuda::EventTimer timer(stream);
-  std::vector<double> seconds;
-  for (int i = 0; i < 10; ++i) {
-    timer.start();
-    call();
-    timer.stop();
-    seconds.push_back(timer.elapsed_ms() / 1e3);
-  }
-  return cerium_bench::median(seconds);
+  return cerium_bench::median_call_seconds(call, 10);
 }
 
 // extra_floor_bytes: bytes the run must read besides the switching keys (a program's encoded plaintexts).

@@ -18,6 +18,7 @@
 #include "cerium/backend/cuda/check.hpp"
 #include "cerium/backend/cuda/device.hpp"
 #include "cerium/backend/cuda/device_buffer.hpp"
+#include "cerium/backend/cuda/memory.hpp"
 #include "cerium/backend/cuda/stream.hpp"
 #include "cerium/backend/cuda/timer.hpp"
 #include "cerium/ckks/parameters.hpp"
@@ -83,6 +84,24 @@ inline double copy_bandwidth() {
     return 2.0 * static_cast<double>(source.bytes()) / median(seconds);
   }();
   return bandwidth;
+}
+
+// Median device seconds of `reps` calls, each timed with CUDA events on the backend's work stream, after `warmups`
+// calls (plans, the memory pool, clocks).
+template <class Call>
+double median_call_seconds(Call&& call, int reps, int warmups = 3) {
+  const auto& stream = cerium::cuda::work_stream();
+  for (int i = 0; i < warmups; ++i) call();
+  stream.synchronize();
+  cerium::cuda::EventTimer timer(stream);
+  std::vector<double> seconds;
+  for (int i = 0; i < reps; ++i) {
+    timer.start();
+    call();
+    timer.stop();
+    seconds.push_back(timer.elapsed_ms() / 1e3);
+  }
+  return median(seconds);
 }
 
 // With CERIUM_BENCH_PROFILE=1 in the environment, one more call between cudaProfilerStart and Stop: a profiler
