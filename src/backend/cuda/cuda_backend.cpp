@@ -170,6 +170,30 @@ ring::RnsPoly CudaBackend::encode_scaled(const ring::RnsBasisPtr& basis, const D
   return std::move(encode_scaled_batch(basis, words_of, gaps, scale).front());
 }
 
+namespace {
+
+// The encoding launch of a batch's terms from `first` (at most scaled_encoding_max_terms of them): their
+// coefficients and gaps, the basis's moduli, the scale; the output and the path's own fields are the caller's.
+cuda::detail::ScaledEncodingLaunch scaled_encoding_launch(CudaBackend::State& s, const ring::RnsBasis& basis,
+                                                          std::span<const DeviceWords* const> coefficients,
+                                                          std::span<const std::size_t> gaps, std::size_t first,
+                                                          double scale) {
+  cuda::detail::ScaledEncodingLaunch launch;
+  launch.terms = std::min(cuda::detail::scaled_encoding_max_terms, gaps.size() - first);
+  for (std::size_t t = 0; t < launch.terms; ++t) {
+    launch.coefficients[t] = reinterpret_cast<const double*>(coefficients[first + t]->data());
+    launch.log_gap[t] = std::countr_zero(gaps[first + t]);
+  }
+  launch.moduli = reinterpret_cast<const math::Modulus*>(s.moduli_table(basis).data());
+  launch.scale = scale;
+  launch.log_degree = std::countr_zero(s.n);
+  launch.limbs = basis.size();
+  launch.stream_handle = s.stream.native_handle();
+  return launch;
+}
+
+}  // namespace
+
 // encode_scaled_batch's and encode_compact_batch's arguments checked.
 void CudaBackend::check_scaled_encoding(const ring::RnsBasisPtr& basis, std::span<const DeviceWords* const> coefficients,
                                         std::span<const std::size_t> gaps, double scale) const {
@@ -210,21 +234,9 @@ CompactPlaintexts CudaBackend::encode_compact_batch(const ring::RnsBasisPtr& bas
                         .terms = gaps.size(),
                         .gap = gap,
                         .words = DeviceWords(state_->device, gaps.size() * limbs * count, BufferInit::uninitialized)};
-  const auto* moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
   for (std::size_t first = 0; first < gaps.size(); first += cuda::detail::scaled_encoding_max_terms) {
-    const std::size_t terms = std::min(cuda::detail::scaled_encoding_max_terms, gaps.size() - first);
-    cuda::detail::ScaledEncodingLaunch launch;
+    auto launch = scaled_encoding_launch(*state_, *basis, coefficients, gaps, first, scale);
     launch.out = out.words.data() + first * limbs * count;
-    for (std::size_t t = 0; t < terms; ++t) {
-      launch.coefficients[t] = reinterpret_cast<const double*>(coefficients[first + t]->data());
-      launch.log_gap[t] = std::countr_zero(gap);
-    }
-    launch.terms = terms;
-    launch.moduli = moduli;
-    launch.scale = scale;
-    launch.log_degree = std::countr_zero(state_->n);
-    launch.limbs = limbs;
-    launch.stream_handle = state_->stream.native_handle();
     launch.twiddles = state_->forward_twiddles(basis->primes());
     launch.compact = true;
     cuda::detail::launch_scaled_encoding_transformed(launch);
@@ -243,30 +255,19 @@ std::vector<ring::RnsPoly> CudaBackend::encode_scaled_batch(const ring::RnsBasis
   auto storage = DeviceWords::slices(state_->device, gaps.size(), basis->size() * n, BufferInit::uninitialized);
   out.reserve(gaps.size());
   for (auto& words : storage) out.emplace_back(basis, ring::PolyForm::coefficient, std::move(words));
-  const auto* moduli = reinterpret_cast<const math::Modulus*>(state_->moduli_table(*basis).data());
-  const int log_n = std::countr_zero(n);
   for (std::size_t first = 0; first < gaps.size(); first += cuda::detail::scaled_encoding_max_terms) {
-    const std::size_t terms = std::min(cuda::detail::scaled_encoding_max_terms, gaps.size() - first);
-    cuda::detail::ScaledEncodingLaunch launch;
+    auto launch = scaled_encoding_launch(*state_, *basis, coefficients, gaps, first, scale);
     launch.out = words(*this, out[first], "encode_scaled");
-    bool sparse = true;  // every term's coefficients fit one block: encoded and transformed in one launch
-    for (std::size_t t = 0; t < terms; ++t) {
-      launch.coefficients[t] = reinterpret_cast<const double*>(coefficients[first + t]->data());
-      launch.log_gap[t] = std::countr_zero(gaps[first + t]);
-      sparse = sparse && cuda::detail::scaled_encoding_transforms(log_n, launch.log_gap[t]);
-    }
-    launch.terms = terms;
-    launch.moduli = moduli;
-    launch.scale = scale;
-    launch.log_degree = log_n;
-    launch.limbs = basis->size();
-    launch.stream_handle = state_->stream.native_handle();
+    // Every term's coefficients fit one block: encoded and transformed in one launch.
+    const bool sparse = std::all_of(launch.log_gap, launch.log_gap + launch.terms, [&](int log_gap) {
+      return cuda::detail::scaled_encoding_transforms(launch.log_degree, log_gap);
+    });
     if (sparse) {
       launch.twiddles = state_->forward_twiddles(basis->primes());
       cuda::detail::launch_scaled_encoding_transformed(launch);
     } else {
       cuda::detail::launch_scaled_encoding(launch);
-      state_->ntt_forward(launch.out, basis->primes(), terms);
+      state_->ntt_forward(launch.out, basis->primes(), launch.terms);
     }
   }
   for (auto& poly : out) poly.set_form(ring::PolyForm::ntt);

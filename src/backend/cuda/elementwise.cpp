@@ -166,9 +166,7 @@ void ElementwisePlan::linear_combination(std::uint32_t* out, std::span<const std
     finish_scale = static_cast<const detail::ShoupPair*>(range.scale->device_data());
   }
   const std::size_t offset = first * n_;
-  require(range.b_log_gap < 0 || (range.b_log_gap >= 2 && range.b_log_gap <= log_n_),
-          "linear combination: compact right factors of gap 2^{} at N = {}", range.b_log_gap, n_);
-  const std::size_t b_offset = range.b_log_gap < 0 ? offset : first * (n_ >> range.b_log_gap);
+  const std::size_t b_offset = right_offset(range, "linear combination");
   // Scaled terms per launch: as many as fit the parameters' scalar words at this limb count.
   const std::size_t per_launch = std::min(detail::mixed_combination_max_scaled,
                                           detail::mixed_combination_scalar_words / limbs);
@@ -207,6 +205,12 @@ void ElementwisePlan::linear_combination(std::uint32_t* out, std::span<const std
   }
 }
 
+std::size_t ElementwisePlan::right_offset(const CombinationRange& range, const char* operation) const {
+  require(range.b_log_gap < 0 || (range.b_log_gap >= 2 && range.b_log_gap <= log_n_),
+          "{}: compact right factors of gap 2^{} at N = {}", operation, range.b_log_gap, n_);
+  return range.b_log_gap < 0 ? range.first_limb * n_ : range.first_limb * (n_ >> range.b_log_gap);
+}
+
 void ElementwisePlan::term_products(std::uint32_t* out, std::size_t out_stride,
                                     std::span<const std::uint32_t* const> a, std::span<const std::uint32_t* const> b,
                                     std::size_t limbs, const Stream& stream, const CombinationRange& range) const {
@@ -215,10 +219,8 @@ void ElementwisePlan::term_products(std::uint32_t* out, std::size_t out_stride,
               out_stride >= limbs * n_ && range.subtrahend == nullptr,
           "term products: {} left and {} right factors on limbs [{}, {}) with a plan of {}, output stride {}",
           a.size(), b.size(), first, first + limbs, limbs_, out_stride);
-  require(range.b_log_gap < 0 || (range.b_log_gap >= 2 && range.b_log_gap <= log_n_),
-          "term products: compact right factors of gap 2^{} at N = {}", range.b_log_gap, n_);
   const std::size_t offset = first * n_;
-  const std::size_t b_offset = range.b_log_gap < 0 ? offset : first * (n_ >> range.b_log_gap);
+  const std::size_t b_offset = right_offset(range, "term products");
   for (std::size_t t0 = 0; t0 < a.size(); t0 += detail::term_products_max_terms) {
     detail::TermProductsLaunch args;
     args.terms = static_cast<std::uint32_t>(std::min(detail::term_products_max_terms, a.size() - t0));

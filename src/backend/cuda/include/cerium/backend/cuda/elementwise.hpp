@@ -100,6 +100,8 @@ class ElementwisePlan {
                           const DeviceScalars& scalars, std::size_t limbs, const Stream& stream) const;
 
  private:
+  // Where the right factors' words of range.first_limb begin: whole polynomials or compact (range.b_log_gap).
+  std::size_t right_offset(const CombinationRange& range, const char* operation) const;
   void launch(int op, std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b, const DeviceScalars* scalars,
               std::size_t limbs, const Stream& stream) const;
 
