@@ -313,10 +313,13 @@ print(f"{'GPU benchmark (median of repetitions)':<30} {'N':>7} {'limbs':>5} {'us
 for b in rows:
     name = re.sub(r"/(iterations|min_time|manual_time|repeats).*$", "", b["name"])
     c = lambda k: b.get(k, float("nan"))
+    # A counter a benchmark does not report (limbs of a bootstrap, us of one timed in ms) prints as "-".
+    count = lambda k: f"{int(c(k))}" if k in b else "-"
+    us = c('us') if 'us' in b else b['real_time'] * {'ns': 1e-3, 'us': 1.0, 'ms': 1e3, 's': 1e6}[b['time_unit']]
     if "copy" in name:
         print(f"{name:<30} {'':>7} {'':>5} {b['real_time']:>9.1f} {c('GB_s'):>7.0f}")
     else:
-        print(f"{name:<30} {int(c('N')):>7} {int(c('limbs')):>5} {c('us'):>9.2f} {c('GB_s'):>7.0f} "
+        print(f"{name:<30} {count('N'):>7} {count('limbs'):>5} {us:>9.2f} {c('GB_s'):>7.0f} "
               f"{c('floor_ratio'):>7.2f}")
 copy = [b.get("copy_GB_s") for b in rows if b.get("copy_GB_s")]
 if copy: print(f"copy bandwidth (1 GiB device-to-device, read + write): {copy[0]:.0f} GB/s")

@@ -109,13 +109,15 @@ void BM_bootstrap_batch_n16_gpu(benchmark::State& state) {
 }
 
 // Two real ciphertexts refreshed by one bootstrap and a conjugation (Bootstrapper::bootstrap_pair) against two
-// bootstraps, issued call by call, median of 5 after warm-up: ms a pair, ms for two bootstraps, and each output's
-// mean precision in bits against its values (|x|, |y| <= 0.7).
+// bootstraps, issued call by call, median of 5 after warm-up: ms a pair, ms for two bootstraps, each output's
+// mean precision in bits against its values (|x|, |y| <= 0.7) beside a's bootstrapped alone, and floor_ratio = time a
+// pair / (key bytes / copy bandwidth).
 void BM_bootstrap_pair_n16_gpu(benchmark::State& state) {
   const auto context = Context::create(presets::bootstrappable_n16());
   KeyGenerator keygen(context);
   CudaBootstrapper boot(context, BootstrapConfig{}, backend::CudaBackend(context));
-  boot.set_keys(std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen)));
+  const auto keys = std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen));
+  boot.set_keys(keys);
   Encoder encoder(context);
   Encryptor encryptor(keygen.public_key());
   std::mt19937_64 rng(19);
@@ -153,6 +155,9 @@ void BM_bootstrap_pair_n16_gpu(benchmark::State& state) {
   state.counters["speedup"] = singles_ms / pair_ms;
   state.counters["bits_a"] = bits(fresh_a, x);
   state.counters["bits_b"] = bits(fresh_b, y);
+  state.counters["bits_a_alone"] = bits(boot.bootstrap(a), x);
+  state.counters["floor_ratio"] =
+      pair_ms / 1e3 / (static_cast<double>(keys->memory_bytes()) / cerium_bench::copy_bandwidth());
   state.counters["device_peak_GB"] = static_cast<double>(cuda::memory_stats().peak) / 1e9;
   state.SetLabel(cerium_bench::device_label());
 }
