@@ -22,6 +22,8 @@
 //                                            switch rounding as the parameters make it: the error a run with
 //                                            bootstraps of that precision would reach (auto: 21 bits less log2 of
 //                                            the bootstrapper's bound, within about a bit of a GPU run)
+//   --unpaired-bootstraps                    refresh every value alone (default: independent refreshes two at a
+//                                            time, graph::PlanOptions::pair_bootstraps)
 //   --narrow-levels                          presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
 //                                            bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
 //   --profile                                a second, profiled run: the per-layer-type table
@@ -70,6 +72,7 @@ struct Options {
   std::string explain_path;  // --explain: every layer's plan as a table (graph::explain), layer after layer
   bool plan_only = false, cpu = false, profile = false, capture = false;
   bool precise_bootstraps = false;  // --precise-bootstraps: every bootstrap precise (graph::PlanOptions)
+  bool paired_bootstraps = true;    // --unpaired-bootstraps: each value refreshed alone
   bool precise_softmax = false;     // --precise-softmax: softmax's bootstraps only (nn::EncryptedBertOptions)
   bool narrow_levels = false;       // --narrow-levels: presets::bootstrappable_n16_narrow
   std::size_t segment_nodes = 20000;
@@ -85,6 +88,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--precise-bootstraps") o.precise_bootstraps = true;
     else if (arg == "--precise-softmax") o.precise_softmax = true;
+    else if (arg == "--unpaired-bootstraps") o.paired_bootstraps = false;
     else if (arg == "--narrow-levels") o.narrow_levels = true;
     else if (arg == "--profile") o.profile = true;
     else if (arg == "--capture") {
@@ -146,7 +150,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n"
-               "       [--magnitude-limit M] [--noise BITS|auto] [--precise-bootstraps] [--precise-softmax] [--narrow-levels]\n",
+               "       [--magnitude-limit M] [--noise BITS|auto] [--precise-bootstraps] [--precise-softmax] [--unpaired-bootstraps] [--narrow-levels]\n",
                argv[0]);
     return 2;
   }
@@ -177,6 +181,7 @@ int main(int argc, char** argv) {
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots, o.magnitude_limit);
   options.precise_bootstraps = o.precise_bootstraps;
+  options.pair_bootstraps = o.paired_bootstraps;
   std::vector<graph::SlotValues> sample;
   for (const auto& block : model.pack_blocks(x)) sample.emplace_back(block.begin(), block.end());
   graph::StagedPlanner planner(context, options, std::vector<graph::StageInput>(model.blocks(), {.slots = slots}),
@@ -194,10 +199,10 @@ int main(int argc, char** argv) {
     key_switches += p.key_switches();
     bootstraps += p.bootstraps();
     peak_bytes = std::max(peak_bytes, p.memory.peak_bytes);
-    fmt::print("layer {:2}: {} nodes, {} key switches, {} bootstraps ({} precise; largest value {:.2f}), planned in "
-               "{:.1f} s\n",
-               l, p.program.size(), p.key_switches(), p.bootstraps(), p.precise_bootstraps(), p.bootstrap_magnitude,
-               seconds_since(start));
+    fmt::print("layer {:2}: {} nodes, {} key switches, {} bootstraps ({} precise, {} pairs: {} run; largest value "
+               "{:.2f}), planned in {:.1f} s\n",
+               l, p.program.size(), p.key_switches(), p.bootstraps(), p.precise_bootstraps(), p.bootstrap_pairs(),
+               p.bootstrap_runs(), p.bootstrap_magnitude, seconds_since(start));
     if (!o.explain_path.empty()) {
       write_explain(o.explain_path, p, fmt::format("# layer {}", l), l == 0);
     }

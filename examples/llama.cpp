@@ -137,10 +137,10 @@ class BlockPlanner {
     graph::Plan plan = planner_.next([&](graph::Tracer& t, std::span<const graph::Value> in) {
       return o_.attention_only ? layer.forward_attention<graph::Tracer>(t, in) : layer.forward<graph::Tracer>(t, in);
     });
-    fmt::print("block {:2}: {} nodes, {} key switches, {} bootstraps ({} precise; largest value {:.2f}), drawn and "
-               "planned in {:.1f} s\n",
+    fmt::print("block {:2}: {} nodes, {} key switches, {} bootstraps ({} precise, {} pairs: {} run; largest value "
+               "{:.2f}), drawn and planned in {:.1f} s\n",
                l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.precise_bootstraps(),
-               plan.bootstrap_magnitude, seconds_since(start));
+               plan.bootstrap_pairs(), plan.bootstrap_runs(), plan.bootstrap_magnitude, seconds_since(start));
     if (!o_.explain_path.empty()) {  // first: the noise reports below take minutes at full size
       write_explain(o_.explain_path, plan, fmt::format("# block {}", l), l == 0);
     }

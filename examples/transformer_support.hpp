@@ -70,7 +70,8 @@ inline std::size_t plan_threads() {
   return cores >= 8 ? std::min<std::size_t>(8, cores / 2) : 1;
 }
 
-// Plan options with the bootstrapper a BootstrapConfig{.slots = slots} makes on this context and plan_threads();
+// Plan options with the bootstrapper a BootstrapConfig{.slots = slots} makes on this context, plan_threads() and
+// bootstraps in pairs (PlanOptions::pair_bootstraps);
 // a positive magnitude_limit replaces PlanOptions::bootstrap_magnitude_limit's default (the examples'
 // --magnitude-limit).
 inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::ContextPtr& context,
@@ -84,5 +85,6 @@ inline cerium::graph::PlanOptions bootstrapped_plan_options(const cerium::ckks::
                                            .slots = slots};
   if (magnitude_limit > 0) options.bootstrap_magnitude_limit = magnitude_limit;
   options.simulation_threads = plan_threads();
+  options.pair_bootstraps = true;  // a model's values are real: independent refreshes run two at a time
   return options;
 }

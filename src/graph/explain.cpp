@@ -43,6 +43,7 @@ std::string explain(const Plan& plan) {
     std::string notes = detail(node);
     if (!node.name.empty()) notes = fmt::format("'{}' {}", node.name, notes);
     if (p.bootstrap) notes += fmt::format(" -> {}bootstrap to level {}", p.precise ? "precise " : "", p.held_level);
+    if (p.pair) notes += fmt::format(" (paired with node {})", *p.pair);
     out += fmt::format("{:>5}  {:<18} {:<10} {:>5} {:>8.3f} {:>3} {:>10}  {}\n", id, to_string(node.op),
                        operands(node), p.level, std::log2(p.scale), key_switches(node.op),
                        plan.memory.value_bytes[id] ? mib(plan.memory.value_bytes[id]) : "-", notes);
@@ -57,6 +58,10 @@ std::string summary(const Plan& plan) {
   out += fmt::format("{} nodes, {} key switches; bootstraps: {} placed ({}) + {} pinned{}\n", program.size(),
                      plan.key_switches(), plan.placed_bootstraps, plan.placement_optimal ? "optimal" : "best found",
                      plan.pinned_bootstraps, precise != 0 ? fmt::format(", {} of them precise", precise) : "");
+  if (const std::size_t pairs = plan.bootstrap_pairs(); pairs != 0) {
+    out += fmt::format("bootstrap pairs: {} (two values refreshed by one bootstrap), {} bootstraps run\n", pairs,
+                       plan.bootstrap_runs());
+  }
   std::string steps;
   for (const auto s : plan.keys.steps) steps += (steps.empty() ? "" : ", ") + fmt::format("{}", s);
   out += fmt::format("rotation keys: {} ({}{}), {}\n", plan.keys.galois_elements.size(),
@@ -88,6 +93,7 @@ std::string to_dot(const Plan& plan) {
     std::string style;
     if (p.bootstrap) {
       label += fmt::format("\\n{}bootstrap -> {}", p.precise ? "precise " : "", p.held_level);
+      if (p.pair) label += fmt::format("\\npaired with {}", *p.pair);
       style = p.precise ? ", style=filled, fillcolor=\"#ffa64d\"" : ", style=filled, fillcolor=\"#ffd27f\"";
     }
     out += fmt::format("  n{} [label=\"{}\"{}];\n", id, label, style);

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cerium/core/check.hpp"
+#include "cerium/graph/passes/bootstrap_pairs.hpp"
 #include "cerium/graph/passes/levels.hpp"
 
 namespace cerium::graph {
@@ -43,6 +44,15 @@ ckks::EncodeOptions Plan::input_encoding(std::size_t input) const {
 std::size_t Plan::precise_bootstraps() const {
   const auto precise = [](const NodePlan& p) { return p.precise; };
   return static_cast<std::size_t>(std::count_if(nodes.begin(), nodes.end(), precise));
+}
+
+std::size_t Plan::bootstrap_pairs() const {
+  const auto first_of_pair = [](const NodePlan& p) { return p.pair.has_value(); };
+  return static_cast<std::size_t>(std::count_if(nodes.begin(), nodes.end(), first_of_pair)) / 2;
+}
+
+std::size_t Plan::bootstrap_runs() const {
+  return static_cast<std::size_t>(bootstraps()) + precise_bootstraps() - bootstrap_pairs();
 }
 
 std::size_t Plan::key_switches() const {
@@ -104,9 +114,25 @@ Plan plan(Program program, const PlanOptions& options) {
     placement = place_bootstraps(problem, options.placement);
   }
   require_feasible(program, problem, placement);
-  const std::vector<int> levels = natural_levels(problem, placement.bootstrap);
+  std::vector<int> levels = natural_levels(problem, placement.bootstrap);
   out.placed_bootstraps = placement.count;
   out.placement_optimal = placement.optimal;
+  if (options.pair_bootstraps) {
+    // Independent refreshes before any of their readers: the program, and what is known per node, in that order.
+    std::vector<NodeId> order = bootstrap_epoch_order(program, placement.bootstrap);
+    if (!std::is_sorted(order.begin(), order.end())) {
+      program = reordered(program, order);
+      const auto permute = [&](auto& per_node) {
+        if (per_node.empty()) return;
+        auto before = per_node;
+        for (std::size_t i = 0; i < order.size(); ++i) per_node[i] = before[order[i]];
+      };
+      permute(levels);
+      permute(placement.bootstrap);
+      permute(magnitude);
+      out.order = std::move(order);
+    }
+  }
 
   // 2. Scales: one chain through the bootstrapper's output, or from level 0 at the default scale (out.chain).
   out.nodes.resize(program.size());
@@ -126,6 +152,21 @@ Plan plan(Program program, const PlanOptions& options) {
       require<MismatchError>(node.slots == options.bootstrap->slots,
                              "plan: {} is bootstrapped, and its {} slots are not the bootstrapper's {}",
                              program.describe(id), node.slots, options.bootstrap->slots);
+    }
+  }
+
+  if (options.pair_bootstraps) {
+    std::vector<std::optional<PairableBootstrap>> pairable(program.size());
+    for (NodeId id = 0; id < program.size(); ++id) {
+      const NodePlan& p = out.nodes[id];
+      if (p.bootstrap && !p.precise) {
+        pairable[id] = PairableBootstrap{.level = p.level, .shift = bootstrap_shift(p.magnitude),
+                                         .slots = program.node(id).slots};
+      }
+    }
+    const std::vector<NodeId> partner = pair_bootstraps(program, pairable);
+    for (NodeId id = 0; id < program.size(); ++id) {
+      if (partner[id] != id) out.nodes[id].pair = partner[id];
     }
   }
 

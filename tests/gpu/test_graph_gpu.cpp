@@ -286,3 +286,56 @@ TEST_CASE("Precise bootstraps on the GPU give the CPU executor's words", "[gpu][
   const auto got = gpu_executor.run(std::move(gpu_inputs));
   CHECK(same_words(gpu.download(got.at(0)), want.at(0)));
 }
+
+TEST_CASE("Paired bootstraps on the GPU give the CPU executor's words, captured or not",
+          "[gpu][program][bootstrap][pairs]") {
+  CERIUM_SKIP_WITHOUT_DEVICE();
+  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
+  boot::Bootstrapper cpu_bootstrapper(f.context);
+  boot::CudaBootstrapper gpu_bootstrapper(f.context, boot::BootstrapConfig{}, backend::CudaBackend(f.context));
+  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu_bootstrapper.generate_keys(f.keygen));
+  cpu_bootstrapper.set_keys(keys);
+  gpu_bootstrapper.set_keys(keys);
+  f.evaluator.set_galois_keys(nullptr);
+  // Two chains x <- x^2 / 2 + 1/4 (twenty times) and a plaintext product each, traced one after the other: the
+  // plan reorders them so that their bootstraps run in pairs.
+  auto rng = cerium_test::make_rng(4416);
+  graph::Tracer t(f.context);
+  std::array<graph::Value, 2> x = {t.input("x"), t.input("y")};
+  for (auto& v : x) {
+    for (int i = 0; i < 20; ++i) v = t.add(t.multiply(t.multiply(v, v), 0.5), 0.25);
+    v = t.multiply(v, graph::PlainVector(random_real(rng, f.max_slots())));
+  }
+  t.output(x[0], "x");
+  t.output(x[1], "y");
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(cpu_bootstrapper);
+  options.pair_bootstraps = true;
+  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  REQUIRE(plan.bootstrap_pairs() > 0);
+  const auto& gpu = gpu_bootstrapper.evaluator();
+  const auto encrypt = [&] {
+    std::vector<Ciphertext> v;
+    for (std::size_t i = 0; i < 2; ++i) {
+      v.push_back(f.encryptor.encrypt(f.encoder.encode(random_real(rng, f.max_slots()), plan.input_encoding(i))));
+    }
+    return v;
+  };
+  const auto upload = [&](const std::vector<Ciphertext>& host) {
+    std::vector<Ciphertext> v;
+    for (const auto& c : host) v.push_back(gpu.upload(c));
+    return v;
+  };
+  const graph::Executor<backend::CpuBackend> cpu_executor(plan, f.evaluator, &cpu_bootstrapper);
+  const graph::Executor<backend::CudaBackend> gpu_executor(plan, gpu, &gpu_bootstrapper, {.cache_plaintexts = true});
+  const std::vector<Ciphertext> inputs = encrypt();
+  const auto want = cpu_executor.run(clones(inputs));
+  const auto got = gpu_executor.run(upload(inputs));
+  for (std::size_t i = 0; i < 2; ++i) CHECK(same_words(gpu.download(got.at(i)), want.at(i)));
+  // Captured in short segments: a pair's first value waits across a segment's end.
+  const graph::CapturedRun<backend::CudaBackend> captured(gpu_executor, upload(encrypt()), {.segment_nodes = 7});
+  const std::vector<Ciphertext> fresh = encrypt();
+  const auto replayed = captured.run(upload(fresh));
+  const auto direct = cpu_executor.run(clones(fresh));
+  for (std::size_t i = 0; i < 2; ++i) CHECK(same_words(gpu.download(replayed.at(i)), direct.at(i)));
+}

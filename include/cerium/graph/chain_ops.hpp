@@ -10,6 +10,7 @@
 // own level), so the scale a plan predicts is the scale the ciphertext carries, to the last bit.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -139,6 +140,27 @@ class ChainOps {
     ckks::Ciphertext fresh = bootstrapper_->bootstrap(scaled);
     ev_.multiply_integer_inplace(fresh, std::int64_t{1} << shift);
     return on_chain(std::move(fresh));
+  }
+
+  // Two real values of one level, scale and slots refreshed by one bootstrap (boot::BasicBootstrapper::
+  // bootstrap_pair), each with the shift as in bootstrap(a, shift): about bootstrap(a, shift)'s and
+  // bootstrap(b, shift)'s values and errors for one bootstrap's time.
+  std::array<ckks::Ciphertext, 2> bootstrap_pair(const ckks::Ciphertext& a, const ckks::Ciphertext& b,
+                                                 int shift = 0) const {
+    require<LevelError>(bootstrapper_ != nullptr, "bootstrap_pair: no bootstrapper was given");
+    if (shift == 0) {
+      auto [x, y] = bootstrapper_->bootstrap_pair(a, b);
+      return {on_chain(std::move(x)), on_chain(std::move(y))};
+    }
+    ckks::Ciphertext scaled_a = a.clone(), scaled_b = b.clone();
+    scaled_a.set_scale(std::ldexp(a.scale(), shift));
+    scaled_b.set_scale(std::ldexp(b.scale(), shift));
+    auto [x, y] = bootstrapper_->bootstrap_pair(scaled_a, scaled_b, std::min(shift, 0));
+    if (shift > 0) {
+      ev_.multiply_integer_inplace(x, std::int64_t{1} << shift);
+      ev_.multiply_integer_inplace(y, std::int64_t{1} << shift);
+    }
+    return {on_chain(std::move(x)), on_chain(std::move(y))};
   }
 
   // a bootstrapped with about 2^-precise_bootstrap_bits of one bootstrap's error, for two bootstraps' time: the

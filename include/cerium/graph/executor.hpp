@@ -42,8 +42,8 @@ namespace cerium::graph {
 struct RunProgress {
   // Nodes done so far, in program order.
   std::size_t nodes_done = 0, nodes = 0;  // nodes in the program
-  // Bootstraps done so far.
-  int bootstraps_done = 0, bootstraps = 0;  // bootstraps the plan makes
+  // Values refreshed so far (a bootstrap pair refreshes two at once).
+  int bootstraps_done = 0, bootstraps = 0;  // values the plan refreshes
   double elapsed_seconds = 0;               // since the run started
   // The node just finished and, with RunOptions::profile, its time: the whole node (its bootstrap included)
   // and the bootstrap alone. Without profile both are 0: the device may still be working on the node.
@@ -310,11 +310,21 @@ class Executor {
             : sum >= 0 ? compute_sum(sums.sums[static_cast<std::size_t>(sum)], values, walk.stream_.get())
                        : compute(id, values, walk.stream_.get());
         hoisted[id].reset();
-        if (p.bootstrap) {
+        // A pair's first value waits, not refreshed, for its partner (no node reads it before: passes/
+        // bootstrap_pairs.hpp); the partner refreshes both. Over ranks each is refreshed alone where it is computed.
+        const bool paired = p.pair.has_value() && placed == nullptr;
+        if (p.bootstrap && !(paired && *p.pair > id)) {
           if (profile) ops_.wait();
           const clock::time_point bootstrap_start = clock::now();
-          value = p.precise ? ops_.bootstrap_precise(value, bootstrap_shift(p.magnitude))
-                            : ops_.bootstrap(value, bootstrap_shift(p.magnitude));
+          const int shift = bootstrap_shift(p.magnitude);
+          if (paired) {
+            auto [first, second] = ops_.bootstrap_pair(*values[*p.pair], value, shift);
+            values[*p.pair] = std::move(first);
+            value = std::move(second);
+            ++state.bootstraps_done;
+          } else {
+            value = p.precise ? ops_.bootstrap_precise(value, shift) : ops_.bootstrap(value, shift);
+          }
           ++state.bootstraps_done;
           if (profile) {
             ops_.wait();

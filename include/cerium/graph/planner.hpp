@@ -1,7 +1,9 @@
 #pragma once
 // Planning a traced program: the passes run in this fixed order, each in its own file under graph/passes/:
 //  1. levels and bootstrap placement (passes/levels.hpp, passes/bootstrap_placement.hpp): the level of every
-//     node, and the fewest bootstraps such that none runs out of levels (pinned bootstraps kept);
+//     node, and the fewest bootstraps such that none runs out of levels (pinned bootstraps kept); with
+//     PlanOptions::pair_bootstraps, the nodes reordered by bootstrap epoch (passes/bootstrap_pairs.hpp) so that
+//     the bootstraps of independent values can run two at a time, and paired after step 2;
 //  2. scales: every ciphertext lives on one scale chain (circuits::ScaleChain) anchored at the bootstrapper's
 //     output, or at level 0 with the default scale without one, so a node's scale is the chain's at its level,
 //     exactly what the executor's ciphertexts carry; products are rescaled at once, operands meet by dropping
@@ -76,6 +78,11 @@ struct PlanOptions {
   // Every bootstrap, placed or pinned, is precise (two bootstraps: NodePlan::precise); off: only those of values
   // marked so (graph::bootstrap_precisely).
   bool precise_bootstraps = false;
+  // Bootstraps two at a time (passes/bootstrap_pairs.hpp, boot::BasicBootstrapper::bootstrap_pair): the program's
+  // nodes reordered by bootstrap epoch (Plan::order) and each bootstrap paired with an independent one of the same
+  // level, shift and slots (NodePlan::pair), so a run refreshes two values for one bootstrap and a conjugation. For
+  // real values only: an imaginary part of one value shows up in its partner. Precise bootstraps run alone.
+  bool pair_bootstraps = false;
 };
 
 struct Plan;
@@ -98,6 +105,9 @@ struct NodePlan {
   bool precise = false;
   int held_level = 0;      // the level its consumers read (the bootstrap's output level when refreshed)
   double magnitude = 0;    // the largest |slot| it holds on the calibration inputs (0: not calibrated)
+  // PlanOptions::pair_bootstraps: the node whose bootstrap runs with this one's (the later of the two refreshes
+  // both); none: refreshed alone.
+  std::optional<NodeId> pair;
 };
 
 // The power of two the executor divides a bootstrapped value by first (for free: the same words read at a
@@ -113,7 +123,10 @@ int bootstrap_shift(double magnitude);
 // A planned program (see the file comment): every node's level, scale and bootstraps, with the keys, fusion and
 // memory the run needs.
 struct Plan {
-  Program program;                 // the program as traced
+  Program program;                 // the program as traced (in Plan::order when that is not empty)
+  // PlanOptions::pair_bootstraps: node i of `program` is node order[i] of the traced program (empty: the trace's
+  // order, unchanged).
+  std::vector<NodeId> order;
   PlanOptions options;             // the options it was planned with
   circuits::ScaleChain chain;      // every ciphertext's scale chain
   std::vector<NodePlan> nodes;     // one per node; index: NodeId
@@ -140,6 +153,10 @@ struct Plan {
   int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }  // placed and pinned
   // Of those, the ones made precise (each two bootstraps when run).
   std::size_t precise_bootstraps() const;
+  // The pairs of bootstraps run as one (NodePlan::pair).
+  std::size_t bootstrap_pairs() const;
+  // The bootstraps a run executes: one per bootstrapped value, two per precise one, one per pair.
+  std::size_t bootstrap_runs() const;
   // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.
   ckks::EncodeOptions input_encoding(std::size_t input) const;
   // The key switches a run performs (relinearizations and rotations; bootstraps apart).
