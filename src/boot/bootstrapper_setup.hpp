@@ -99,11 +99,8 @@ BasicBootstrapper<B>::BasicBootstrapper(ContextPtr context, BootstrapConfig conf
       for (const auto step : t->rotation_steps()) steps.insert(step);
   rotation_steps_.assign(steps.begin(), steps.end());
   // The monomials that split and join the real and imaginary halves, encoded once (an NTT of every limb each).
-  Plaintext scratch;
-  (void)monomial_i(true, levels_.after_coeff_to_slot, joined_ ? 2 * slots_ : slots_, scratch);
-  minus_i_ = std::move(scratch);
-  (void)monomial_i(false, levels_.after_eval_mod, slots_, scratch);
-  plus_i_ = std::move(scratch);
+  minus_i_ = monomial_plaintext(true, levels_.after_coeff_to_slot, joined_ ? 2 * slots_ : slots_);
+  plus_i_ = monomial_plaintext(false, levels_.after_eval_mod, slots_);
 }
 
 template <backend::PolyBackend B>
@@ -152,13 +149,19 @@ Plaintext BasicBootstrapper<B>::constant(std::complex<double> value, const ckks:
 }
 
 template <backend::PolyBackend B>
-const Plaintext& BasicBootstrapper<B>::monomial_i(bool negative, int level, std::size_t slots,
-                                                  Plaintext& scratch) const {
+const Plaintext& BasicBootstrapper<B>::monomial_i(bool negative, int level, std::size_t slots) const {
   const Plaintext& made = negative ? minus_i_ : plus_i_;
   if (!made.empty() && made.level() == level && made.slots() == slots) return made;
-  scratch = constant(std::complex<double>(0.0, negative ? -1.0 : 1.0),
-                     ckks::EncodeOptions{.level = level, .scale = 1.0, .slots = slots});
-  return scratch;
+  const std::lock_guard lock(monomials_->mutex);
+  auto [it, fresh] = monomials_->made.try_emplace({negative, level, slots});
+  if (fresh) it->second = monomial_plaintext(negative, level, slots);
+  return it->second;  // std::map: later insertions leave it where it is
+}
+
+template <backend::PolyBackend B>
+Plaintext BasicBootstrapper<B>::monomial_plaintext(bool negative, int level, std::size_t slots) const {
+  return constant(std::complex<double>(0.0, negative ? -1.0 : 1.0),
+                  ckks::EncodeOptions{.level = level, .scale = 1.0, .slots = slots});
 }
 
 template <backend::PolyBackend B>

@@ -55,16 +55,15 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::bootstrap_pair(const Ciphertext&
                          "{}; bring them to one level and scale first",
                          a.level(), b.level(), a.slots(), b.slots(), ckks::format_scale(a.scale()),
                          ckks::format_scale(b.scale()));
-  Plaintext scratch;
   Ciphertext packed = b.clone();
-  evaluator_.multiply_inplace(packed, monomial_i(false, packed.level(), packed.slots(), scratch));  // i b, exact
+  evaluator_.multiply_inplace(packed, monomial_i(false, packed.level(), packed.slots()));  // i b, exact
   evaluator_.add_inplace(packed, a);
   // w = (a + i b) / 2: its real part doubled is a, its imaginary part doubled is b.
   const Ciphertext w = bootstrap(packed, log2_factor - 1);
   const Ciphertext conjugated = evaluator_.conjugate(w);
   Ciphertext real = evaluator_.add(w, conjugated);
   Ciphertext imaginary = evaluator_.sub(w, conjugated);
-  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), imaginary.slots(), scratch));
+  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), imaginary.slots()));
   return {std::move(real), std::move(imaginary)};
 }
 
@@ -149,9 +148,8 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::coeff_to_slot(const Ciphertext& 
   // two real halves.
   const Ciphertext conjugated = evaluator_.conjugate(ct);
   Ciphertext imaginary = evaluator_.sub(ct, conjugated);
-  Plaintext scratch;
   // The monomial -X^(N/2): exact, scale unchanged.
-  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), imaginary.slots(), scratch));
+  evaluator_.multiply_inplace(imaginary, monomial_i(true, imaginary.level(), imaginary.slots()));
   evaluator_.add_inplace(ct, conjugated);
   return {std::move(ct), std::move(imaginary)};
 }
@@ -183,8 +181,7 @@ template <backend::PolyBackend B>
 Ciphertext BasicBootstrapper<B>::slot_to_coeff(const Ciphertext& real_half, const Ciphertext& imaginary_half) const {
   if (joined_) return slot_to_coeff(join_halves({real_half.clone(), imaginary_half.clone()}));
   Ciphertext ct = imaginary_half.clone();
-  Plaintext scratch;
-  evaluator_.multiply_inplace(ct, monomial_i(false, ct.level(), ct.slots(), scratch));  // the monomial X^(N/2)
+  evaluator_.multiply_inplace(ct, monomial_i(false, ct.level(), ct.slots()));  // the monomial X^(N/2)
   evaluator_.add_inplace(ct, real_half);
   for (const auto& t : slot_to_coeff_) ct = t->apply(evaluator_, ct);
   return ct;

@@ -41,6 +41,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "cerium/backend/backend.hpp"
@@ -149,9 +151,11 @@ class BasicBootstrapper {
   }
   // A constant plaintext where the evaluator computes.
   Plaintext constant(std::complex<double> value, const ckks::EncodeOptions& options) const;
-  // The monomial X^(N/2) (i in every slot) or its negative at a level for `slots` slots: made once for the levels
-  // and slots the stages use.
-  const Plaintext& monomial_i(bool negative, int level, std::size_t slots, Plaintext& scratch) const;
+  // The monomial X^(N/2) (i in every slot) or its negative at a level for `slots` slots: made at set-up for the
+  // levels and slots the stages use, at others (bootstrap_pair's) on first use and kept (thread-safe), so a later
+  // call uploads nothing (a CUDA graph capture after a first run may not).
+  const Plaintext& monomial_i(bool negative, int level, std::size_t slots) const;
+  Plaintext monomial_plaintext(bool negative, int level, std::size_t slots) const;
 
   ContextPtr context_;
   BootstrapConfig config_;
@@ -173,6 +177,11 @@ class BasicBootstrapper {
   // The encapsulation keys where the backend computes (the same objects as keys_'s on the CPU).
   std::shared_ptr<const ckks::SwitchingKey> to_sparse_, from_sparse_;
   Plaintext minus_i_, plus_i_;  // at levels_.after_coeff_to_slot and levels_.after_eval_mod
+  struct MonomialCache {         // monomial_i's others, by (negative, level, slots)
+    std::mutex mutex;
+    std::map<std::tuple<bool, int, std::size_t>, Plaintext> made;
+  };
+  std::shared_ptr<MonomialCache> monomials_ = std::make_shared<MonomialCache>();
 };
 
 // The bootstrapper on the CPU backend.
