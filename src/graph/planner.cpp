@@ -52,7 +52,11 @@ std::size_t Plan::bootstrap_pairs() const {
 }
 
 std::size_t Plan::bootstrap_runs() const {
-  return static_cast<std::size_t>(bootstraps()) + precise_bootstraps() - bootstrap_pairs();
+  std::size_t halves = 0;  // a pair's bootstraps counted half for each of its two values
+  for (const NodePlan& p : nodes) {
+    if (p.bootstrap) halves += (p.precise ? 2 : 1) * (p.pair ? 1 : 2);
+  }
+  return halves / 2;
 }
 
 std::size_t Plan::key_switches() const {
@@ -159,9 +163,9 @@ Plan plan(Program program, const PlanOptions& options) {
     std::vector<std::optional<PairableBootstrap>> pairable(program.size());
     for (NodeId id = 0; id < program.size(); ++id) {
       const NodePlan& p = out.nodes[id];
-      if (p.bootstrap && !p.precise) {
+      if (p.bootstrap) {
         pairable[id] = PairableBootstrap{.level = p.level, .shift = bootstrap_shift(p.magnitude),
-                                         .slots = program.node(id).slots};
+                                         .slots = program.node(id).slots, .precise = p.precise};
       }
     }
     const std::vector<NodeId> partner = pair_bootstraps(program, pairable);

@@ -287,7 +287,7 @@ TEST_CASE("Precise bootstraps on the GPU give the CPU executor's words", "[gpu][
   CHECK(same_words(gpu.download(got.at(0)), want.at(0)));
 }
 
-TEST_CASE("Paired bootstraps on the GPU give the CPU executor's words, captured or not",
+TEST_CASE("Paired bootstraps on the GPU give the CPU executor's words, captured or not, precise or not",
           "[gpu][program][bootstrap][pairs]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
   Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
@@ -311,7 +311,8 @@ TEST_CASE("Paired bootstraps on the GPU give the CPU executor's words, captured 
   graph::PlanOptions options;
   options.bootstrap = graph::bootstrap_spec(cpu_bootstrapper);
   options.pair_bootstraps = true;
-  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
+  const graph::Program traced = std::move(t).finish();
+  const graph::Plan plan = graph::plan(traced, options);
   REQUIRE(plan.bootstrap_pairs() > 0);
   const auto& gpu = gpu_bootstrapper.evaluator();
   const auto encrypt = [&] {
@@ -338,4 +339,13 @@ TEST_CASE("Paired bootstraps on the GPU give the CPU executor's words, captured 
   const auto replayed = captured.run(upload(fresh));
   const auto direct = cpu_executor.run(clones(fresh));
   for (std::size_t i = 0; i < 2; ++i) CHECK(same_words(gpu.download(replayed.at(i)), direct.at(i)));
+  // Precise pairs: both steps of each run as pairs.
+  options.precise_bootstraps = true;
+  const graph::Plan precise = graph::plan(traced, options);
+  REQUIRE(precise.bootstrap_pairs() > 0);
+  const graph::Executor<backend::CpuBackend> cpu_precise(precise, f.evaluator, &cpu_bootstrapper);
+  const graph::Executor<backend::CudaBackend> gpu_precise(precise, gpu, &gpu_bootstrapper);
+  const auto precise_want = cpu_precise.run(clones(inputs));
+  const auto precise_got = gpu_precise.run(upload(inputs));
+  for (std::size_t i = 0; i < 2; ++i) CHECK(same_words(gpu.download(precise_got.at(i)), precise_want.at(i)));
 }

@@ -144,10 +144,12 @@ class ChainOps {
 
   // Two real values of one level, scale and slots refreshed by one bootstrap (boot::BasicBootstrapper::
   // bootstrap_pair), each with the shift as in bootstrap(a, shift): about bootstrap(a, shift)'s and
-  // bootstrap(b, shift)'s values and errors for one bootstrap's time.
+  // bootstrap(b, shift)'s values and errors for one bootstrap's time. A shift below the pair's lowest (one bit
+  // above the bootstrapper's max_shrink_bits: the pair halves its result inside EvalMod) is raised to it.
   std::array<ckks::Ciphertext, 2> bootstrap_pair(const ckks::Ciphertext& a, const ckks::Ciphertext& b,
                                                  int shift = 0) const {
     require<LevelError>(bootstrapper_ != nullptr, "bootstrap_pair: no bootstrapper was given");
+    shift = std::max(shift, 1 - boot::BasicBootstrapper<B>::max_shrink_bits);
     if (shift == 0) {
       auto [x, y] = bootstrapper_->bootstrap_pair(a, b);
       return {on_chain(std::move(x)), on_chain(std::move(y))};
@@ -173,6 +175,15 @@ class ChainOps {
     ckks::Ciphertext fresh = bootstrap(a, shift);
     const ckks::Ciphertext error = sub(a, fresh);  // at the lower of the two levels (a's, as planners place them)
     return add(fresh, bootstrap(error, precise_correction_shift(shift)));
+  }
+
+  // bootstrap_precise for two real values of one level, scale and slots, each step run as a pair (bootstrap_pair):
+  // two bootstraps' time for both.
+  std::array<ckks::Ciphertext, 2> bootstrap_precise_pair(const ckks::Ciphertext& a, const ckks::Ciphertext& b,
+                                                         int shift = 0) const {
+    auto [fresh_a, fresh_b] = bootstrap_pair(a, b, shift);
+    auto [fix_a, fix_b] = bootstrap_pair(sub(a, fresh_a), sub(b, fresh_b), precise_correction_shift(shift));
+    return {add(fresh_a, fix_a), add(fresh_b, fix_b)};
   }
 
   // A plaintext vector at (level, Delta_level) where the evaluator computes.

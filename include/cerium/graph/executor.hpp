@@ -318,7 +318,8 @@ class Executor {
           const clock::time_point bootstrap_start = clock::now();
           const int shift = bootstrap_shift(p.magnitude);
           if (paired) {
-            auto [first, second] = ops_.bootstrap_pair(*values[*p.pair], value, shift);
+            auto [first, second] = p.precise ? ops_.bootstrap_precise_pair(*values[*p.pair], value, shift)
+                                             : ops_.bootstrap_pair(*values[*p.pair], value, shift);
             values[*p.pair] = std::move(first);
             value = std::move(second);
             ++state.bootstraps_done;

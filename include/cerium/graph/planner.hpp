@@ -81,7 +81,8 @@ struct PlanOptions {
   // Bootstraps two at a time (passes/bootstrap_pairs.hpp, boot::BasicBootstrapper::bootstrap_pair): the program's
   // nodes reordered by bootstrap epoch (Plan::order) and each bootstrap paired with an independent one of the same
   // level, shift and slots (NodePlan::pair), so a run refreshes two values for one bootstrap and a conjugation. For
-  // real values only: an imaginary part of one value shows up in its partner. Precise bootstraps run alone.
+  // real values only: an imaginary part of one value shows up in its partner. Precise bootstraps pair with precise
+  // ones (both steps run as pairs).
   bool pair_bootstraps = false;
 };
 
@@ -155,7 +156,7 @@ struct Plan {
   std::size_t precise_bootstraps() const;
   // The pairs of bootstraps run as one (NodePlan::pair).
   std::size_t bootstrap_pairs() const;
-  // The bootstraps a run executes: one per bootstrapped value, two per precise one, one per pair.
+  // The bootstraps a run executes: one per bootstrapped value, two per precise one, a pair's counted once.
   std::size_t bootstrap_runs() const;
   // How the client must encode input i (its level, the chain's scale there, its slots) before encrypting.
   ckks::EncodeOptions input_encoding(std::size_t input) const;

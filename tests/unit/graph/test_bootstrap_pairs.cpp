@@ -5,6 +5,7 @@
 // precision of refreshing each value alone.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -60,7 +61,7 @@ void check_pairs(const graph::Plan& plan) {
     CHECK(other != id);
     CHECK(plan.nodes[other].pair == std::optional<graph::NodeId>(id));
     CHECK(p.bootstrap);
-    CHECK_FALSE(p.precise);
+    CHECK(p.precise == plan.nodes[other].precise);
     CHECK(p.level == plan.nodes[other].level);
     CHECK(graph::bootstrap_shift(p.magnitude) == graph::bootstrap_shift(plan.nodes[other].magnitude));
     CHECK(plan.program.node(id).slots == plan.program.node(other).slots);
@@ -238,4 +239,69 @@ TEST_CASE("two chains refreshed in pairs at N = 2^12 keep the precision of singl
     INFO("chain " << c << ": precision " << bits << " bits, seed " << cerium_test::test_seed());
     CHECK(bits >= 14);  // as the single chain of test_graph_bootstrap.cpp
   }
+}
+
+TEST_CASE("precise bootstraps pair with precise ones and keep their small slots (N = 2^12)",
+          "[graph][pairs][bootstrap][heavy]") {
+  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
+  boot::Bootstrapper bootstrapper(f.context);
+  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  f.evaluator.set_galois_keys(nullptr);
+  // Two chains x times 1.0625 then 1 / 1.0625, 30 times: even slots in [0.4, 0.8], odd slots a thousand times
+  // smaller, which one bootstrap's absolute error leaves with a few bits (test_precise_bootstrap.cpp).
+  constexpr int kSteps = 30;
+  graph::Tracer t(f.context);
+  std::array<graph::Value, 2> x = {t.input("x"), t.input("y")};
+  for (auto& v : x) {
+    for (int i = 0; i < kSteps; ++i) v = t.multiply(v, i % 2 == 0 ? 1.0625 : 1 / 1.0625);
+  }
+  t.output(x[0], "x");
+  t.output(x[1], "y");
+  const graph::Program traced = std::move(t).finish();
+  auto rng = cerium_test::make_rng(98);
+  std::array<Values, 2> input;
+  for (auto& in : input) {
+    in = random_real(rng, f.max_slots());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const double u = 0.6 + 0.2 * in[i].real();
+      in[i] = i % 2 == 0 ? u : 1e-3 * u;
+    }
+  }
+  graph::PlanOptions options;
+  options.bootstrap = graph::bootstrap_spec(bootstrapper);
+  options.calibration = {{graph::SlotValues(input[0].begin(), input[0].end()),
+                          graph::SlotValues(input[1].begin(), input[1].end())}};
+  options.pair_bootstraps = true;
+  // The worst of the two outputs' small slots, relative to each slot's size, in bits.
+  const auto small_slot_bits = [&](const graph::Plan& plan) {
+    std::vector<Ciphertext> inputs;
+    for (std::size_t c = 0; c < 2; ++c) {
+      inputs.push_back(f.encryptor.encrypt(f.encoder.encode(input[c], plan.input_encoding(c))));
+    }
+    graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, &bootstrapper);
+    const auto outputs = executor.run(std::move(inputs));
+    double worst = 0;
+    for (std::size_t c = 0; c < 2; ++c) {
+      const Values got = f.decrypt(outputs.at(c));
+      for (std::size_t i = 1; i < got.size(); i += 2) {
+        double want = input[c][i].real();
+        for (int k = 0; k < kSteps; ++k) want *= k % 2 == 0 ? 1.0625 : 1 / 1.0625;
+        worst = std::max(worst, std::abs(got[i].real() - want) / std::abs(want));
+      }
+    }
+    return -std::log2(worst);
+  };
+  const graph::Plan plain = graph::plan(traced, options);
+  options.precise_bootstraps = true;
+  const graph::Plan precise = graph::plan(traced, options);
+  INFO(graph::summary(precise));
+  REQUIRE(precise.bootstraps() >= 2);
+  CHECK(precise.bootstrap_pairs() * 2 == static_cast<std::size_t>(precise.bootstraps()));
+  CHECK(precise.bootstrap_runs() == static_cast<std::size_t>(precise.bootstraps()));  // two a pair
+  check_pairs(precise);
+  const double plain_bits = small_slot_bits(plain), precise_bits = small_slot_bits(precise);
+  INFO("small slots: " << plain_bits << " bits with pairs of bootstraps, " << precise_bits
+                       << " with pairs of precise ones; seed " << cerium_test::test_seed());
+  CHECK(precise_bits >= plain_bits + 6);
+  CHECK(precise_bits >= 10);
 }

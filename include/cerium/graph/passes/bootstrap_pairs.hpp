@@ -18,11 +18,13 @@
 namespace cerium::graph {
 
 // What must match for two bootstraps to run as one: the level they are bootstrapped at (their scale follows from
-// it), their bootstrap_shift and their slots.
+// it), their bootstrap_shift, their slots, and whether they are precise (a precise pair runs both of its steps as
+// pairs).
 struct PairableBootstrap {
   int level = 0;
   int shift = 0;
   std::size_t slots = 0;
+  bool precise = false;
   auto operator<=>(const PairableBootstrap&) const = default;
 };
 
@@ -37,7 +39,7 @@ std::vector<NodeId> bootstrap_epoch_order(const Program& program, const std::vec
 Program reordered(const Program& program, std::span<const NodeId> order);
 
 // Per node: the node its bootstrap runs with, or itself (unpaired, or not bootstrapped). bootstraps: per node,
-// its kind when it is bootstrapped and may pair (a precise bootstrap may not), else nullopt. Each pair (x, y), x
+// its kind when it is bootstrapped, else nullopt. Each pair (x, y), x
 // before y, has one kind and no reader of x comes before y: the run holds x's value until y's and refreshes both.
 std::vector<NodeId> pair_bootstraps(const Program& program,
                                     const std::vector<std::optional<PairableBootstrap>>& bootstraps);
