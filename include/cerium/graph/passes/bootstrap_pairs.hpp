@@ -21,10 +21,11 @@ namespace cerium::graph {
 // it), their bootstrap_shift, their slots, and whether they are precise (a precise pair runs both of its steps as
 // pairs).
 struct PairableBootstrap {
-  int level = 0;
-  int shift = 0;
-  std::size_t slots = 0;
-  bool precise = false;
+  int level = 0;          // the level of the value bootstrapped
+  int shift = 0;          // its graph::bootstrap_shift
+  std::size_t slots = 0;  // its slots
+  bool precise = false;   // a precise bootstrap (NodePlan::precise)
+  // Kinds in a map's order.
   auto operator<=>(const PairableBootstrap&) const = default;
 };
 
