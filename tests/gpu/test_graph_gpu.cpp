@@ -253,15 +253,24 @@ TEST_CASE("A captured run with placed bootstraps gives the executor's words", "[
   }
 }
 
+// A CPU and a GPU bootstrapper on the bootstrappable toy parameters (N = 2^12), one set of keys; the evaluator's
+// own rotation keys dropped (a planned run needs the bootstrapper's only).
+struct TwinBootstrappers {
+  Fixture f{presets::bootstrappable_toy(12, 24), {.relinearization = true}};
+  boot::Bootstrapper cpu{f.context};
+  boot::CudaBootstrapper gpu{f.context, boot::BootstrapConfig{}, backend::CudaBackend(f.context)};
+  TwinBootstrappers() {
+    const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu.generate_keys(f.keygen));
+    cpu.set_keys(keys);
+    gpu.set_keys(keys);
+    f.evaluator.set_galois_keys(nullptr);
+  }
+};
+
 TEST_CASE("Precise bootstraps on the GPU give the CPU executor's words", "[gpu][program][bootstrap]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
-  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
-  boot::Bootstrapper cpu_bootstrapper(f.context);
-  boot::CudaBootstrapper gpu_bootstrapper(f.context, boot::BootstrapConfig{}, backend::CudaBackend(f.context));
-  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu_bootstrapper.generate_keys(f.keygen));
-  cpu_bootstrapper.set_keys(keys);
-  gpu_bootstrapper.set_keys(keys);
-  f.evaluator.set_galois_keys(nullptr);
+  TwinBootstrappers twins;
+  auto& [f, cpu_bootstrapper, gpu_bootstrapper] = twins;
   // x <- 1.0625 x, then 1 / 1.0625 x, 30 times: more levels than the parameters have, every bootstrap precise
   // (two bootstraps, a level change and a subtraction each).
   graph::Tracer t(f.context);
@@ -290,13 +299,8 @@ TEST_CASE("Precise bootstraps on the GPU give the CPU executor's words", "[gpu][
 TEST_CASE("Paired bootstraps on the GPU give the CPU executor's words, captured or not, precise or not",
           "[gpu][program][bootstrap][pairs]") {
   CERIUM_SKIP_WITHOUT_DEVICE();
-  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
-  boot::Bootstrapper cpu_bootstrapper(f.context);
-  boot::CudaBootstrapper gpu_bootstrapper(f.context, boot::BootstrapConfig{}, backend::CudaBackend(f.context));
-  const auto keys = std::make_shared<const boot::BootstrapKeys>(cpu_bootstrapper.generate_keys(f.keygen));
-  cpu_bootstrapper.set_keys(keys);
-  gpu_bootstrapper.set_keys(keys);
-  f.evaluator.set_galois_keys(nullptr);
+  TwinBootstrappers twins;
+  auto& [f, cpu_bootstrapper, gpu_bootstrapper] = twins;
   // Two chains x <- x^2 / 2 + 1/4 (twenty times) and a plaintext product each, traced one after the other: the
   // plan reorders them so that their bootstraps run in pairs.
   auto rng = cerium_test::make_rng(4416);
