@@ -232,10 +232,10 @@ int main(int argc, char** argv) {
   fmt::print("all-MiniLM-L6-v2: {} sentence(s) calibrated, traced and planned in {:.1f} s\n", prepared.size(),
              seconds_since(start));
   for (const Prepared& p : prepared) {
-    fmt::print("sentence {} ({} tokens): {} nodes, {} bootstraps, {} key switches, largest value bootstrapped "
-               "{:.2f}\n",
-               p.index, p.sentence.tokens, p.plan.program.size(), p.plan.bootstraps(), p.plan.key_switches(),
-               p.plan.bootstrap_magnitude);
+    fmt::print("sentence {} ({} tokens): {} nodes, {} bootstraps ({} pairs: {} run), {} key switches, largest value "
+               "bootstrapped {:.2f}\n",
+               p.index, p.sentence.tokens, p.plan.program.size(), p.plan.bootstraps(), p.plan.bootstrap_pairs(),
+               p.plan.bootstrap_runs(), p.plan.key_switches(), p.plan.bootstrap_magnitude);
   }
   fmt::print("{}", graph::summary(prepared.front().plan));
   if (noise_bits > 0) {

@@ -100,6 +100,29 @@ TEST_CASE("two real ciphertexts bootstrapped as one: each within one bootstrap's
   CHECK_THROWS_AS(b.boot.bootstrap_pair(cx, cy, 1), InvalidArgument);
 }
 
+// Sparse slots, halves joined or not (ResNet-20's bootstrapper): the monomial X^(N/2) is i in every slot of any
+// sparse packing, so a pair works there too.
+TEST_CASE("two real ciphertexts bootstrapped as one with sparse slots (N = 2^11, 64 slots, halves joined or not)",
+          "[ckks][bootstrap]") {
+  for (const bool join : {false, true}) {
+    const BootFixture b(presets::bootstrappable_toy(11), {.slots = 64, .join_halves = join});
+    auto rng = cerium_test::make_rng(18);
+    Values x = random_real(rng, b.slots()), y = random_real(rng, b.slots());
+    for (auto& v : x) v *= 0.7;
+    for (auto& v : y) v *= 0.7;
+    const Ciphertext cx = b.f.encrypt(x, 1, b.slots()), cy = b.f.encrypt(y, 1, b.slots());
+    const auto [bx, by] = b.boot.bootstrap_pair(cx, cy);
+    const Precision px = measure(b.f.decrypt(bx), x), py = measure(b.f.decrypt(by), y);
+    const Precision single = measure(b.f.decrypt(b.boot.bootstrap(cx)), x);
+    INFO("halves joined " << join << ": paired x " << px.mean_bits << " / y " << py.mean_bits << " bits mean, alone "
+                          << single.mean_bits << "; seed " << cerium_test::test_seed());
+    CHECK(px.mean_bits >= single.mean_bits - 1);
+    CHECK(py.mean_bits >= single.mean_bits - 1);
+    CHECK(px.worst_bits >= 16);
+    CHECK(py.worst_bits >= 16);
+  }
+}
+
 // The size examples/bootstrap.cpp runs by default. Its scale chain once drifted past scales_match's tolerance in
 // EvalMod's double angles (each squaring doubles a round-off in the tracked scale) and the bootstrap threw.
 TEST_CASE("bootstrapping, full slots, sparse-secret encapsulation (N = 2^12)", "[ckks][bootstrap]") {
