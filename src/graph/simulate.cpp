@@ -104,31 +104,79 @@ SlotValues fill(Loop& loop, std::size_t size, SlotValues* buffer, double* larges
   return out;
 }
 
-// f(i, a[i]) in every slot.
-template <class F>
-SlotValues each(Loop& loop, const SlotValues& a, SlotValues* buffer, double* largest, F f) {
-  const Complex* source = a.data();
-  return fill(loop, a.size(), buffer, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) out[i] = f(i, source[i]);
-  });
+// The operations computed slot by slot from their operands' slots at the same index (and a plaintext's tile).
+bool elementwise(Op op) { return op != Op::input && op != Op::rotate; }
+
+// A plaintext operation's tile: the plaintext's period of values (empty for other operations).
+SlotValues tile_of(const Node& n) {
+  if (n.op != Op::multiply_plain && n.op != Op::add_plain) return {};
+  return n.plain.expanded(n.plain.period());
 }
 
-// f(a[i], p[i mod period]): p the plaintext's period tiled over a's slots (without building the tiled vector).
-template <class F>
-SlotValues with_plain(Loop& loop, const SlotValues& a, SlotValues* buffer, double* largest, const PlainVector& plain,
-                      F f) {
-  const SlotValues p = plain.expanded(plain.period());
-  const Complex* source = a.data();
-  const Complex* tile = p.data();
-  const std::size_t period = p.size();
-  require(a.size() % period == 0, "simulate: a plaintext of period {} does not tile {} slots", period, a.size());
-  return fill(loop, a.size(), buffer, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin, j = begin % period; i < end; j = 0) {  // contiguous runs of the period
-      const std::size_t n = std::min(end - i, period - j);
-      for (std::size_t k = 0; k < n; ++k) out[i + k] = f(source[i + k], tile[j + k]);
-      i += n;
+// An elementwise node (elementwise(n.op)) over `count` slots from slot `begin` on: out[i] from in[k][i], operand k's
+// values at those slots, and for plaintext operations tile[(begin + i) mod period]. out may be in[0] (each slot's
+// operands are read before it is written). Both the node-by-node and the tiled simulation compute through this,
+// so their doubles are the same.
+void elementwise_block(const Node& n, Complex* out, const Complex* const* in, std::size_t begin, std::size_t count,
+                       const SlotValues& tile) {
+  const Complex* a = in[0];
+  switch (n.op) {
+    case Op::add:
+      for (std::size_t i = 0; i < count; ++i) out[i] = a[i] + in[1][i];
+      return;
+    case Op::sub:
+      for (std::size_t i = 0; i < count; ++i) out[i] = a[i] - in[1][i];
+      return;
+    case Op::negate:
+      for (std::size_t i = 0; i < count; ++i) out[i] = -a[i];
+      return;
+    case Op::multiply:
+      for (std::size_t i = 0; i < count; ++i) out[i] = times(a[i], in[1][i]);
+      return;
+    case Op::product_sum: {
+      // a b + c d + ...: the factors after the first are in[1], in[2], ...
+      const std::size_t factors = n.inputs.size() - 1;
+      for (std::size_t i = 0; i < count; ++i) {
+        Complex sum = times(a[i], in[1][i]);
+        for (std::size_t k = 2; k + 1 <= factors; k += 2) sum += times(in[k][i], in[k + 1][i]);
+        out[i] = sum;
+      }
+      return;
     }
-  });
+    case Op::multiply_plain:
+    case Op::add_plain: {
+      const std::size_t period = tile.size();
+      const bool product = n.op == Op::multiply_plain;
+      for (std::size_t i = 0, j = begin % period; i < count; j = 0) {  // contiguous runs of the period
+        const std::size_t run = std::min(count - i, period - j);
+        if (product) {
+          for (std::size_t k = 0; k < run; ++k) out[i + k] = times(a[i + k], tile[j + k]);
+        } else {
+          for (std::size_t k = 0; k < run; ++k) out[i + k] = a[i + k] + tile[j + k];
+        }
+        i += run;
+      }
+      return;
+    }
+    case Op::multiply_constant: {
+      const double c = n.constant.real();
+      for (std::size_t i = 0; i < count; ++i) out[i] = Complex(a[i].real() * c, a[i].imag() * c);
+      return;
+    }
+    case Op::add_constant:
+      for (std::size_t i = 0; i < count; ++i) out[i] = a[i] + n.constant;
+      return;
+    case Op::conjugate:
+      for (std::size_t i = 0; i < count; ++i) out[i] = std::conj(a[i]);
+      return;
+    case Op::bootstrap:
+    case Op::output:
+      if (out != a) std::copy(a, a + count, out);
+      return;
+    case Op::input:
+    case Op::rotate: break;
+  }
+  require(false, "simulate: {} is not computed slot by slot", to_string(n.op));
 }
 
 // The operations whose result may be written over their first operand's values (slot by slot, or a move).
@@ -174,43 +222,6 @@ SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const 
       require<MismatchError>(input->size() == n.slots, "simulate: input '{}' of {} values for {} slots", n.name,
                              input->size(), n.slots);
       return copied(*input);
-    case Op::add: {
-      const Complex* b = in(1).data();  // hoisted: in() checks its index, once per node rather than per slot
-      return each(loop, first, buffer, largest, [b](std::size_t i, Complex x) { return x + b[i]; });
-    }
-    case Op::sub: {
-      const Complex* b = in(1).data();
-      return each(loop, first, buffer, largest, [b](std::size_t i, Complex x) { return x - b[i]; });
-    }
-    case Op::negate: return each(loop, first, buffer, largest, [](std::size_t, Complex x) { return -x; });
-    case Op::multiply: {
-      const Complex* b = in(1).data();
-      return each(loop, first, buffer, largest, [b](std::size_t i, Complex x) { return times(x, b[i]); });
-    }
-    case Op::product_sum: {
-      // The first product over the first operand's slots, then each later one added: reads of slot i come before
-      // its write, so operand 0 may be the buffer written (and any later factor the same values).
-      std::vector<const Complex*> factors;
-      for (std::size_t k = 1; k < n.inputs.size(); ++k) factors.push_back(in(k).data());
-      return each(loop, first, buffer, largest, [&factors](std::size_t i, Complex x) {
-        Complex sum = times(x, factors[0][i]);
-        for (std::size_t k = 1; k + 1 < factors.size(); k += 2) sum += times(factors[k][i], factors[k + 1][i]);
-        return sum;
-      });
-    }
-    case Op::multiply_plain:
-      return with_plain(loop, first, buffer, largest, n.plain, [](Complex x, Complex p) { return times(x, p); });
-    case Op::add_plain:
-      return with_plain(loop, first, buffer, largest, n.plain, [](Complex x, Complex p) { return x + p; });
-    case Op::multiply_constant: {
-      const double c = n.constant.real();
-      return each(loop, first, buffer, largest,
-                  [c](std::size_t, Complex x) { return Complex(x.real() * c, x.imag() * c); });
-    }
-    case Op::add_constant: {
-      const Complex c = n.constant;
-      return each(loop, first, buffer, largest, [c](std::size_t, Complex x) { return x + c; });
-    }
     case Op::rotate: {
       // out[i] = a[(i + steps) mod size]: never written over its operand (spare only).
       const std::size_t size = first.size();
@@ -225,11 +236,22 @@ SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const 
         }
       });
     }
-    case Op::conjugate:
-      return each(loop, first, buffer, largest, [](std::size_t, Complex x) { return std::conj(x); });
     case Op::bootstrap:
     case Op::output: return copied(taken != nullptr ? std::move(*taken) : first);
+    default: break;
   }
+  // Slot by slot. The operands' data are found once per node (in() checks its index), offset per range.
+  std::vector<const Complex*> operands;
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) operands.push_back(in(k).data());
+  const SlotValues tile = tile_of(n);
+  require(tile.empty() || first.size() % tile.size() == 0, "simulate: a plaintext of period {} does not tile {} slots",
+          tile.size(), first.size());
+  return fill(loop, first.size(), buffer, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
+    thread_local std::vector<const Complex*> at;
+    at.resize(operands.size());
+    for (std::size_t k = 0; k < operands.size(); ++k) at[k] = operands[k] + begin;
+    elementwise_block(n, out + begin, at.data(), begin, end - begin, tile);
+  });
   return {};
 }
 
@@ -295,6 +317,211 @@ std::vector<SlotValues> run_freeing(const Program& program, const std::vector<No
   return v;
 }
 
+// --- the tiled simulation: runs of slot-by-slot nodes a block of slots at a time ---
+
+// A run of consecutive slot-by-slot nodes [first, end) of one slot count, computed block by block: each block's
+// values of every node of the run in turn, so a value read only inside the run lives in a block-sized buffer
+// (cache-resident) instead of a whole vector written to memory and read back. Only the values read after the run
+// (or kept: outputs) are written whole. The doubles are the node-by-node simulation's (elementwise_block computes
+// both); each node's largest |slot| is the maximum over the blocks.
+class TiledRun {
+ public:
+  static constexpr std::size_t kBlock = 256;
+  static constexpr std::size_t kMaxNodes = 4096;  // bounds the per-thread maxima and the buffers' bookkeeping
+
+  // The run that starts at `first` (a slot-by-slot node): every following slot-by-slot node of the same slots whose
+  // operands have them too.
+  static NodeId end_of(const Program& program, NodeId first) {
+    const std::size_t slots = program.node(first).slots;
+    NodeId end = first;
+    while (end < program.size() && end - first < kMaxNodes) {
+      const Node& n = program.node(end);
+      if (!elementwise(n.op) || n.slots != slots) break;
+      bool same = true;
+      for (const NodeId operand : n.inputs) same = same && program.node(operand).slots == slots;
+      if (!same) break;
+      ++end;
+    }
+    return end;
+  }
+
+  TiledRun(const Program& program, const std::vector<NodeId>& last_reader, NodeId first, NodeId end)
+      : program_(program), first_(first), end_(end), slots_(program.node(first).slots), place_(end - first) {
+    // Where each node's values live: whole (read after the run, or an output) or in a block buffer, reused once the
+    // last reader inside the run has read it.
+    std::vector<std::size_t> free_buffers;
+    for (NodeId id = first; id < end; ++id) {
+      const Node& n = program.node(id);
+      Place& place = place_[id - first];
+      place.whole = n.op == Op::output || last_reader[id] >= end;
+      place.tile = tile_of(n);
+      require(place.tile.empty() || slots_ % place.tile.size() == 0,
+              "simulate: a plaintext of period {} does not tile {} slots", place.tile.size(), slots_);
+      if (!place.whole) {
+        if (free_buffers.empty()) {
+          place.buffer = buffers_++;
+        } else {
+          place.buffer = free_buffers.back();
+          free_buffers.pop_back();
+        }
+      }
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        const NodeId operand = n.inputs[k];
+        const bool repeated = std::find(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(k),
+                                        operand) != n.inputs.begin() + static_cast<std::ptrdiff_t>(k);
+        if (!repeated && operand >= first && last_reader[operand] == id && !place_[operand - first].whole) {
+          // Freed after this node: its buffer is free for the next node (never this one's: a node may not write over
+          // an operand's block it is still reading unless that operand is its first, which elementwise_block allows).
+          free_buffers.push_back(place_[operand - first].buffer);
+        }
+      }
+    }
+  }
+
+  // Computes the run. v: every node's whole values (those before the run read, those of the run written where
+  // whole); spare: freed buffers to write whole values into; largest (when not null): per node of the run, its
+  // largest |slot|. threads: as Loop::threads.
+  void run(std::vector<SlotValues>& v, const std::vector<NodeId>& last_reader, std::vector<SlotValues>& spare,
+           std::size_t threads, std::vector<double>* largest) {
+    // Where each whole value is stored during the run: its own vector, or, written over operand 0's whole values
+    // when this node reads them last, that operand's storage (block by block: every other reader in the run reads
+    // a block before this node writes it). The vectors move to their nodes after the run.
+    for (NodeId id = first_; id < end_; ++id) {
+      Place& place = place_[id - first_];
+      if (!place.whole) continue;
+      const NodeId a = program_.node(id).inputs.at(0);
+      const bool a_whole = a < first_ || place_[a - first_].whole;
+      const NodeId a_storage = a >= first_ && a_whole ? place_[a - first_].storage : a;
+      if (a_whole && last_reader[a] == id && v[a_storage].size() == slots_) {
+        place.storage = a_storage;
+        place.moved_from = a;
+        continue;
+      }
+      place.storage = id;
+      if (!spare.empty()) {
+        v[id] = std::move(spare.back());
+        spare.pop_back();
+        v[id].resize(slots_);
+      } else {
+        v[id] = SlotValues(slots_);
+      }
+    }
+    const std::size_t blocks = (slots_ + kBlock - 1) / kBlock;
+    const std::size_t nodes = end_ - first_;
+    const std::size_t teams = threads > 1 && blocks >= 2 * threads ? threads : 1;
+    std::vector<double> maxima(largest != nullptr ? teams * nodes : 0, 0.0);
+    const auto team_work = [&](std::size_t team) {
+      std::vector<Complex> scratch(buffers_ * kBlock);
+      std::vector<const Complex*> at;
+      double* team_max = largest != nullptr ? maxima.data() + team * nodes : nullptr;
+      for (std::size_t b = team * blocks / teams; b < (team + 1) * blocks / teams; ++b) {
+        const std::size_t begin = b * kBlock, count = std::min(kBlock, slots_ - begin);
+        const auto data = [&](NodeId id) -> Complex* {
+          if (id < first_) return v[id].data() + begin;
+          const Place& place = place_[id - first_];
+          return place.whole ? v[place.storage].data() + begin : scratch.data() + place.buffer * kBlock;
+        };
+        for (NodeId id = first_; id < end_; ++id) {
+          const Node& n = program_.node(id);
+          at.resize(n.inputs.size());
+          for (std::size_t k = 0; k < n.inputs.size(); ++k) at[k] = data(n.inputs[k]);
+          Complex* out = data(id);
+          elementwise_block(n, out, at.data(), begin, count, place_[id - first_].tile);
+          if (team_max != nullptr) team_max[id - first_] = std::max(team_max[id - first_], largest_squared(out, count));
+        }
+      }
+    };
+    if (teams == 1) {
+      team_work(0);
+    } else {
+      const auto signed_teams = static_cast<std::ptrdiff_t>(teams);
+#if CERIUM_HAS_OPENMP
+#pragma omp parallel for num_threads(static_cast<int>(teams)) schedule(static, 1)
+#endif
+      for (std::ptrdiff_t team = 0; team < signed_teams; ++team) team_work(static_cast<std::size_t>(team));
+    }
+    for (NodeId id = first_; id < end_; ++id) {  // in order: a chain of nodes written over one vector hands it on
+      const Place& place = place_[id - first_];
+      if (place.whole && place.storage != id) v[id] = std::move(v[place.moved_from]);
+    }
+    if (largest != nullptr) {
+      largest->assign(nodes, 0.0);
+      for (std::size_t t = 0; t < teams; ++t) {
+        for (std::size_t k = 0; k < nodes; ++k) (*largest)[k] = std::max((*largest)[k], maxima[t * nodes + k]);
+      }
+      for (auto& m : *largest) m = std::sqrt(m);
+    }
+  }
+
+ private:
+  struct Place {
+    bool whole = false;
+    std::size_t buffer = 0;  // when not whole: its block buffer
+    NodeId storage = 0;      // when whole: the node whose vector holds its values during the run
+    NodeId moved_from = 0;   // when that is not its own: the operand whose vector it takes after the run
+    SlotValues tile;         // a plaintext operation's period of values
+  };
+
+  const Program& program_;
+  NodeId first_, end_;
+  std::size_t slots_;
+  std::vector<Place> place_;
+  std::size_t buffers_ = 0;
+};
+
+// The program on one sample as run_freeing runs it, runs of slot-by-slot nodes tiled (TiledRun); on_largest(id,
+// largest) hears every node's largest |slot| (with a tracking loop), in order. Returns the values still held
+// (outputs among them).
+template <class OnLargest>
+std::vector<SlotValues> run_tiled(const Program& program, const std::vector<NodeId>& last_reader,
+                                  const std::vector<SlotValues>& inputs, Loop& loop, OnLargest on_largest) {
+  require_inputs(program, inputs);
+  std::vector<SlotValues> v(program.size());
+  std::vector<SlotValues> spare;
+  constexpr std::size_t kSpareBuffers = 8;
+  const auto release = [&](NodeId operand) {
+    if (v[operand].empty()) return;
+    if (spare.size() < kSpareBuffers) {
+      spare.push_back(std::move(v[operand]));
+    } else {
+      SlotValues().swap(v[operand]);
+    }
+  };
+  std::size_t next_input = 0;
+  std::vector<double> largest;
+  for (NodeId id = 0; id < program.size();) {
+    const Node& n = program.node(id);
+    if (!elementwise(n.op)) {  // inputs and rotations: whole, as run_freeing computes them
+      SlotValues buffer;
+      if (!spare.empty()) {
+        buffer = std::move(spare.back());
+        spare.pop_back();
+      }
+      double m = 0;
+      v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr, loop, nullptr, &buffer, &m);
+      on_largest(id, m);
+      if (!buffer.empty() && spare.size() < kSpareBuffers) spare.push_back(std::move(buffer));
+      for (const NodeId operand : n.inputs) {
+        if (last_reader[operand] == id) release(operand);
+      }
+      ++id;
+      continue;
+    }
+    const NodeId end = TiledRun::end_of(program, id);
+    TiledRun tiled(program, last_reader, id, end);
+    tiled.run(v, last_reader, spare, loop.threads, loop.track ? &largest : nullptr);
+    for (NodeId k = id; k < end; ++k) on_largest(k, loop.track ? largest[k - id] : 0.0);
+    // Values read last inside the run (those before it, and whole ones of it read there by a later node of it).
+    for (NodeId k = id; k < end; ++k) {
+      for (const NodeId operand : program.node(k).inputs) {
+        if (last_reader[operand] == k) release(operand);
+      }
+    }
+    id = end;
+  }
+  return v;
+}
+
 std::vector<NodeId> last_readers(const Program& program) {
   std::vector<NodeId> last_reader(program.size(), 0);
   for (NodeId id = 0; id < program.size(); ++id) {
@@ -312,8 +539,7 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
   if (outputs != nullptr) outputs->clear();
   Loop loop{.threads = threads, .track = true};
   for (const auto& inputs : samples) {
-    std::vector<SlotValues> v = run_freeing(program, last_reader, inputs, loop,
-                                            [&](NodeId id, const SlotValues&, double largest) {
+    std::vector<SlotValues> v = run_tiled(program, last_reader, inputs, loop, [&](NodeId id, double largest) {
       magnitude[id] = std::max(magnitude[id], largest);
     });
     if (outputs != nullptr) {
@@ -326,8 +552,7 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
 
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs) {
   Loop loop;
-  std::vector<SlotValues> v =
-      run_freeing(program, last_readers(program), inputs, loop, [](NodeId, const SlotValues&, double) {});
+  std::vector<SlotValues> v = run_tiled(program, last_readers(program), inputs, loop, [](NodeId, double) {});
   std::vector<SlotValues> out;
   for (const NodeId id : program.outputs()) out.push_back(std::move(v[id]));
   return out;

@@ -98,12 +98,21 @@ TEST_CASE("the simulation on several threads gives one thread's values and magni
     const auto three = graph::simulate_magnitudes(program, samples, &three_outputs, 3);
     CHECK(one == three);
     CHECK(one_outputs == three_outputs);
-    // And both are the full simulation's, node by node.
+    // And both are the full simulation's, node by node (runs of slot-by-slot nodes are computed a block of
+    // slots at a time there: the same doubles).
     const auto values = graph::simulate(program, samples.back());
+    const auto last = graph::simulate_magnitudes(program, {samples.back()}, nullptr, 3);
     for (std::size_t id = 0; id < values.size(); ++id) {
       double m = 0;
       for (const auto& x : values[id]) m = std::max(m, std::abs(x));
       CHECK(three[id] >= m * (1 - 1e-15));
+      CHECK(std::abs(last[id] - m) <= 1e-15 * m);
+    }
+    const auto outputs = graph::simulate_outputs(program, samples.back());
+    REQUIRE(outputs.size() == program.outputs().size());
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      CHECK(outputs[k] == values[program.outputs()[k]]);
+      CHECK(three_outputs.back()[k] == values[program.outputs()[k]]);
     }
   }
 }
@@ -175,5 +184,44 @@ TEST_CASE("values kept exact are never bootstrapped, and the planner refreshes b
   const graph::Plan greedy = graph::plan(program, options);
   for (graph::NodeId id = 0; id < program.size(); ++id) {
     if (program.node(id).keep_exact) CHECK_FALSE(greedy.nodes[id].bootstrap);
+  }
+}
+
+TEST_CASE("runs of slot-by-slot nodes tiled give the node-by-node values: squares, sums, reused buffers",
+          "[graph][simulate]") {
+  auto rng = cerium_test::make_rng(617);
+  INFO("test seed " << cerium_test::test_seed());
+  const auto context = toy_context(8);
+  const std::size_t slots = 1024;  // four blocks of slots
+  // Values that live only inside a run (squared: an operand read twice by its last reader), sums of them, and
+  // values read after a rotation ends the run.
+  graph::Tracer t(context);
+  std::vector<graph::Value> x = {t.input("a", slots), t.input("b", slots)};
+  for (int i = 0; i < 6; ++i) {
+    const auto square = t.multiply(x[0], x[0]);
+    const auto cross = t.add(t.multiply(square, 0.5), t.multiply(x[1], 0.25));
+    x[1] = t.add(t.multiply(cross, cross), x[0]);
+    x[0] = i % 2 == 0 ? t.rotate(cross, 3) : t.sub(cross, square);
+  }
+  // A value squared by its last reader frees one block buffer, not two: the two values made next live together.
+  const auto y = t.add(x[0], x[1]);
+  const auto z = t.multiply(y, y);
+  const auto u = t.multiply(z, 0.5);
+  const auto w = t.add(z, 0.25);
+  x[1] = t.add(x[1], t.sub(u, w));
+  t.output(x[0], "a");
+  t.output(x[1], "b");
+  const graph::Program program = std::move(t).finish();
+  const std::vector<Slots> inputs = {random_slots(rng, slots, 0.5), random_slots(rng, slots, 0.5)};
+  const auto values = graph::simulate(program, inputs);
+  const auto outputs = graph::simulate_outputs(program, inputs);
+  for (std::size_t k = 0; k < outputs.size(); ++k) CHECK(outputs[k] == values[program.outputs()[k]]);
+  for (const std::size_t threads : {1, 2}) {
+    const auto magnitudes = graph::simulate_magnitudes(program, {inputs}, nullptr, threads);
+    for (std::size_t id = 0; id < values.size(); ++id) {
+      double m = 0;
+      for (const auto& v : values[id]) m = std::max(m, std::abs(v));
+      CHECK(std::abs(magnitudes[id] - m) <= 1e-15 * m);
+    }
   }
 }
