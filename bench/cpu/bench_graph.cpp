@@ -8,6 +8,9 @@
 // on host threads: compressed:1) or encoded once ahead and cached (compressed:0). Counters: the plaintexts as the
 // program holds them (plaintext_MiB: periods when compressed, encoded limbs otherwise), key switches, and the
 // product's largest error against the same product in doubles (error_bits).
+//
+// BM_simulate_linear_layer/threads:1|2: the planner's calibration simulation of four token-row ciphertexts through
+// that weight (see the function).
 
 #include <benchmark/benchmark.h>
 
@@ -25,6 +28,7 @@
 #include "cerium/graph/circuits.hpp"
 #include "cerium/graph/eager.hpp"
 #include "cerium/graph/executor.hpp"
+#include "cerium/graph/simulate.hpp"
 #include "cerium/graph/tracer.hpp"
 #include "graph_workloads.hpp"
 
@@ -153,8 +157,42 @@ void BM_block_diagonal_product(benchmark::State& state) {
   state.counters["error_bits"] = s.error_bits(outputs.at(0));
 }
 
+// The planner's calibration simulation (graph::simulate_magnitudes) of four token-row ciphertexts at 2^15 slots
+// each multiplied by a block-diagonal weight (127 periodic diagonals, baby-step rotations, sums of plaintext
+// products) and summed: a transformer's linear layer as the planner sees it. Threads: PlanOptions::
+// simulation_threads. Counters: nodes, ns per node and slot.
+void BM_simulate_linear_layer(benchmark::State& state) {
+  static const auto context = ckks::Context::create(ckks::presets::bootstrappable_n16());
+  const std::size_t slots = context->parameters().max_slots();
+  static const circuits::DiagonalMatrix matrix = cerium_bench::block_diagonal(slots, kBlock, 9);
+  static const graph::Program program = [&] {
+    graph::Tracer tracer(context);
+    const auto product = graph::prepare_product(matrix);
+    std::vector<graph::Value> rows;
+    for (int r = 0; r < 4; ++r) rows.push_back(graph::multiply(tracer, tracer.input("x", slots), product));
+    for (int r = 1; r < 4; ++r) rows[0] = tracer.add(rows[0], rows[static_cast<std::size_t>(r)]);
+    tracer.output(rows[0], "y");
+    return std::move(tracer).finish();
+  }();
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<graph::SlotValues> inputs(4, graph::SlotValues(slots));
+  for (auto& v : inputs) {
+    for (auto& x : v) x = d(rng);
+  }
+  const auto threads = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(graph::simulate_magnitudes(program, {inputs}, nullptr, threads));
+  state.counters["nodes"] = static_cast<double>(program.size());
+  state.counters["slots"] = static_cast<double>(slots);
+  state.counters["threads"] = static_cast<double>(threads);
+  state.counters["ns_per_node_slot"] = benchmark::Counter(
+      static_cast<double>(program.size() * slots) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
+                                                              benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
 BENCHMARK(BM_graph_block_eager)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_graph_block_executor)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_block_diagonal_product)->ArgName("compressed")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_simulate_linear_layer)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
