@@ -317,26 +317,64 @@ std::vector<SlotValues> run_freeing(const Program& program, const std::vector<No
   return v;
 }
 
-// --- the tiled simulation: runs of slot-by-slot nodes a block of slots at a time ---
+// --- the tiled simulation: runs of slot-by-slot nodes a block of slots at a time, rotations read in place ---
 
-// A run of consecutive slot-by-slot nodes [first, end) of one slot count, computed block by block: each block's
-// values of every node of the run in turn, so a value read only inside the run lives in a block-sized buffer
-// (cache-resident) instead of a whole vector written to memory and read back. Only the values read after the run
-// (or kept: outputs) are written whole. The doubles are the node-by-node simulation's (elementwise_block computes
-// both); each node's largest |slot| is the maximum over the blocks.
+// Rotations as views: a rotate node's values are its root's (the first value up its chain of rotations that is not
+// one) read `shift` slots on, so no rotation is written out; the root stays held until the last reader of any of
+// its views (the effective last readers below).
+struct Views {
+  std::vector<NodeId> root;          // per node: itself, or a rotation's root
+  std::vector<std::size_t> shift;    // per node: 0, or a rotation's total shift (mod its slots)
+  std::vector<NodeId> last_reader;   // per node: the last node that reads it or a view of it (0: none)
+
+  explicit Views(const Program& program)
+      : root(program.size()), shift(program.size(), 0), last_reader(program.size(), 0) {
+    for (NodeId id = 0; id < program.size(); ++id) {
+      const Node& n = program.node(id);
+      root[id] = id;
+      if (n.op == Op::rotate) {
+        const NodeId source = n.inputs[0];
+        const auto size = static_cast<std::int64_t>(n.slots);
+        root[id] = root[source];
+        shift[id] = (shift[source] + static_cast<std::size_t>(((n.steps % size) + size) % size)) % n.slots;
+        continue;  // a view reads nothing itself
+      }
+      for (const NodeId operand : n.inputs) last_reader[root[operand]] = id;
+    }
+  }
+};
+
+// A run of consecutive nodes [first, end) of one slot count, computed block by block: each block's values of every
+// node of the run in turn, so a value read only inside the run lives in a block-sized buffer (cache-resident)
+// instead of a whole vector written to memory and read back; rotations are views (their blocks copied from their
+// roots at an offset, from cache for a root read again and again: a matrix product's baby steps). Only the values
+// read after the run (or kept: outputs) are written whole. The doubles are the node-by-node simulation's
+// (elementwise_block computes both, and a rotation only moves values); each node's largest |slot| is the maximum
+// over the blocks.
 class TiledRun {
  public:
   static constexpr std::size_t kBlock = 256;
   static constexpr std::size_t kMaxNodes = 4096;  // bounds the per-thread maxima and the buffers' bookkeeping
 
-  // The run that starts at `first` (a slot-by-slot node): every following slot-by-slot node of the same slots whose
-  // operands have them too.
-  static NodeId end_of(const Program& program, NodeId first) {
+  // Whether node n may be in the run that starts at `first`: a rotation (a view), or a slot-by-slot node none of
+  // whose operands is a view of the run's own values (those need blocks not computed yet).
+  static bool joins(const Node& n, const Views& views, NodeId first) {
+    if (n.op == Op::rotate) return true;
+    if (!elementwise(n.op)) return false;
+    for (const NodeId operand : n.inputs) {
+      if (views.shift[operand] != 0 && views.root[operand] >= first) return false;
+    }
+    return true;
+  }
+
+  // The run that starts at `first` (a node that joins it): every following node that joins it, of the same slots,
+  // whose operands have them too.
+  static NodeId end_of(const Program& program, const Views& views, NodeId first) {
     const std::size_t slots = program.node(first).slots;
     NodeId end = first;
     while (end < program.size() && end - first < kMaxNodes) {
       const Node& n = program.node(end);
-      if (!elementwise(n.op) || n.slots != slots) break;
+      if (!joins(n, views, first) || n.slots != slots) break;
       bool same = true;
       for (const NodeId operand : n.inputs) same = same && program.node(operand).slots == slots;
       if (!same) break;
@@ -345,15 +383,26 @@ class TiledRun {
     return end;
   }
 
-  TiledRun(const Program& program, const std::vector<NodeId>& last_reader, NodeId first, NodeId end)
-      : program_(program), first_(first), end_(end), slots_(program.node(first).slots), place_(end - first) {
+  TiledRun(const Program& program, const Views& views, NodeId first, NodeId end)
+      : program_(program), views_(views), first_(first), end_(end), slots_(program.node(first).slots),
+        place_(end - first) {
     // Where each node's values live: whole (read after the run, or an output) or in a block buffer, reused once the
-    // last reader inside the run has read it.
+    // last reader inside the run has read it. Rotations have neither (views).
     std::vector<std::size_t> free_buffers;
     for (NodeId id = first; id < end; ++id) {
       const Node& n = program.node(id);
+      if (n.op == Op::rotate) continue;
+      for (const NodeId operand : n.inputs) {
+        max_operands_ = std::max(max_operands_, n.inputs.size());
+        if (views.shift[operand] != 0) read_shifted_.push_back(views.root[operand]);
+      }
+    }
+    std::sort(read_shifted_.begin(), read_shifted_.end());
+    for (NodeId id = first; id < end; ++id) {
+      const Node& n = program.node(id);
+      if (n.op == Op::rotate) continue;
       Place& place = place_[id - first];
-      place.whole = n.op == Op::output || last_reader[id] >= end;
+      place.whole = n.op == Op::output || views.last_reader[id] >= end;
       place.tile = tile_of(n);
       require(place.tile.empty() || slots_ % place.tile.size() == 0,
               "simulate: a plaintext of period {} does not tile {} slots", place.tile.size(), slots_);
@@ -365,34 +414,36 @@ class TiledRun {
           free_buffers.pop_back();
         }
       }
-      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
-        const NodeId operand = n.inputs[k];
-        const bool repeated = std::find(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(k),
-                                        operand) != n.inputs.begin() + static_cast<std::ptrdiff_t>(k);
-        if (!repeated && operand >= first && last_reader[operand] == id && !place_[operand - first].whole) {
-          // Freed after this node: its buffer is free for the next node (never this one's: a node may not write over
-          // an operand's block it is still reading unless that operand is its first, which elementwise_block allows).
-          free_buffers.push_back(place_[operand - first].buffer);
+      // Buffers freed after this node go to the next ones (never this one's: it may be reading them), each once
+      // (a square reads its operand twice).
+      std::vector<NodeId> freed;
+      for (const NodeId operand : n.inputs) {
+        const NodeId r = views.root[operand];
+        if (r >= first && views.last_reader[r] == id && !place_[r - first].whole &&
+            std::find(freed.begin(), freed.end(), r) == freed.end()) {
+          freed.push_back(r);
+          free_buffers.push_back(place_[r - first].buffer);
         }
       }
     }
   }
 
   // Computes the run. v: every node's whole values (those before the run read, those of the run written where
-  // whole); spare: freed buffers to write whole values into; largest (when not null): per node of the run, its
-  // largest |slot|. threads: as Loop::threads.
-  void run(std::vector<SlotValues>& v, const std::vector<NodeId>& last_reader, std::vector<SlotValues>& spare,
-           std::size_t threads, std::vector<double>* largest) {
+  // whole); spare: freed buffers to write whole values into; largest (when not null): per node of the run that is
+  // not a rotation, its largest |slot|. threads: as Loop::threads.
+  void run(std::vector<SlotValues>& v, std::vector<SlotValues>& spare, std::size_t threads,
+           std::vector<double>* largest) {
     // Where each whole value is stored during the run: its own vector, or, written over operand 0's whole values
-    // when this node reads them last, that operand's storage (block by block: every other reader in the run reads
-    // a block before this node writes it). The vectors move to their nodes after the run.
+    // when this node reads them last (not through a view), that operand's storage: block by block, every other
+    // reader in the run reads a block before this node writes it, unless it reads it shifted (another block).
     for (NodeId id = first_; id < end_; ++id) {
       Place& place = place_[id - first_];
       if (!place.whole) continue;
       const NodeId a = program_.node(id).inputs.at(0);
       const bool a_whole = a < first_ || place_[a - first_].whole;
       const NodeId a_storage = a >= first_ && a_whole ? place_[a - first_].storage : a;
-      if (a_whole && last_reader[a] == id && v[a_storage].size() == slots_) {
+      const bool shifted = std::binary_search(read_shifted_.begin(), read_shifted_.end(), a);
+      if (views_.root[a] == a && !shifted && a_whole && views_.last_reader[a] == id && v[a_storage].size() == slots_) {
         place.storage = a_storage;
         place.moved_from = a;
         continue;
@@ -411,7 +462,7 @@ class TiledRun {
     const std::size_t teams = threads > 1 && blocks >= 2 * threads ? threads : 1;
     std::vector<double> maxima(largest != nullptr ? teams * nodes : 0, 0.0);
     const auto team_work = [&](std::size_t team) {
-      std::vector<Complex> scratch(buffers_ * kBlock);
+      std::vector<Complex> scratch(buffers_ * kBlock), shifted(max_operands_ * kBlock);
       std::vector<const Complex*> at;
       double* team_max = largest != nullptr ? maxima.data() + team * nodes : nullptr;
       for (std::size_t b = team * blocks / teams; b < (team + 1) * blocks / teams; ++b) {
@@ -423,8 +474,18 @@ class TiledRun {
         };
         for (NodeId id = first_; id < end_; ++id) {
           const Node& n = program_.node(id);
+          if (n.op == Op::rotate) continue;
           at.resize(n.inputs.size());
-          for (std::size_t k = 0; k < n.inputs.size(); ++k) at[k] = data(n.inputs[k]);
+          for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+            const NodeId operand = n.inputs[k];
+            if (views_.shift[operand] == 0) {
+              at[k] = data(views_.root[operand]);
+              continue;
+            }
+            Complex* copy = shifted.data() + k * kBlock;  // the view's block, from its root (before the run)
+            shifted_block(v[views_.root[operand]], views_.shift[operand], copy, begin, count);
+            at[k] = copy;
+          }
           Complex* out = data(id);
           elementwise_block(n, out, at.data(), begin, count, place_[id - first_].tile);
           if (team_max != nullptr) team_max[id - first_] = std::max(team_max[id - first_], largest_squared(out, count));
@@ -462,61 +523,71 @@ class TiledRun {
     SlotValues tile;         // a plaintext operation's period of values
   };
 
+  // Slots [begin, begin + count) of `source` read `shift` slots on: source[(i + shift) mod size], in at most two
+  // contiguous runs.
+  static void shifted_block(const SlotValues& source, std::size_t shift, Complex* out, std::size_t begin,
+                            std::size_t count) {
+    const std::size_t size = source.size();
+    for (std::size_t i = 0, k = (begin + shift) % size; i < count; k = 0) {
+      const std::size_t run = std::min(count - i, size - k);
+      std::copy(source.data() + k, source.data() + k + run, out + i);
+      i += run;
+    }
+  }
+
   const Program& program_;
+  const Views& views_;
   NodeId first_, end_;
   std::size_t slots_;
   std::vector<Place> place_;
-  std::size_t buffers_ = 0;
+  std::vector<NodeId> read_shifted_;  // the roots the run reads through views, sorted
+  std::size_t buffers_ = 0, max_operands_ = 1;
 };
 
-// The program on one sample as run_freeing runs it, runs of slot-by-slot nodes tiled (TiledRun); on_largest(id,
-// largest) hears every node's largest |slot| (with a tracking loop), in order. Returns the values still held
-// (outputs among them).
+// The program on one sample as run_freeing runs it, in runs (TiledRun) with rotations as views; on_largest(id,
+// largest) hears every node's largest |slot| (with a tracking loop; a rotation's is its root's), in order. Returns
+// the values still held (outputs among them).
 template <class OnLargest>
-std::vector<SlotValues> run_tiled(const Program& program, const std::vector<NodeId>& last_reader,
-                                  const std::vector<SlotValues>& inputs, Loop& loop, OnLargest on_largest) {
+std::vector<SlotValues> run_tiled(const Program& program, const Views& views, const std::vector<SlotValues>& inputs,
+                                  Loop& loop, OnLargest on_largest) {
   require_inputs(program, inputs);
   std::vector<SlotValues> v(program.size());
+  std::vector<double> largest_of(loop.track ? program.size() : 0, 0.0);
   std::vector<SlotValues> spare;
   constexpr std::size_t kSpareBuffers = 8;
-  const auto release = [&](NodeId operand) {
-    if (v[operand].empty()) return;
+  const auto release = [&](NodeId value) {
+    if (v[value].empty()) return;
     if (spare.size() < kSpareBuffers) {
-      spare.push_back(std::move(v[operand]));
+      spare.push_back(std::move(v[value]));
     } else {
-      SlotValues().swap(v[operand]);
+      SlotValues().swap(v[value]);
+    }
+  };
+  const auto released_after = [&](NodeId id) {  // the values (roots) read last by node id
+    for (const NodeId operand : program.node(id).inputs) {
+      if (views.last_reader[views.root[operand]] == id) release(views.root[operand]);
     }
   };
   std::size_t next_input = 0;
   std::vector<double> largest;
   for (NodeId id = 0; id < program.size();) {
     const Node& n = program.node(id);
-    if (!elementwise(n.op)) {  // inputs and rotations: whole, as run_freeing computes them
-      SlotValues buffer;
-      if (!spare.empty()) {
-        buffer = std::move(spare.back());
-        spare.pop_back();
-      }
+    if (n.op == Op::input) {
       double m = 0;
-      v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr, loop, nullptr, &buffer, &m);
+      v[id] = evaluate_node(n, v, &inputs[next_input++], loop, nullptr, nullptr, &m);
+      if (loop.track) largest_of[id] = m;
       on_largest(id, m);
-      if (!buffer.empty() && spare.size() < kSpareBuffers) spare.push_back(std::move(buffer));
-      for (const NodeId operand : n.inputs) {
-        if (last_reader[operand] == id) release(operand);
-      }
       ++id;
       continue;
     }
-    const NodeId end = TiledRun::end_of(program, id);
-    TiledRun tiled(program, last_reader, id, end);
-    tiled.run(v, last_reader, spare, loop.threads, loop.track ? &largest : nullptr);
-    for (NodeId k = id; k < end; ++k) on_largest(k, loop.track ? largest[k - id] : 0.0);
-    // Values read last inside the run (those before it, and whole ones of it read there by a later node of it).
+    const NodeId end = TiledRun::end_of(program, views, id);
+    TiledRun tiled(program, views, id, end);
+    tiled.run(v, spare, loop.threads, loop.track ? &largest : nullptr);
     for (NodeId k = id; k < end; ++k) {
-      for (const NodeId operand : program.node(k).inputs) {
-        if (last_reader[operand] == k) release(operand);
-      }
+      if (loop.track) largest_of[k] = program.node(k).op == Op::rotate ? largest_of[views.root[k]] : largest[k - id];
+      on_largest(k, loop.track ? largest_of[k] : 0.0);
     }
+    for (NodeId k = id; k < end; ++k) released_after(k);
     id = end;
   }
   return v;
@@ -535,11 +606,11 @@ std::vector<NodeId> last_readers(const Program& program) {
 std::vector<double> simulate_magnitudes(const Program& program, const std::vector<std::vector<SlotValues>>& samples,
                                         std::vector<std::vector<SlotValues>>* outputs, std::size_t threads) {
   std::vector<double> magnitude(program.size(), 0.0);
-  const std::vector<NodeId> last_reader = last_readers(program);
+  const Views views(program);
   if (outputs != nullptr) outputs->clear();
   Loop loop{.threads = threads, .track = true};
   for (const auto& inputs : samples) {
-    std::vector<SlotValues> v = run_tiled(program, last_reader, inputs, loop, [&](NodeId id, double largest) {
+    std::vector<SlotValues> v = run_tiled(program, views, inputs, loop, [&](NodeId id, double largest) {
       magnitude[id] = std::max(magnitude[id], largest);
     });
     if (outputs != nullptr) {
@@ -552,7 +623,7 @@ std::vector<double> simulate_magnitudes(const Program& program, const std::vecto
 
 std::vector<SlotValues> simulate_outputs(const Program& program, const std::vector<SlotValues>& inputs) {
   Loop loop;
-  std::vector<SlotValues> v = run_tiled(program, last_readers(program), inputs, loop, [](NodeId, double) {});
+  std::vector<SlotValues> v = run_tiled(program, Views(program), inputs, loop, [](NodeId, double) {});
   std::vector<SlotValues> out;
   for (const NodeId id : program.outputs()) out.push_back(std::move(v[id]));
   return out;
