@@ -20,11 +20,34 @@ Matrix linear(const LinearWeights& weights, const Matrix& x) {
   for (std::ptrdiff_t r = 0; r < rows; ++r) {
     const auto t = static_cast<std::size_t>(r);
     const double* in = x.values.data() + t * x.cols;
-    for (std::size_t o = 0; o < w.rows; ++o) {
+    const auto store = [&](std::size_t o, double sum) {
+      y.at(t, o) = weights.bias.empty() ? sum : sum + weights.bias[o];
+    };
+    // Four outputs at a time: four independent chains of additions instead of one (each still summed in index
+    // order, so every output is the one-at-a-time sum's double).
+    std::size_t o = 0;
+    for (; o + 4 <= w.rows; o += 4) {
+      const double* r0 = w.values.data() + o * w.cols;
+      const double* r1 = r0 + w.cols;
+      const double* r2 = r1 + w.cols;
+      const double* r3 = r2 + w.cols;
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (std::size_t i = 0; i < w.cols; ++i) {
+        s0 += r0[i] * in[i];
+        s1 += r1[i] * in[i];
+        s2 += r2[i] * in[i];
+        s3 += r3[i] * in[i];
+      }
+      store(o, s0);
+      store(o + 1, s1);
+      store(o + 2, s2);
+      store(o + 3, s3);
+    }
+    for (; o < w.rows; ++o) {
       const double* row = w.values.data() + o * w.cols;
       double sum = 0;
       for (std::size_t i = 0; i < w.cols; ++i) sum += row[i] * in[i];
-      y.at(t, o) = weights.bias.empty() ? sum : sum + weights.bias[o];
+      store(o, sum);
     }
   }
   return y;
