@@ -173,8 +173,9 @@ class BlockPlanner {
     return error;
   }
 
-  // The bootstraps in K stretches of equal count, in trace order; each stretch's noise alone, on the block's
-  // exact inputs, with the first labelled node of the stretch to say where in the block it lies.
+  // The bootstraps in K stretches of equal count, in the plan's order (by bootstrap epoch when they pair); each
+  // stretch's noise alone, on the block's exact inputs, with the first labelled node of the stretch to say where in
+  // the block it lies.
   void report_noise_profile(const graph::Plan& plan, const std::vector<graph::SlotValues>& inputs,
                             double bits) const {
     std::vector<graph::NodeId> bootstrapped;
