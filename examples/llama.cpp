@@ -26,6 +26,8 @@
 //                                            bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
 //   --magnitude-limit M                      bootstrap only values up to M on the calibration (default 2, doubled
 //                                            by the planner until a placement exists; docs/transformers.md)
+//   --unpaired-bootstraps                    refresh every value alone (default: independent refreshes two at a
+//                                            time, graph::PlanOptions::pair_bootstraps; precise ones as pairs too)
 
 #include <fmt/format.h>
 
@@ -70,6 +72,7 @@ struct Options {
   // Every bootstrap precise (graph::PlanOptions; --single-bootstraps: none): a block keeps 18 bits of its twin
   // instead of 8 (simulated), for twice the bootstraps' time.
   bool precise_bootstraps = true;
+  bool paired_bootstraps = true;  // --unpaired-bootstraps: each value refreshed alone (graph::PlanOptions)
   bool precise_softmax = false;  // --precise-softmax: softmax's bootstraps only (nn::SoftmaxTolerances)
   bool narrow_levels = false;    // --narrow-levels: presets::bootstrappable_n16_narrow
   bool attention_only = false;  // each block's first half alone (x + attention(norm(x))), checked on the twin
@@ -84,6 +87,7 @@ bool parse(int argc, char** argv, Options& o) {
     if (arg == "--plan-only") o.plan_only = true;
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--single-bootstraps") o.precise_bootstraps = false;
+    else if (arg == "--unpaired-bootstraps") o.paired_bootstraps = false;
     else if (arg == "--precise-softmax") o.precise_softmax = true;
     else if (arg == "--narrow-levels") o.narrow_levels = true;
     else if (arg == "--attention-only") o.attention_only = true;
@@ -217,7 +221,7 @@ int run_llama(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
-               "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--precise-softmax] [--narrow-levels] "
+               "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--unpaired-bootstraps] [--precise-softmax] [--narrow-levels] "
                "[--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
                "[--explain FILE] [--noise-bits B|auto] [--noise-profile K] [--noise-range A:B]\n",
@@ -243,6 +247,7 @@ int run_llama(int argc, char** argv) {
   const boot::BootstrapConfig boot_config{.slots = slots};
   graph::PlanOptions options = bootstrapped_plan_options(context, slots, o.magnitude_limit);
   options.precise_bootstraps = o.precise_bootstraps;
+  options.pair_bootstraps = o.paired_bootstraps;
   std::vector<graph::SlotValues> sample;
   for (const auto& block : nn::pack_row_blocks(layout, layout_options.blocks, x)) {
     sample.emplace_back(block.begin(), block.end());
