@@ -34,6 +34,9 @@
 //   --node-by-node                              run the sums of plaintext products node by node (the same words,
 //                                               slower), for comparison; by default one extra run of the first
 //                                               image does so and checks its words
+//   --pair-images                               trace two images into one program, so that the planner pairs their
+//                                               bootstraps (graph::PlanOptions::pair_bootstraps: one bootstrap
+//                                               refreshes both): each run classifies two images
 //   --accuracy N                                no encryption: the first N test images through the plaintext
 //                                               twin (polynomial ReLUs) and the exact-ReLU reference; both
 //                                               accuracies and how often their classes agree
@@ -113,18 +116,20 @@ struct RunSettings {
   bool capture = true;          // on a GPU, record the run as CUDA graphs and replay them (graph::CapturedRun)
   std::size_t segment_nodes = 0;  // nodes per recorded graph (0: one graph)
   std::size_t side_by_side = 1;   // on a GPU, also time this many images run at once (recorded runs, one stream each)
+  std::size_t images_per_run = 1;  // --pair-images: 2 (the program traced on two images, their bootstraps paired)
 };
 
 // Throughput: `count` recorded runs of the executor, each replayed on a stream of its own so that several images
-// run at once, checked against the words of the same images run one at a time; prints images per second. Returns
-// whether the words matched.
+// run at once, checked against the words of the same images run one at a time; prints runs per second (each run
+// classifies RunSettings::images_per_run images). encrypt(k): the inputs of the k-th run. Returns whether the words
+// matched.
 template <backend::PolyBackend B, class Encrypt>
 bool side_by_side(const graph::Executor<B>& executor, const graph::CapturedRun<B>& first,
-                  const graph::CaptureOptions& capture_options, const std::vector<Sample>& samples,
-                  const Encrypt& encrypt, const ckks::BasicEvaluator<B>& evaluator, std::size_t count) {
+                  const graph::CaptureOptions& capture_options, const Encrypt& encrypt,
+                  const ckks::BasicEvaluator<B>& evaluator, std::size_t count) {
   using Stream = std::remove_cvref_t<decltype(evaluator.backend().work_stream())>;
   auto start = std::chrono::steady_clock::now();
-  const auto example = encrypt(samples.front());
+  const auto example = encrypt(0);
   std::vector<std::unique_ptr<const graph::CapturedRun<B>>> more;
   std::vector<const graph::CapturedRun<B>*> runs{&first};
   std::vector<Stream> streams;
@@ -136,7 +141,7 @@ bool side_by_side(const graph::Executor<B>& executor, const graph::CapturedRun<B
       runs.push_back(more.back().get());
     }
     streams.push_back(Stream::create());
-    inputs.push_back(encrypt(samples[k % samples.size()]));
+    inputs.push_back(encrypt(k));
     want.push_back(evaluator.download(first.run(inputs.back()).at(0)));  // one at a time: the words to match
   }
   const double record_s = seconds_since(start);
@@ -153,7 +158,7 @@ bool side_by_side(const graph::Executor<B>& executor, const graph::CapturedRun<B
   start = std::chrono::steady_clock::now();
   for (int r = 0; r < rounds; ++r) (void)round();
   const double elapsed = seconds_since(start);
-  fmt::print("side by side: {} images at once, one recorded run and stream each: {:.2f} images/s ({:.3f} s a round; "
+  fmt::print("side by side: {} runs at once, one recorded run and stream each: {:.2f} runs/s ({:.3f} s a round; "
              "{} more runs recorded in {:.1f} s); the same words as one at a time: {}\n",
              count, static_cast<double>(count * rounds) / elapsed, elapsed / rounds, count - 1, record_s,
              same ? "yes" : "NO");
@@ -183,9 +188,16 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
                unscaled_plaintext_bytes(plan) / 1073741824.0);
   }
   const graph::RunOptions run_options{.fuse_plain_sums = settings.fuse};
-  const auto encrypt = [&](const Sample& s) {
+  // The inputs of the run that starts at image `first` (images wrap around the samples: the last run of an odd
+  // count repeats the first image).
+  const std::size_t per_run = settings.images_per_run;
+  const auto encrypt = [&](std::size_t first) {
     std::vector<ckks::Ciphertext> inputs;
-    inputs.push_back(encryptor.encrypt(encoder.encode(model.input_packing().pack(s.image), plan.input_encoding(0))));
+    for (std::size_t k = 0; k < per_run; ++k) {
+      const Sample& s = samples[(first + k) % samples.size()];
+      inputs.push_back(
+          encryptor.encrypt(encoder.encode(model.input_packing().pack(s.image), plan.input_encoding(k))));
+    }
     return inputs;
   };
   const auto decrypt_logits = [&](const ckks::Ciphertext& c) {
@@ -199,7 +211,7 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   fmt::print("{} plaintexts encoded and uploaded in {:.1f} s ({} of them kept unscaled: {:.2f} GiB)\n", encoded,
              seconds_since(start), executor.unscaled_plaintexts(), executor.unscaled_plaintext_bytes() / 1073741824.0);
   start = std::chrono::steady_clock::now();
-  const auto first_input = encrypt(samples.front());
+  const auto first_input = encrypt(0);
   const auto inputs_copy = [&] {
     std::vector<ckks::Ciphertext> copy;
     for (const auto& c : first_input) copy.push_back(c.clone());
@@ -235,7 +247,7 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   }
   if (settings.profile) {
     LayerProfile profile(plan.program);
-    executor.run(encrypt(samples.front()), [&](const graph::RunProgress& p) { profile.add(p); },
+    executor.run(encrypt(0), [&](const graph::RunProgress& p) { profile.add(p); },
                  {.profile = true, .fuse_plain_sums = settings.fuse});
     fmt::print("per-layer times of a second run (the device waited for after each node):\n");
     profile.print();
@@ -268,8 +280,8 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
       if (!same) return 1;
       if (settings.side_by_side > 1 &&
           !side_by_side(executor, *captured,
-                        graph::CaptureOptions{.segment_nodes = settings.segment_nodes, .run = run_options}, samples,
-                        encrypt, evaluator, settings.side_by_side)) {
+                        graph::CaptureOptions{.segment_nodes = settings.segment_nodes, .run = run_options},
+                        [&](std::size_t k) { return encrypt(k * per_run); }, evaluator, settings.side_by_side)) {
         return 1;
       }
       run_image = [captured](std::vector<ckks::Ciphertext> inputs) { return captured->run(inputs); };
@@ -299,46 +311,55 @@ int run(const graph::Plan& plan, const nn::ResNet& model, const std::vector<Samp
   std::vector<double> times;
   double worst = 0;
   const auto all_start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const Sample& s = samples[i];
+  for (std::size_t first = 0; first < samples.size(); first += per_run) {
     if (settings.time_limit_s > 0 && seconds_since(all_start) > settings.time_limit_s) {
       fmt::print("time limit of {:.0f} s reached: {} of {} images done\n", settings.time_limit_s, done,
                  samples.size());
       break;
     }
-    for (; launched < std::min(samples.size(), i + window); ++launched) {
+    for (; launched < std::min(samples.size(), first + per_run + window); ++launched) {
       references[launched] = std::async(std::launch::async, reference_of, std::cref(samples[launched]));
     }
-    auto inputs = encrypt(s);
+    auto inputs = encrypt(first);
     start = std::chrono::steady_clock::now();
     outputs = run_image(std::move(inputs));
-    const std::vector<double> logits = decrypt_logits(outputs.at(0));  // the download waits for the device
-    times.push_back(seconds_since(start));
-
-    const Reference reference = references[i].get();
-    const std::vector<double>& expected = reference.twin_logits;
-    double error = 0;
-    for (std::size_t k = 0; k < logits.size(); ++k) error = std::max(error, std::abs(logits[k] - expected[k]));
-    worst = std::max(worst, error);
-    const std::size_t best = arg_max(logits), best_twin = arg_max(expected);
-    std::string exact_text = "out of range";
-    if (reference.exact_class) {
-      exact_text = std::to_string(*reference.exact_class);
-      exact_right += static_cast<int>(*reference.exact_class) == s.label;
-      ++exact_count;
+    std::vector<std::vector<double>> run_logits;
+    for (std::size_t k = 0; k < per_run; ++k) {
+      run_logits.push_back(decrypt_logits(outputs.at(k)));  // the download waits for the device
     }
-    ++done;
-    agree += best == best_twin;
-    right += static_cast<int>(best) == s.label;
-    twin_right += static_cast<int>(best_twin) == s.label;
-    fmt::print("image {:4}: label {:2}, class {} (twin {}, exact ReLU {}), max logit error {:.2e}, {:.3f} s\n",
-               s.index, s.label, best, best_twin, exact_text, error, times.back());
+    const double run_seconds = seconds_since(start);
+    for (std::size_t k = 0; k < per_run && first + k < samples.size(); ++k) {
+      const std::size_t i = first + k;
+      const Sample& s = samples[i];
+      const std::vector<double>& logits = run_logits[k];
+      times.push_back(run_seconds / static_cast<double>(per_run));  // each image's share of its run
+
+      const Reference reference = references[i].get();
+      const std::vector<double>& expected = reference.twin_logits;
+      double error = 0;
+      for (std::size_t c = 0; c < logits.size(); ++c) error = std::max(error, std::abs(logits[c] - expected[c]));
+      worst = std::max(worst, error);
+      const std::size_t best = arg_max(logits), best_twin = arg_max(expected);
+      std::string exact_text = "out of range";
+      if (reference.exact_class) {
+        exact_text = std::to_string(*reference.exact_class);
+        exact_right += static_cast<int>(*reference.exact_class) == s.label;
+        ++exact_count;
+      }
+      ++done;
+      agree += best == best_twin;
+      right += static_cast<int>(best) == s.label;
+      twin_right += static_cast<int>(best_twin) == s.label;
+      fmt::print("image {:4}: label {:2}, class {} (twin {}, exact ReLU {}), max logit error {:.2e}, {:.3f} s\n",
+                 s.index, s.label, best, best_twin, exact_text, error, times.back());
+    }
   }
   std::sort(times.begin(), times.end());
   const double median = times.empty() ? 0 : times[times.size() / 2];
-  fmt::print("encrypted inference: median {:.3f} s, fastest {:.3f} s over {} images ({:.2f} images/s one at a time); "
-             "{} bootstraps each\n",
-             median, times.empty() ? 0 : times.front(), done, median > 0 ? 1 / median : 0.0, plan.bootstraps());
+  fmt::print("encrypted inference: median {:.3f} s, fastest {:.3f} s an image over {} images ({:.2f} images/s, {} a "
+             "run); {} bootstraps a run ({} run: {} pairs)\n",
+             median, times.empty() ? 0 : times.front(), done, median > 0 ? 1 / median : 0.0, per_run,
+             plan.bootstraps(), plan.bootstrap_runs(), plan.bootstrap_pairs());
   fmt::print("classes equal to the plaintext twin's: {}/{} ({:.2f}%); max logit error {:.2e}\n", agree, done,
              100.0 * agree / std::max<std::size_t>(1, done), worst);
   if (samples.front().label >= 0) {
@@ -442,11 +463,13 @@ int main(int argc, char** argv) {
       settings.cache_gib = std::atof(argv[++i]);
     } else if (arg == "--node-by-node") {
       settings.fuse = false;
+    } else if (arg == "--pair-images") {
+      settings.images_per_run = 2;
     } else {
       fmt::print(stderr,
                  "usage: {} [--plan-only] [--cpu] [--relu-degree D] [--relu-bound B] [--seed S] [--weights FILE] [--image I] "
                  "[--images N] [--time-limit S] [--no-profile] [--no-capture] [--side-by-side K] [--no-join-halves] "
-                 "[--segment-nodes K] [--cache-gib G] [--node-by-node] [--accuracy N]\n",
+                 "[--segment-nodes K] [--cache-gib G] [--node-by-node] [--pair-images] [--accuracy N]\n",
                  argv[0]);
       return 2;
     }
@@ -498,8 +521,13 @@ int main(int argc, char** argv) {
                                            .min_input_level = 1,
                                            .slots = kSlots};
   start = std::chrono::steady_clock::now();
+  // With --pair-images the model is traced on two images: independent chains whose bootstraps pair.
+  options.pair_bootstraps = settings.images_per_run > 1;
   graph::Tracer tracer(context);
-  tracer.output(model.forward(tracer, tracer.input("image", kSlots)), "logits");
+  for (std::size_t k = 0; k < settings.images_per_run; ++k) {
+    const std::string suffix = settings.images_per_run > 1 ? std::to_string(k) : "";
+    tracer.output(model.forward(tracer, tracer.input("image" + suffix, kSlots)), "logits" + suffix);
+  }
   const graph::Plan plan = graph::plan(std::move(tracer).finish(), options);
   fmt::print("traced and planned in {:.1f} s\n{}", seconds_since(start), graph::summary(plan));
   if (plan_only) return 0;

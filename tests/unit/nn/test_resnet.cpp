@@ -7,6 +7,7 @@
 #include <complex>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cerium/boot/bootstrapper.hpp"
@@ -32,54 +33,83 @@ nn::Tensor logits(const nn::ResNet& model, const Slots& slots) {
   return model.output_packing().unpack(real);
 }
 
+// The reduced ResNet with its ReLU range calibrated on four random images, and a bootstrapper for its slots at
+// N = 2^12.
+struct ReducedResNet {
+  static constexpr std::size_t slots = 256;
+  nn::ResNetConfig config{.input = {1, 8, 8}, .channels = {2, 4}, .blocks = 1, .classes = 3, .slots = slots,
+                          .relu_bound = 1, .relu_stages = 0, .relu_degree = 31};
+  nn::ResNet model = nn::ResNet::seeded(config, 7);
+  std::vector<nn::Tensor> images;
+  Fixture f{presets::bootstrappable_toy(12, 24), {.relinearization = true}};
+  boot::Bootstrapper bootstrapper{f.context, boot::BootstrapConfig{.slots = slots}};
+
+  explicit ReducedResNet(std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> pixel(0, 1);
+    for (int i = 0; i < 4; ++i) {
+      nn::Tensor t(config.input);
+      for (auto& v : t.values) v = pixel(rng);
+      images.push_back(t);
+    }
+    model = model.with_relu_bound(1.25 * model.activation_range(images));
+    bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
+  }
+
+  // The model traced on `count` images (inputs image0.., outputs logits0..), planned, run on images[0..count), each
+  // output's logits checked against the twin (2^-10) and the twin against the exact reference.
+  graph::Plan run(std::size_t count, bool pair) {
+    graph::Tracer t(f.context);
+    for (std::size_t k = 0; k < count; ++k) {
+      t.output(model.forward(t, t.input("image" + std::to_string(k), slots)), "logits" + std::to_string(k));
+    }
+    graph::PlanOptions options;
+    options.bootstrap = graph::bootstrap_spec(bootstrapper);
+    options.pair_bootstraps = pair;
+    graph::Plan plan = graph::plan(std::move(t).finish(), options);
+    INFO(graph::summary(plan));
+    CHECK(plan.bootstraps() >= 1);
+    f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
+    std::vector<Ciphertext> inputs;
+    for (std::size_t k = 0; k < count; ++k) {
+      inputs.push_back(
+          f.encryptor.encrypt(f.encoder.encode(model.input_packing().pack(images[k]), plan.input_encoding(k))));
+    }
+    const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator, &bootstrapper).run(std::move(inputs));
+    for (std::size_t k = 0; k < count; ++k) {
+      // The logits where the output packing puts them (logit 2 is in slot 8 here, not slot 2).
+      const nn::Tensor decoded = logits(model, f.decrypt(out.at(k)));
+      graph::PlainOps plain;
+      const auto packed = model.input_packing().pack(images[k]);
+      const nn::Tensor twin = logits(model, model.forward(plain, graph::PlainOps::Value(packed.begin(), packed.end())));
+      const nn::Tensor exact = model.reference(images[k]);
+      for (std::size_t c = 0; c < config.classes; ++c) {
+        INFO("image " << k << ", logit " << c << ": encrypted " << decoded.values[c] << ", twin " << twin.values[c]
+                      << ", exact " << exact.values[c]);
+        CHECK(std::abs(decoded.values[c] - twin.values[c]) < std::exp2(-10));
+        CHECK(std::abs(twin.values[c] - exact.values[c]) < 0.1);
+      }
+    }
+    return plan;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a reduced ResNet runs encrypted end to end with planned bootstraps", "[nn][resnet][heavy]") {
   auto rng = cerium_test::make_rng(404);
   INFO("test seed " << cerium_test::test_seed());
-  constexpr std::size_t slots = 256;
-  nn::ResNetConfig config{.input = {1, 8, 8}, .channels = {2, 4}, .blocks = 1, .classes = 3, .slots = slots,
-                          .relu_bound = 1, .relu_stages = 0, .relu_degree = 31};
-  nn::ResNet model = nn::ResNet::seeded(config, 7);
-  std::uniform_real_distribution<double> pixel(0, 1);
-  std::vector<nn::Tensor> calibration;
-  for (int i = 0; i < 4; ++i) {
-    nn::Tensor t(config.input);
-    for (auto& v : t.values) v = pixel(rng);
-    calibration.push_back(t);
-  }
-  model = model.with_relu_bound(1.25 * model.activation_range(calibration));
-  const nn::Tensor image = calibration[0];
+  ReducedResNet net(rng);
+  (void)net.run(1, false);
+}
 
-  Fixture f(presets::bootstrappable_toy(12, 24), {.relinearization = true});
-  boot::Bootstrapper bootstrapper(f.context, boot::BootstrapConfig{.slots = slots});
-  bootstrapper.set_keys(std::make_shared<const boot::BootstrapKeys>(bootstrapper.generate_keys(f.keygen)));
-
-  graph::Tracer t(f.context);
-  t.output(model.forward(t, t.input("image", slots)), "logits");
-  graph::PlanOptions options;
-  options.bootstrap = graph::bootstrap_spec(bootstrapper);
-  const graph::Plan plan = graph::plan(std::move(t).finish(), options);
-  INFO(graph::explain(plan));
-  CHECK(plan.bootstraps() >= 1);
-  f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
-
-  std::vector<Ciphertext> inputs;
-  inputs.push_back(f.encryptor.encrypt(f.encoder.encode(model.input_packing().pack(image), plan.input_encoding(0))));
-  const auto out = graph::Executor<backend::CpuBackend>(plan, f.evaluator, &bootstrapper).run(std::move(inputs));
-  // The logits where the output packing puts them (logit 2 is in slot 8 here, not slot 2).
-  const nn::Tensor decoded = logits(model, f.decrypt(out.at(0)));
-
-  graph::PlainOps plain;
-  const auto packed = model.input_packing().pack(image);
-  const nn::Tensor twin = logits(model, model.forward(plain, graph::PlainOps::Value(packed.begin(), packed.end())));
-  const nn::Tensor exact = model.reference(image);
-  for (std::size_t k = 0; k < config.classes; ++k) {
-    INFO("logit " << k << ": encrypted " << decoded.values[k] << ", twin " << twin.values[k] << ", exact "
-                  << exact.values[k]);
-    CHECK(std::abs(decoded.values[k] - twin.values[k]) < std::exp2(-10));
-    CHECK(std::abs(twin.values[k] - exact.values[k]) < 0.1);
-  }
+// Two images traced into one program (cerium_example_resnet20 --pair-images): their bootstraps pair, one bootstrap
+// refreshing a value of each, and both keep the twin's logits.
+TEST_CASE("a reduced ResNet on two images at once pairs every bootstrap", "[nn][resnet][pairs][heavy]") {
+  auto rng = cerium_test::make_rng(405);
+  INFO("test seed " << cerium_test::test_seed());
+  ReducedResNet net(rng);
+  const graph::Plan plan = net.run(2, true);
+  CHECK(plan.bootstrap_pairs() * 2 == static_cast<std::size_t>(plan.bootstraps()));
 }
 
 TEST_CASE("ResNet weights through a weight file: the same network; absent or misshapen tensors named", "[nn][weights]") {
