@@ -119,6 +119,7 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
   t.output(bert.forward(t, t.input("x", slots)), "hidden");
   graph::PlanOptions options;
   options.bootstrap = graph::bootstrap_spec(boot::Bootstrapper(f.context, boot::BootstrapConfig{.slots = slots}));
+  options.pair_bootstraps = true;  // as the examples plan (graph/passes/bootstrap_pairs.hpp): one pair here
   // Simulated on the calibration inputs, the planner keeps its bootstraps off the largest values (row sums before
   // their mask reach 70 here, and bootstrapping them costs 8 bits). Its limit starts at 2 and doubles until a
   // placement exists, which depends on the random calibration: 8 on most, 13.7 and 29.6 on some (seeds
@@ -129,6 +130,7 @@ TEST_CASE("a tiny transformer runs encrypted end to end with planned bootstraps"
   }
   const graph::Plan plan = graph::plan(std::move(t).finish(), options);
   WARN(graph::summary(plan) << "largest value bootstrapped: " << plan.bootstrap_magnitude);
+  CHECK(plan.bootstrap_pairs() >= 1);
   double largest = 0;
   for (const graph::NodePlan& node : plan.nodes) largest = std::max(largest, node.magnitude);
   INFO("largest value in the program " << largest);
