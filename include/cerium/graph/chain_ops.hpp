@@ -134,12 +134,8 @@ class ChainOps {
   ckks::Ciphertext bootstrap(const ckks::Ciphertext& a, int shift = 0) const {
     require<LevelError>(bootstrapper_ != nullptr, "bootstrap: no bootstrapper was given");
     if (shift == 0) return on_chain(bootstrapper_->bootstrap(a));
-    ckks::Ciphertext scaled = a.clone();
-    scaled.set_scale(std::ldexp(a.scale(), shift));
-    if (shift < 0) return on_chain(bootstrapper_->bootstrap(scaled, shift));
-    ckks::Ciphertext fresh = bootstrapper_->bootstrap(scaled);
-    ev_.multiply_integer_inplace(fresh, std::int64_t{1} << shift);
-    return on_chain(std::move(fresh));
+    const ckks::Ciphertext scaled = read_shifted(a, shift);
+    return shifted_back(shift < 0 ? bootstrapper_->bootstrap(scaled, shift) : bootstrapper_->bootstrap(scaled), shift);
   }
 
   // Two real values of one level, scale and slots refreshed by one bootstrap (boot::BasicBootstrapper::
@@ -150,19 +146,10 @@ class ChainOps {
                                                  int shift = 0) const {
     require<LevelError>(bootstrapper_ != nullptr, "bootstrap_pair: no bootstrapper was given");
     shift = std::max(shift, 1 - boot::BasicBootstrapper<B>::max_shrink_bits);
-    if (shift == 0) {
-      auto [x, y] = bootstrapper_->bootstrap_pair(a, b);
-      return {on_chain(std::move(x)), on_chain(std::move(y))};
-    }
-    ckks::Ciphertext scaled_a = a.clone(), scaled_b = b.clone();
-    scaled_a.set_scale(std::ldexp(a.scale(), shift));
-    scaled_b.set_scale(std::ldexp(b.scale(), shift));
-    auto [x, y] = bootstrapper_->bootstrap_pair(scaled_a, scaled_b, std::min(shift, 0));
-    if (shift > 0) {
-      ev_.multiply_integer_inplace(x, std::int64_t{1} << shift);
-      ev_.multiply_integer_inplace(y, std::int64_t{1} << shift);
-    }
-    return {on_chain(std::move(x)), on_chain(std::move(y))};
+    auto [x, y] = shift == 0 ? bootstrapper_->bootstrap_pair(a, b)
+                             : bootstrapper_->bootstrap_pair(read_shifted(a, shift), read_shifted(b, shift),
+                                                             std::min(shift, 0));
+    return {shifted_back(std::move(x), shift), shifted_back(std::move(y), shift)};
   }
 
   // a bootstrapped with about 2^-precise_bootstrap_bits of one bootstrap's error, for two bootstraps' time: the
@@ -215,6 +202,19 @@ class ChainOps {
   }
 
  private:
+  // a's words read at a scale 2^shift larger: its message divided by 2^shift, for free.
+  static ckks::Ciphertext read_shifted(const ckks::Ciphertext& a, int shift) {
+    ckks::Ciphertext scaled = a.clone();
+    scaled.set_scale(std::ldexp(a.scale(), shift));
+    return scaled;
+  }
+  // A refresh of a value read shifted, multiplied back by 2^shift (an integer product for shift > 0; a shift < 0 was
+  // folded into the bootstrap's EvalMod), onto the chain.
+  ckks::Ciphertext shifted_back(ckks::Ciphertext fresh, int shift) const {
+    if (shift > 0) ev_.multiply_integer_inplace(fresh, std::int64_t{1} << shift);
+    return on_chain(std::move(fresh));
+  }
+
   const ckks::BasicEvaluator<B>& ev_;
   circuits::ScaleChain chain_;
   ckks::Encoder encoder_;
