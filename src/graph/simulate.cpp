@@ -104,13 +104,58 @@ SlotValues fill(Loop& loop, std::size_t size, SlotValues* buffer, double* larges
   return out;
 }
 
+// A rotation by `steps` of `size` slots as the offset it reads at: out[i] = a[(i + offset) mod size].
+std::size_t rotation_offset(std::int64_t steps, std::size_t size) {
+  const auto signed_size = static_cast<std::int64_t>(size);
+  return static_cast<std::size_t>(((steps % signed_size) + signed_size) % signed_size);
+}
+
+// Slots [begin, begin + count) of `source` (`size` slots) read `offset` slots on, into out[0, count): at most two
+// contiguous runs.
+void shifted_copy(const Complex* source, std::size_t size, std::size_t offset, Complex* out, std::size_t begin,
+                  std::size_t count) {
+  for (std::size_t i = 0, k = (begin + offset) % size; i < count; k = 0) {
+    const std::size_t run = std::min(count - i, size - k);
+    std::copy(source + k, source + k + run, out + i);
+    i += run;
+  }
+}
+
+// Freed values' buffers, written over by later nodes (a 2^15-slot vector is 512 KiB: allocated fresh, its pages are
+// faulted in and zeroed each time); a few are kept, the rest freed.
+class SpareBuffers {
+ public:
+  // A kept buffer (its contents do not matter), or an empty vector when none is kept.
+  SlotValues take() {
+    if (kept_.empty()) return {};
+    SlotValues out = std::move(kept_.back());
+    kept_.pop_back();
+    return out;
+  }
+  // values' buffer kept (values left empty) or freed.
+  void give(SlotValues& values) {
+    if (values.empty()) return;
+    if (kept_.size() < kKept) {
+      kept_.push_back(std::move(values));
+    } else {
+      SlotValues().swap(values);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kKept = 8;
+  std::vector<SlotValues> kept_;
+};
+
 // The operations computed slot by slot from their operands' slots at the same index (and a plaintext's tile).
 bool elementwise(Op op) { return op != Op::input && op != Op::rotate; }
 
-// A plaintext operation's tile: the plaintext's period of values (empty for other operations).
-SlotValues tile_of(const Node& n) {
+// A plaintext operation's tile over `slots` slots: the plaintext's period of values (empty for other operations).
+SlotValues tile_of(const Node& n, std::size_t slots) {
   if (n.op != Op::multiply_plain && n.op != Op::add_plain) return {};
-  return n.plain.expanded(n.plain.period());
+  SlotValues tile = n.plain.expanded(n.plain.period());
+  require(slots % tile.size() == 0, "simulate: a plaintext of period {} does not tile {} slots", tile.size(), slots);
+  return tile;
 }
 
 // An elementwise node (elementwise(n.op)) over `count` slots from slot `begin` on: out[i] from in[k][i], operand k's
@@ -224,16 +269,9 @@ SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const 
       return copied(*input);
     case Op::rotate: {
       // out[i] = a[(i + steps) mod size]: never written over its operand (spare only).
-      const std::size_t size = first.size();
-      const auto signed_size = static_cast<std::int64_t>(size);
-      const auto shift = static_cast<std::size_t>(((n.steps % signed_size) + signed_size) % signed_size);
-      const Complex* source = first.data();
+      const std::size_t size = first.size(), offset = rotation_offset(n.steps, size);
       return fill(loop, size, spare, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin, k = (begin + shift) % size; i < end; k = 0) {  // at most two runs
-          const std::size_t n = std::min(end - i, size - k);
-          std::copy(source + k, source + k + n, out + i);
-          i += n;
-        }
+        shifted_copy(first.data(), size, offset, out + begin, begin, end - begin);
       });
     }
     case Op::bootstrap:
@@ -243,16 +281,13 @@ SlotValues evaluate_node(const Node& n, const std::vector<SlotValues>& v, const 
   // Slot by slot. The operands' data are found once per node (in() checks its index), offset per range.
   std::vector<const Complex*> operands;
   for (std::size_t k = 0; k < n.inputs.size(); ++k) operands.push_back(in(k).data());
-  const SlotValues tile = tile_of(n);
-  require(tile.empty() || first.size() % tile.size() == 0, "simulate: a plaintext of period {} does not tile {} slots",
-          tile.size(), first.size());
+  const SlotValues tile = tile_of(n, first.size());
   return fill(loop, first.size(), buffer, largest, [&](Complex* out, std::size_t begin, std::size_t end) {
     thread_local std::vector<const Complex*> at;
     at.resize(operands.size());
     for (std::size_t k = 0; k < operands.size(); ++k) at[k] = operands[k] + begin;
     elementwise_block(n, out + begin, at.data(), begin, end - begin, tile);
   });
-  return {};
 }
 
 void require_inputs(const Program& program, const std::vector<SlotValues>& inputs) {
@@ -284,10 +319,7 @@ std::vector<SlotValues> run_freeing(const Program& program, const std::vector<No
                                     const std::vector<SlotValues>& inputs, Loop& loop, Visit visit) {
   require_inputs(program, inputs);
   std::vector<SlotValues> v(program.size());
-  // Freed values' buffers, written over by later nodes (a 2^15-slot vector is 512 KiB: allocated fresh, its
-  // pages are faulted in and zeroed each time).
-  std::vector<SlotValues> spare;
-  constexpr std::size_t kSpareBuffers = 8;
+  SpareBuffers spare;
   std::size_t next_input = 0;
   for (NodeId id = 0; id < program.size(); ++id) {
     const Node& n = program.node(id);
@@ -296,22 +328,16 @@ std::vector<SlotValues> run_freeing(const Program& program, const std::vector<No
     const bool recycle = writes_over_first(n.op) && last_reader[n.inputs.at(0)] == id;
     if (recycle) {
       taken = std::move(v[n.inputs[0]]);
-    } else if (!spare.empty()) {
-      buffer = std::move(spare.back());
-      spare.pop_back();
+    } else {
+      buffer = spare.take();
     }
     double largest = 0;
     v[id] = evaluate_node(n, v, n.op == Op::input ? &inputs[next_input++] : nullptr, loop,
                           recycle ? &taken : nullptr, &buffer, &largest);
     visit(id, v[id], largest);  // may change the values (noise)
-    if (!buffer.empty() && spare.size() < kSpareBuffers) spare.push_back(std::move(buffer));
+    spare.give(buffer);
     for (const NodeId operand : n.inputs) {
-      if (last_reader[operand] != id || v[operand].empty()) continue;
-      if (spare.size() < kSpareBuffers) {
-        spare.push_back(std::move(v[operand]));  // leaves v[operand] empty
-      } else {
-        SlotValues().swap(v[operand]);
-      }
+      if (last_reader[operand] == id) spare.give(v[operand]);
     }
   }
   return v;
@@ -334,9 +360,8 @@ struct Views {
       root[id] = id;
       if (n.op == Op::rotate) {
         const NodeId source = n.inputs[0];
-        const auto size = static_cast<std::int64_t>(n.slots);
         root[id] = root[source];
-        shift[id] = (shift[source] + static_cast<std::size_t>(((n.steps % size) + size) % size)) % n.slots;
+        shift[id] = (shift[source] + rotation_offset(n.steps, n.slots)) % n.slots;
         continue;  // a view reads nothing itself
       }
       for (const NodeId operand : n.inputs) last_reader[root[operand]] = id;
@@ -392,8 +417,8 @@ class TiledRun {
     for (NodeId id = first; id < end; ++id) {
       const Node& n = program.node(id);
       if (n.op == Op::rotate) continue;
+      max_operands_ = std::max(max_operands_, n.inputs.size());
       for (const NodeId operand : n.inputs) {
-        max_operands_ = std::max(max_operands_, n.inputs.size());
         if (views.shift[operand] != 0) read_shifted_.push_back(views.root[operand]);
       }
     }
@@ -403,9 +428,7 @@ class TiledRun {
       if (n.op == Op::rotate) continue;
       Place& place = place_[id - first];
       place.whole = n.op == Op::output || views.last_reader[id] >= end;
-      place.tile = tile_of(n);
-      require(place.tile.empty() || slots_ % place.tile.size() == 0,
-              "simulate: a plaintext of period {} does not tile {} slots", place.tile.size(), slots_);
+      place.tile = tile_of(n, slots_);
       if (!place.whole) {
         if (free_buffers.empty()) {
           place.buffer = buffers_++;
@@ -431,8 +454,7 @@ class TiledRun {
   // Computes the run. v: every node's whole values (those before the run read, those of the run written where
   // whole); spare: freed buffers to write whole values into; largest (when not null): per node of the run that is
   // not a rotation, its largest |slot|. threads: as Loop::threads.
-  void run(std::vector<SlotValues>& v, std::vector<SlotValues>& spare, std::size_t threads,
-           std::vector<double>* largest) {
+  void run(std::vector<SlotValues>& v, SpareBuffers& spare, std::size_t threads, std::vector<double>* largest) {
     // Where each whole value is stored during the run: its own vector, or, written over operand 0's whole values
     // when this node reads them last (not through a view), that operand's storage: block by block, every other
     // reader in the run reads a block before this node writes it, unless it reads it shifted (another block).
@@ -449,13 +471,8 @@ class TiledRun {
         continue;
       }
       place.storage = id;
-      if (!spare.empty()) {
-        v[id] = std::move(spare.back());
-        spare.pop_back();
-        v[id].resize(slots_);
-      } else {
-        v[id] = SlotValues(slots_);
-      }
+      v[id] = spare.take();
+      v[id].resize(slots_);
     }
     const std::size_t blocks = (slots_ + kBlock - 1) / kBlock;
     const std::size_t nodes = end_ - first_;
@@ -483,7 +500,8 @@ class TiledRun {
               continue;
             }
             Complex* copy = shifted.data() + k * kBlock;  // the view's block, from its root (before the run)
-            shifted_block(v[views_.root[operand]], views_.shift[operand], copy, begin, count);
+            const SlotValues& root = v[views_.root[operand]];
+            shifted_copy(root.data(), root.size(), views_.shift[operand], copy, begin, count);
             at[k] = copy;
           }
           Complex* out = data(id);
@@ -523,18 +541,6 @@ class TiledRun {
     SlotValues tile;         // a plaintext operation's period of values
   };
 
-  // Slots [begin, begin + count) of `source` read `shift` slots on: source[(i + shift) mod size], in at most two
-  // contiguous runs.
-  static void shifted_block(const SlotValues& source, std::size_t shift, Complex* out, std::size_t begin,
-                            std::size_t count) {
-    const std::size_t size = source.size();
-    for (std::size_t i = 0, k = (begin + shift) % size; i < count; k = 0) {
-      const std::size_t run = std::min(count - i, size - k);
-      std::copy(source.data() + k, source.data() + k + run, out + i);
-      i += run;
-    }
-  }
-
   const Program& program_;
   const Views& views_;
   NodeId first_, end_;
@@ -553,19 +559,10 @@ std::vector<SlotValues> run_tiled(const Program& program, const Views& views, co
   require_inputs(program, inputs);
   std::vector<SlotValues> v(program.size());
   std::vector<double> largest_of(loop.track ? program.size() : 0, 0.0);
-  std::vector<SlotValues> spare;
-  constexpr std::size_t kSpareBuffers = 8;
-  const auto release = [&](NodeId value) {
-    if (v[value].empty()) return;
-    if (spare.size() < kSpareBuffers) {
-      spare.push_back(std::move(v[value]));
-    } else {
-      SlotValues().swap(v[value]);
-    }
-  };
+  SpareBuffers spare;
   const auto released_after = [&](NodeId id) {  // the values (roots) read last by node id
     for (const NodeId operand : program.node(id).inputs) {
-      if (views.last_reader[views.root[operand]] == id) release(views.root[operand]);
+      if (views.last_reader[views.root[operand]] == id) spare.give(v[views.root[operand]]);
     }
   };
   std::size_t next_input = 0;
