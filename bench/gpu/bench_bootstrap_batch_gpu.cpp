@@ -31,21 +31,36 @@ using namespace cerium;
 using namespace cerium::ckks;
 using namespace cerium::boot;
 
+// The GPU bootstrapper at N = 2^16 (bootstrappable_n16, full slots) with its keys, and level-1 inputs for it.
+struct N16Bootstrap {
+  ContextPtr context = Context::create(presets::bootstrappable_n16());
+  KeyGenerator keygen{context};
+  CudaBootstrapper boot{context, BootstrapConfig{}, backend::CudaBackend(context)};
+  std::shared_ptr<const BootstrapKeys> keys = std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen));
+  Encoder encoder{context};
+  Encryptor encryptor{keygen.public_key()};
+
+  N16Bootstrap() { boot.set_keys(keys); }
+  // slots() values uniform in [-bound, bound].
+  std::vector<double> random_values(std::mt19937_64& rng, double bound) const {
+    std::uniform_real_distribution<double> dist(-bound, bound);
+    std::vector<double> x(boot.slots());
+    for (auto& v : x) v = dist(rng);
+    return x;
+  }
+  // x encrypted at level 1 and uploaded.
+  Ciphertext level_one(const std::vector<double>& x) const {
+    return boot.evaluator().upload(
+        encryptor.encrypt(encoder.encode(x, EncodeOptions{.level = 1, .slots = boot.slots()})));
+  }
+};
+
 void BM_bootstrap_batch_n16_gpu(benchmark::State& state) {
   const auto batch = static_cast<std::size_t>(state.range(0));
-  const auto context = Context::create(presets::bootstrappable_n16());
-  KeyGenerator keygen(context);
-  CudaBootstrapper boot(context, BootstrapConfig{}, backend::CudaBackend(context));
-  const auto keys = std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen));
-  boot.set_keys(keys);
-  Encoder encoder(context);
-  Encryptor encryptor(keygen.public_key());
+  const N16Bootstrap n16;
+  const auto& [context, keygen, boot, keys, encoder, encryptor] = n16;
   std::mt19937_64 rng(13);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  std::vector<double> x(boot.slots());
-  for (auto& v : x) v = dist(rng);
-  const Ciphertext input =
-      boot.evaluator().upload(encryptor.encrypt(encoder.encode(x, EncodeOptions{.level = 1, .slots = boot.slots()})));
+  const Ciphertext input = n16.level_one(n16.random_values(rng, 1));
   const Ciphertext eager = boot.evaluator().download(boot.bootstrap(input));
 
   std::vector<std::unique_ptr<CudaBootstrapGraph>> graphs;
@@ -113,21 +128,11 @@ void BM_bootstrap_batch_n16_gpu(benchmark::State& state) {
 // mean precision in bits against its values (|x|, |y| <= 0.7) beside a's bootstrapped alone, and floor_ratio = time a
 // pair / (key bytes / copy bandwidth).
 void BM_bootstrap_pair_n16_gpu(benchmark::State& state) {
-  const auto context = Context::create(presets::bootstrappable_n16());
-  KeyGenerator keygen(context);
-  CudaBootstrapper boot(context, BootstrapConfig{}, backend::CudaBackend(context));
-  const auto keys = std::make_shared<const BootstrapKeys>(boot.generate_keys(keygen));
-  boot.set_keys(keys);
-  Encoder encoder(context);
-  Encryptor encryptor(keygen.public_key());
+  const N16Bootstrap n16;
+  const auto& [context, keygen, boot, keys, encoder, encryptor] = n16;
   std::mt19937_64 rng(19);
-  std::uniform_real_distribution<double> dist(-0.7, 0.7);
-  std::vector<double> x(boot.slots()), y(boot.slots());
-  for (auto& v : x) v = dist(rng);
-  for (auto& v : y) v = dist(rng);
-  const EncodeOptions options{.level = 1, .slots = boot.slots()};
-  const Ciphertext a = boot.evaluator().upload(encryptor.encrypt(encoder.encode(x, options)));
-  const Ciphertext b = boot.evaluator().upload(encryptor.encrypt(encoder.encode(y, options)));
+  const std::vector<double> x = n16.random_values(rng, 0.7), y = n16.random_values(rng, 0.7);
+  const Ciphertext a = n16.level_one(x), b = n16.level_one(y);
   double pair_ms = 0, singles_ms = 0;
   for (auto _ : state) {
     pair_ms = 1e3 * cerium_bench::median_call_seconds([&] { benchmark::DoNotOptimize(boot.bootstrap_pair(a, b)); },
