@@ -372,13 +372,14 @@ void BM_encode_unscaled_gpu(benchmark::State& state) {
 // sums run at 4, 6, 10 and 26): `terms` ciphertexts at `level` times weight
 // diagonals of one token row's period (1024 slots at N = 2^16) kept unscaled on the device, each product rescaled
 // on its own. compact 1: multiply_plain_rescale_sum(unscaled): the plaintexts made as their distinct words only
-// (N / 32 a limb) and read so; compact 0: encoded whole (encode(many)) and then summed. The floor: the ciphertexts
-// read once and the sum written once (the plaintexts' 1/32 not counted).
+// (N / 32 a limb) and read so; compact 0: encoded whole (encode(many)) and then summed; compact 2: compact, the
+// sum rounded once (multiply_plain_sum then rescale: graph::RunOptions::round_sums_once, the executor's default).
+// The floor: the ciphertexts read once and the sum written once (the plaintexts' 1/32 not counted).
 void BM_plain_sum_unscaled_gpu(benchmark::State& state) {
   Setup& s = setup(3);
   const int level = static_cast<int>(state.range(0));
   const auto terms = static_cast<std::size_t>(state.range(1));
-  const bool compact = state.range(2) != 0;
+  const auto compact = state.range(2);
   constexpr std::size_t kPeriod = 1024;
   const Encoder encoder(s.context);
   const std::size_t slots = s.context->ring_degree() / 2;
@@ -403,7 +404,9 @@ void BM_plain_sum_unscaled_gpu(benchmark::State& state) {
   for (auto _ : state) {
     const double seconds = time_call(
         [&] {
-          if (compact) {
+          if (compact == 2) {
+            benchmark::DoNotOptimize(s.evaluator->rescale(s.evaluator->multiply_plain_sum(a, w, options)));
+          } else if (compact == 1) {
             benchmark::DoNotOptimize(s.evaluator->multiply_plain_rescale_sum(a, w, options));
           } else {
             const std::vector<Plaintext> plains = s.evaluator->encode(w, options);
@@ -495,7 +498,7 @@ BENCHMARK(BM_plain_sum16_gpu)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_plain_sum_unscaled_gpu)
     ->ArgNames({"level", "terms", "compact"})
-    ->ArgsProduct({{1, 2, 12}, {64, 256}, {0, 1}})
+    ->ArgsProduct({{1, 2, 12}, {64, 256}, {0, 1, 2}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMicrosecond);

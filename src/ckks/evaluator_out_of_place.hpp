@@ -221,6 +221,99 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
   return multiply_plain_rescale_sum(a, pointers);
 }
 
+namespace evaluator_detail {
+// The two parts of sum_t a_t p_t at a's level, over Q_level in NTT form, each computed by sum_part(out, the terms'
+// part k).
+template <class Backend, class SumPart>
+std::vector<ring::RnsPoly> product_sum_parts(const Backend& backend, const Context& context,
+                                             std::span<const Ciphertext* const> a, SumPart&& sum_part) {
+  std::vector<ring::RnsPoly> parts;
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::vector<const ring::RnsPoly*> terms;
+    for (const Ciphertext* c : a) terms.push_back(&c->part(k));
+    ring::RnsPoly part = backend.allocate(context.q_basis(a[0]->level()),
+                                          ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+    sum_part(part, std::span<const ring::RnsPoly* const>(terms));
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+}  // namespace evaluator_detail
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* const> a,
+                                                 std::span<const Plaintext* const> p) const {
+  constexpr const char* operation = "multiply_plain_sum";
+  require(a.size() == p.size() && !a.empty(),
+          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
+          a.size(), p.size());
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
+    check_binary(*a[t], *p[t], operation);
+    require<MismatchError>(a[t]->size() == 2 && a[t]->slots() == a[0]->slots(),
+                           "{}: term {} has {} parts and {} slots; every term needs 2 parts and term 0's {} slots "
+                           "(relinearize first)",
+                           operation, t, a[t]->size(), a[t]->slots(), a[0]->slots());
+    require<LevelError>(a[t]->level() == a[0]->level() && p[t]->level() == a[0]->level() &&
+                            a[t]->scale() * p[t]->scale() == a[0]->scale() * p[0]->scale(),
+                        "{}: term {} (level {}, plaintext at level {}, product scale {}) differs from term 0 (level "
+                        "{}, product scale {}): bring the terms to one level and encode the plaintexts there",
+                        operation, t, a[t]->level(), p[t]->level(), format_scale(a[t]->scale() * p[t]->scale()),
+                        a[0]->level(), format_scale(a[0]->scale() * p[0]->scale()));
+  }
+  const double scale = a[0]->scale() * p[0]->scale();
+  check_scale_fits(scale, a[0]->level(), operation);
+  std::vector<const ring::RnsPoly*> plains;
+  for (const Plaintext* q : p) plains.push_back(&q->poly());
+  auto parts = evaluator_detail::product_sum_parts(backend_, *context_, a, [&](ring::RnsPoly& part, const auto& terms) {
+    backend_.multiply_accumulate_many(part, terms, plains, false);
+  });
+  return like(*a[0], std::move(parts), scale);
+}
+
+template <backend::PolyBackend B>
+Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* const> a,
+                                                 std::span<const UnscaledPlaintext* const> p,
+                                                 const EncodeOptions& options) const {
+  constexpr const char* operation = "multiply_plain_sum";
+  require(a.size() == p.size() && !a.empty(),
+          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
+          a.size(), p.size());
+  if constexpr (backend::CompactProductSum<B>) {
+    const Encoder encoder(context_);
+    bool compact = true;  // the compact form's conditions; otherwise encoded whole (the same words)
+    EncodeOptions resolved;
+    std::vector<const DeviceWords*> words;
+    std::vector<std::size_t> gaps;
+    for (std::size_t t = 0; t < a.size() && compact; ++t) {
+      require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
+      check_operand(*a[t], operation);
+      const EncodeOptions r = encoder.resolve(*p[t], options);  // encode's checks, the range included
+      compact = p[t]->device() == backend_.device() && backend_.compact_encoding(p[t]->gap()) &&
+                p[t]->gap() == p[0]->gap() && a[t]->size() == 2 && a[t]->level() == a[0]->level() &&
+                a[t]->slots() == a[0]->slots() && a[t]->scale() == a[0]->scale() && r.level == a[t]->level() &&
+                r.slots == a[t]->slots() && (t == 0 || r.scale == resolved.scale);
+      resolved = r;
+      words.push_back(&p[t]->words());
+      gaps.push_back(p[t]->gap());
+    }
+    if (compact) {
+      const double scale = a[0]->scale() * resolved.scale;
+      check_scale_fits(scale, a[0]->level(), operation);
+      const backend::CompactPlaintexts plains =
+          backend_.encode_compact_batch(context_->q_basis(a[0]->level()), words, gaps, resolved.scale);
+      auto parts = evaluator_detail::product_sum_parts(backend_, *context_, a, [&](ring::RnsPoly& part, const auto& terms) {
+        backend_.sum_of_compact_products(part, terms, plains);
+      });
+      return like(*a[0], std::move(parts), scale);
+    }
+  }
+  const std::vector<Plaintext> plains = encode(p, options);
+  std::vector<const Plaintext*> pointers;
+  for (const Plaintext& q : plains) pointers.push_back(&q);
+  return multiply_plain_sum(a, pointers);
+}
+
 template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::multiply(const Ciphertext& a, std::complex<double> constant) const {
   if (constant.imag() != 0) {

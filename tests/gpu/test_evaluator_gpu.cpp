@@ -126,6 +126,17 @@ void check_all_operations(const CkksConfig& config) {
           }
           return e.multiply_plain_rescale_sum(a, p);
         });
+        // The same products summed unrescaled (a sum rounded once, graph::RunOptions::round_sums_once).
+        check_same(f, "multiply_plain_sum", xs, [&](auto& e, auto& x) {
+          const bool on_gpu = &e == static_cast<const void*>(&f.gpu);
+          std::vector<const Ciphertext*> a;
+          std::vector<const Plaintext*> p;
+          for (std::size_t t = 0; t < terms; ++t) {
+            a.push_back(&x[t]);
+            p.push_back(on_gpu ? &ps_gpu[t] : &ps[t]);
+          }
+          return e.rescale(e.multiply_plain_sum(a, p));
+        });
       }
       check_same(f, "level_down", one, [&](auto& e, auto& x) { return e.level_down(x[0], level - 1); });
       check_same(f, "adjust_scale", one, [&](auto& e, auto& x) { return e.adjust_scale(x[0], x[0].scale() * 0.75); });
@@ -313,6 +324,9 @@ TEST_CASE("Sums of products by unscaled plaintexts kept compact on the device gi
           CHECK(got.level() == want.level());
           CHECK(got.scale() == want.scale());
           CHECK(same_words(got, want));
+          // Summed unrescaled from the compact words: the CPU's sum of the encoded plaintexts' products.
+          CHECK(same_words(f.gpu.download(f.gpu.multiply_plain_sum(a_gpu, p_gpu, options)),
+                           f.cpu.evaluator.multiply_plain_sum(a_cpu, p_cpu, options)));
         }
       }
     }

@@ -192,7 +192,8 @@ struct CompactPlaintexts {
 
 // Optional: a sum of products by plaintexts that are never written whole. encode_compact_batch is
 // encode_scaled_batch's words kept compact (CompactPlaintexts; every gap the same, one that compact_encoding
-// accepts); sum_of_rescaled_compact_products is sum_of_rescaled_products with those as the right factors. A
+// accepts); sum_of_rescaled_compact_products is sum_of_rescaled_products with those as the right factors, and
+// sum_of_compact_products multiply_accumulate_many's sum with them (rounded later, once). A
 // backend that encodes on its device (the CUDA backend) provides it: a transformer's weight diagonals (one token
 // row's period) then cost a read of 1/gap of a plaintext per use instead of a write and a read of all of it.
 template <class B>
@@ -203,6 +204,7 @@ concept CompactProductSum = requires(const B& b, const ring::RnsBasisPtr& basis,
   { b.compact_encoding(gap) } -> std::same_as<bool>;
   { b.encode_compact_batch(basis, many, gaps, scale) } -> std::same_as<CompactPlaintexts>;
   b.sum_of_rescaled_compact_products(rescaler, x, factors, c);
+  b.sum_of_compact_products(x, factors, c);  // x = sum_t a_t c_t over c's basis, not rescaled
 };
 
 // Optional: encoding's first half on the backend's device. `values` holds tables.slots() complex doubles there

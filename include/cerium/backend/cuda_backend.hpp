@@ -104,6 +104,9 @@ class CudaBackend {
   // one-launch path: gap >= 4, N / gap <= 8192).
   void sum_of_rescaled_compact_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
                                         std::span<const ring::RnsPoly* const> a, const CompactPlaintexts& b) const;
+  // x (over b's basis) = sum_t a_t b_t with compact right factors, not rescaled: one pass (cuda_expr_ops.cpp).
+  void sum_of_compact_products(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
+                               const CompactPlaintexts& b) const;
   bool compact_encoding(std::size_t gap) const;
   CompactPlaintexts encode_compact_batch(const ring::RnsBasisPtr& basis,
                                          std::span<const DeviceWords* const> coefficients,

@@ -128,6 +128,15 @@ class BasicEvaluator {
   Ciphertext multiply_plain_rescale_sum(std::span<const Ciphertext* const> a,
                                         std::span<const UnscaledPlaintext* const> p,
                                         const EncodeOptions& options) const;
+  // sum_t a_t * p_t, not rescaled (a's level, scale a_t.scale() * p_t.scale()): a sum of plaintext products
+  // rounded once, by one rescale after it, instead of term by term (fewer roundings, and on the GPU no per-term
+  // transforms: graph::RunOptions::round_sums_once). One pass over the products' limbs. The terms must share a
+  // level (their plaintexts too), a slot count, 2 parts and one product scale (MismatchError / LevelError).
+  Ciphertext multiply_plain_sum(std::span<const Ciphertext* const> a, std::span<const Plaintext* const> p) const;
+  // The same with each p_t encoded from its unscaled form by options; where the backend keeps plaintexts compact
+  // (backend::CompactProductSum) and the terms share a short period, they are never written whole.
+  Ciphertext multiply_plain_sum(std::span<const Ciphertext* const> a, std::span<const UnscaledPlaintext* const> p,
+                                const EncodeOptions& options) const;
   // By a constant encoded at the scale P_l (the product of the primes of a's level), so that one rescale brings
   // the scale back to a.scale(): the result has scale a.scale() * P_l. Needs level >= 1.
   Ciphertext multiply(const Ciphertext& a, double constant) const;

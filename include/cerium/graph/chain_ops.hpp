@@ -108,6 +108,22 @@ class ChainOps {
     return on_chain(ev_.multiply_plain_rescale_sum(
         a, p, ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots}));
   }
+  // sum_t a_t p_t with the plaintexts encoded at the terms' (level, Delta_level), not rescaled: a part of a sum
+  // rounded once (RunOptions::round_sums_once); parts add up exactly, and rescale_sum rounds their total.
+  ckks::Ciphertext multiply_sum_unrescaled(std::span<const ckks::Ciphertext* const> a,
+                                           std::span<const ckks::Plaintext* const> p) const {
+    return ev_.multiply_plain_sum(a, p);
+  }
+  ckks::Ciphertext multiply_sum_unrescaled(std::span<const ckks::Ciphertext* const> a,
+                                           std::span<const ckks::UnscaledPlaintext* const> p, int level,
+                                           std::size_t slots) const {
+    return ev_.multiply_plain_sum(a, p, ckks::EncodeOptions{.level = level, .scale = chain_.at(level), .slots = slots});
+  }
+  // Such a sum rescaled once: one level down, on the chain (the scale of its terms rescaled one by one).
+  ckks::Ciphertext rescale_sum(ckks::Ciphertext sum) const {
+    ev_.rescale_inplace(sum);
+    return on_chain(std::move(sum));
+  }
   // a times a constant encoded at Delta_level, rescaled: one level down, on the chain.
   ckks::Ciphertext multiply(const ckks::Ciphertext& a, double constant) const {
     ckks::Ciphertext x = a.clone();

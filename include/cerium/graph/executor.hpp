@@ -1,7 +1,9 @@
 #pragma once
 // Running a planned program (graph/planner.hpp) on ciphertexts, on either backend: each node is lowered by
 // graph::ChainOps, refreshed by the bootstrapper where the plan says, and freed after its last reader (the memory
-// plan), so the pool reuses its buffers. The words are those of the same operations called eagerly.
+// plan), so the pool reuses its buffers. The words are those of the same operations called eagerly,
+// except that a sum of plaintext products is rounded once (RunOptions::round_sums_once; off: eager's words too);
+// either way they are the same on every backend.
 //
 //   graph::Executor<backend::CpuBackend> run(plan, evaluator, &bootstrapper);
 //   std::vector<ckks::Ciphertext> outputs = run.run({ct_x}, progress);
@@ -98,6 +100,11 @@ struct RunOptions {
   // addition: the same words, one rescale's transforms per sum instead of one per product. Off: node by node
   // (for comparison). Not with a placement.
   bool fuse_plain_sums = true;
+  // With fuse_plain_sums: each such sum rounded once, by one rescale of sum_t a_t p_t, instead of each product
+  // rescaled on its own: fewer roundings (more precise), and on a GPU no transform or correction per term (a
+  // matrix product's sums cost a pass over their products and one rescale). The words are then not those of
+  // the nodes run one by one (off: they are), but still equal across backends and however a sum is split.
+  bool round_sums_once = true;
 };
 
 // Runs one plan with one evaluator over backend B (see the file comment); keeps the plan's plaintexts between runs
@@ -307,7 +314,8 @@ class Executor {
             node.op == Op::input                                   ? receive(std::move(walk.inputs_[walk.next_input_++]), id)
             : hoisted[id].has_value()                              ? std::move(*hoisted[id])
             : plan_.hoisting.group_of[id] >= 0 && placed == nullptr ? rotate_group(id, values, hoisted)
-            : sum >= 0 ? compute_sum(sums.sums[static_cast<std::size_t>(sum)], values, walk.stream_.get())
+            : sum >= 0 ? compute_sum(sums.sums[static_cast<std::size_t>(sum)], values, walk.stream_.get(),
+                                     walk.options_.round_sums_once)
                        : compute(id, values, walk.stream_.get());
         hoisted[id].reset();
         // A pair's first value waits, not refreshed, for its partner (no node reads it before: passes/
@@ -589,9 +597,11 @@ class Executor {
 
   // A sum of plaintext products at its root: every product's operand and plaintext, one evaluator call (or one a
   // part, added, when the plaintexts it encodes for itself pass ExecutorOptions::sum_plaintext_bytes). The
-  // plaintexts kept unscaled are encoded together, one batch a part.
+  // plaintexts kept unscaled are encoded together, one batch a part. round_once (RunOptions::round_sums_once):
+  // the parts summed unrescaled and their total rescaled once, where the terms share a level, slots and scale
+  // (a planned sum's do; otherwise each product is rounded on its own).
   ckks::Ciphertext compute_sum(const PlainSum& sum, const std::vector<std::optional<ckks::Ciphertext>>& values,
-                               PlaintextStream* stream) const {
+                               PlaintextStream* stream, bool round_once) const {
     const std::size_t terms = sum.products.size();
     // Unscaled plaintexts read compact by the products where the backend can (backend::CompactProductSum).
     constexpr bool compact_sums = backend::CompactProductSum<B>;
@@ -602,8 +612,28 @@ class Executor {
     std::vector<const ckks::UnscaledPlaintext*> unscaled;
     std::optional<ckks::Ciphertext> total;
     std::size_t owned_bytes = 0, first = 0;
+    for (std::size_t t = 0; t < terms; ++t) operands[t] = &operand(values, plan_.program.node(sum.products[t]).inputs[0]);
+    round_once = round_once && uniform(operands);
+    // Parts rounded once add up off the chain (at the products' scale), exactly.
     const auto add_to_total = [&](ckks::Ciphertext part) {
-      total = total.has_value() ? ops_.add(*total, part) : std::move(part);
+      if (!total.has_value()) {
+        total = std::move(part);
+      } else if (round_once) {
+        ops_.evaluator().add_inplace(*total, part);
+      } else {
+        total = ops_.add(*total, part);
+      }
+    };
+    // The part's products: rescaled term by term, or (round_once) not rescaled.
+    const auto unscaled_sum = [&](std::span<const ckks::Ciphertext* const> a,
+                                  std::span<const ckks::UnscaledPlaintext* const> p) {
+      const ckks::Ciphertext& first_term = *a.front();
+      return round_once ? ops_.multiply_sum_unrescaled(a, p, first_term.level(), first_term.slots())
+                        : ops_.multiply_sum(a, p, first_term.level(), first_term.slots());
+    };
+    const auto encoded_sum = [&](std::span<const ckks::Ciphertext* const> a,
+                                 std::span<const ckks::Plaintext* const> p) {
+      return round_once ? ops_.multiply_sum_unrescaled(a, p) : ops_.multiply_sum(a, p);
     };
     const auto add_part = [&](std::size_t end) {
       if (compact_sums && alike(deferred, operands)) {
@@ -620,14 +650,12 @@ class Executor {
             encoded_plains.push_back(plains[t]);
           }
         }
-        const ckks::Ciphertext& a = *kept_unscaled.front();
-        add_to_total(ops_.multiply_sum(kept_unscaled, unscaled, a.level(), a.slots()));
-        if (!encoded.empty()) add_to_total(ops_.multiply_sum(encoded, encoded_plains));
+        add_to_total(unscaled_sum(kept_unscaled, unscaled));
+        if (!encoded.empty()) add_to_total(encoded_sum(encoded, encoded_plains));
       } else {
         encode_deferred(deferred, unscaled, operands, owned, plains);
         const auto count = end - first;
-        add_to_total(ops_.multiply_sum(std::span(operands).subspan(first, count),
-                                       std::span(plains).subspan(first, count)));
+        add_to_total(encoded_sum(std::span(operands).subspan(first, count), std::span(plains).subspan(first, count)));
       }
       for (std::size_t t = first; t < end; ++t) owned[t].reset();
       deferred.clear();
@@ -637,8 +665,7 @@ class Executor {
     };
     for (std::size_t t = 0; t < terms; ++t) {
       const NodeId product = sum.products[t];
-      const ckks::Ciphertext& a = operand(values, plan_.program.node(product).inputs[0]);
-      operands[t] = &a;
+      const ckks::Ciphertext& a = *operands[t];
       const PlainSource source = plain_source(product, a);
       if (source.unscaled != nullptr) {
         deferred.push_back(t);
@@ -652,7 +679,16 @@ class Executor {
       if (owned_bytes > options_.sum_plaintext_bytes && t + 1 < terms) add_part(t + 1);
     }
     add_part(terms);
-    return std::move(*total);
+    return round_once ? ops_.rescale_sum(std::move(*total)) : std::move(*total);
+  }
+
+  // Whether a sum's operands share a level, slot count and scale, 2 parts each: rounded once, its parts add up
+  // unrescaled (their plaintexts are encoded at the operands' level and the chain's scale there).
+  static bool uniform(const std::vector<const ckks::Ciphertext*>& operands) {
+    const ckks::Ciphertext& a = *operands.front();
+    return std::all_of(operands.begin(), operands.end(), [&](const ckks::Ciphertext* c) {
+      return c->size() == 2 && c->level() == a.level() && c->slots() == a.slots() && c->scale() == a.scale();
+    });
   }
 
   // Whether a sum reads this unscaled plaintext compact (1/gap of its encoded size, never written whole).

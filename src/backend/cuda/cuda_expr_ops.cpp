@@ -149,25 +149,52 @@ void CudaBackend::sum_of_rescaled_products(const ring::Rescaler& rescaler, ring:
   sum_of_rescaled(*state_, rescaler, left, right, -1, out, any);
 }
 
+namespace {
+
+// Compact plaintexts checked against the terms and the basis they must be over, and each term's words.
+std::vector<const u32*> compact_words(const CudaBackend& backend, std::size_t n, std::size_t terms,
+                                      const ring::RnsBasis& basis, const CompactPlaintexts& b, const char* operation) {
+  require(terms > 0 && terms == b.terms, "{}: {} left factors for {} compact plaintexts", operation, terms, b.terms);
+  require<MismatchError>(b.basis != nullptr && *b.basis == basis && backend.compact_encoding(b.gap) &&
+                             b.words.device() == backend.device() && b.words.size() == b.terms * basis.size() * (n / b.gap),
+                         "{}: the compact plaintexts ({} words of gap {} over {}) must be this device's, over {}",
+                         operation, b.words.size(), b.gap, b.basis ? ring::describe(*b.basis) : std::string("nothing"),
+                         ring::describe(basis));
+  const std::size_t words = basis.size() * (n / b.gap);
+  std::vector<const u32*> right;
+  for (std::size_t t = 0; t < b.terms; ++t) right.push_back(b.words.data() + t * words);
+  return right;
+}
+
+}  // namespace
+
 void CudaBackend::sum_of_rescaled_compact_products(const ring::Rescaler& rescaler, ring::RnsPoly& x,
                                                    std::span<const ring::RnsPoly* const> a,
                                                    const CompactPlaintexts& b) const {
   constexpr const char* operation = "sum of rescaled products by compact plaintexts";
-  require(!a.empty() && a.size() == b.terms && a[0] != nullptr,
-          "{}: {} left factors for {} compact plaintexts", operation, a.size(), b.terms);
+  const std::vector<const u32*> right = compact_words(*this, state_->n, a.size(), rescaler.basis(), b, operation);
+  require(a[0] != nullptr, "{}: a null factor", operation);
   const ring::RnsPoly& any = *a[0];
-  require<MismatchError>(b.basis != nullptr && *b.basis == rescaler.basis() && compact_encoding(b.gap) &&
-                             b.words.device() == device() &&
-                             b.words.size() == b.terms * rescaler.basis().size() * (state_->n / b.gap),
-                         "{}: the compact plaintexts ({} words of gap {} over {}) must be this device's, over the "
-                         "rescaler's {}",
-                         operation, b.words.size(), b.gap, b.basis ? ring::describe(*b.basis) : std::string("nothing"),
-                         ring::describe(rescaler.basis()));
   const auto [left, unused, scaled, out] = rescaled_operands(*this, rescaler, x, any, a, {}, {}, operation);
-  const std::size_t words = rescaler.basis().size() * (state_->n / b.gap);
-  std::vector<const u32*> right;
-  for (std::size_t t = 0; t < b.terms; ++t) right.push_back(b.words.data() + t * words);
   sum_of_rescaled(*state_, rescaler, left, right, std::countr_zero(b.gap), out, any);
+}
+
+void CudaBackend::sum_of_compact_products(ring::RnsPoly& x, std::span<const ring::RnsPoly* const> a,
+                                          const CompactPlaintexts& b) const {
+  constexpr const char* operation = "sum of products by compact plaintexts";
+  require<MismatchError>(x.form() == ring::PolyForm::ntt, "{}: the output is in {} form; products are pointwise only "
+                         "in NTT form", operation, ring::to_string(x.form()));
+  const std::vector<const u32*> right = compact_words(*this, state_->n, a.size(), x.basis(), b, operation);
+  std::vector<const u32*> left;
+  for (const ring::RnsPoly* f : a) {
+    require(f != nullptr, "{}: a null factor", operation);
+    ring::require_compatible(x, *f, operation);
+    left.push_back(device_words(*this, *f, operation));
+  }
+  auto* out = const_cast<u32*>(device_words(*this, x, operation));
+  state_->elementwise_plan(x.basis())
+      .linear_combination(out, left, right, {}, {}, false, x.limb_count(), state_->stream,
+                          cuda::CombinationRange{.b_log_gap = std::countr_zero(b.gap)});
 }
 
 }  // namespace cerium::backend

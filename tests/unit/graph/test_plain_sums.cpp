@@ -1,7 +1,8 @@
 // Sums of plaintext products (graph/passes/plain_sums.hpp): the pass finds a matrix product's inner sums and
 // leaves alone what it must (a product read twice, a sum that also adds other values, products at different
 // levels), and the executor computing each sum in one evaluator call gives the words of the node-by-node run,
-// with cached and with streamed plaintexts; the evaluator's call gives the term-by-term words, fused or not.
+// with cached and with streamed plaintexts, or (RunOptions::round_sums_once) the words of each sum rounded once,
+// however it is split; the evaluator's calls give the term-by-term words, or the unrescaled sum's.
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "cerium/graph/circuits.hpp"
 #include "cerium/graph/executor.hpp"
 #include "cerium/graph/passes/plain_sums.hpp"
+#include "cerium/graph/simulate.hpp"
 #include "cerium/graph/tracer.hpp"
 #include "unit/ckks/evaluator_test_support.hpp"
 #include "support/catch.hpp"
@@ -117,56 +119,81 @@ TEST_CASE("plain sums: fused runs give the node-by-node words", "[graph][plain_s
   const graph::Plan plan = graph::plan(std::move(t).finish());
   REQUIRE(graph::find_plain_sums(plan.program, plan.nodes).sums.size() >= 2);
   f.evaluator.set_galois_keys(std::make_shared<const GaloisKeys>(f.keygen.galois_keys(plan.keys.steps)));
-  const Ciphertext input = f.encryptor.encrypt(f.encoder.encode(random_complex(rng, kSlots), plan.input_encoding(0)));
+  const Values x_values = random_complex(rng, kSlots);
+  const Ciphertext input = f.encryptor.encrypt(f.encoder.encode(x_values, plan.input_encoding(0)));
+  // round_once: the sums rounded once (RunOptions::round_sums_once), compared with a fused run's words (not the
+  // node-by-node ones), however they are cached, streamed or split; otherwise each product rounded on its own.
+  bool round_once = false;
   const auto run = [&](graph::ExecutorOptions options, bool fuse, std::size_t* cached = nullptr,
                         std::size_t* unscaled = nullptr) {
     std::vector<Ciphertext> inputs;
     inputs.push_back(input.clone());
     const graph::Executor<backend::CpuBackend> executor(plan, f.evaluator, nullptr, options);
     if (cached != nullptr) *cached = executor.encode_plaintexts(2);
-    Ciphertext out = std::move(executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse})[0]);
+    Ciphertext out =
+        std::move(executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse, .round_sums_once = round_once})[0]);
     if (unscaled != nullptr) *unscaled = executor.unscaled_plaintexts();
     return out;
   };
-  const Ciphertext want = run({.cache_plaintexts = true}, false);
-  CHECK(same_words(run({.cache_plaintexts = true}, true), want));
-  CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 2}, true), want));  // streamed, fused order
-  CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 1}, true), want));
-  // A sum computed in parts (here one product a part: the plaintexts it encodes past the byte bound), added.
-  CHECK(same_words(run({.cache_plaintexts = false, .sum_plaintext_bytes = 1, .encode_threads = 2}, true), want));
-  // A cache with room for a few plaintexts: the rest streamed at each run, fused or not.
-  const std::size_t room = 3 * f.context->parameters().limbs_at(f.context->max_level()) * f.context->ring_degree() * 4;
-  std::size_t cached = 0;
-  const graph::ExecutorOptions streamed{
-      .cache_plaintexts = true, .plaintext_cache_bytes = room, .keep_rest_unscaled = false, .encode_threads = 2};
-  CHECK(same_words(run(streamed, true, &cached), want));
-  CHECK(cached >= 1);
-  CHECK(cached <= 3);
-  CHECK(same_words(run(streamed, false), want));
-  // The rest kept unscaled and encoded at each use (made ahead, or on first use), all or as many as fit.
-  std::size_t unscaled = 0;
-  const graph::ExecutorOptions kept{.cache_plaintexts = true, .plaintext_cache_bytes = room, .encode_threads = 2};
-  CHECK(same_words(run(kept, true, &cached, &unscaled), want));
-  CHECK(cached > unscaled);  // encode_plaintexts counts both
-  CHECK(unscaled >= 1);
-  CHECK(same_words(run(kept, false, nullptr, &unscaled), want));
-  CHECK(unscaled >= 1);
-  graph::ExecutorOptions some = kept;
-  some.unscaled_bytes = 2 * kSlots * sizeof(double);  // room for one full-period plaintext: the rest streamed
-  CHECK(same_words(run(some, true, &cached, &unscaled), want));
-  CHECK(unscaled <= 1);
-  // Plaintexts whose period is at most unscaled_period_limit stay unscaled though the cache has room: all of them at
-  // a limit of kSlots (every diagonal's period here), none below it.
-  graph::ExecutorOptions short_periods{.cache_plaintexts = true, .unscaled_period_limit = kSlots, .encode_threads = 2};
-  CHECK(same_words(run(short_periods, true, &cached, &unscaled), want));
-  CHECK(unscaled >= 1);
-  CHECK(cached == unscaled);  // encode_plaintexts made every one unscaled, none encoded
-  CHECK(same_words(run(short_periods, false, nullptr, &unscaled), want));  // made on first use
-  CHECK(unscaled == cached);
-  short_periods.unscaled_period_limit = kSlots / 2;
-  CHECK(same_words(run(short_periods, true, &cached, &unscaled), want));
-  CHECK(unscaled == 0);
-  CHECK(cached >= 1);
+  const Ciphertext node_by_node = run({.cache_plaintexts = true}, false);
+  for (const bool once : {false, true}) {
+    INFO("sums rounded once: " << once);
+    round_once = once;
+    const bool other = once;  // the second run compared: node by node, or (rounded once) fused again
+    const Ciphertext want = run({.cache_plaintexts = true}, once);
+    CHECK(same_words(want, node_by_node) == !once);
+    CHECK(same_words(run({.cache_plaintexts = true}, true), want));
+    CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 2}, true), want));  // streamed, fused order
+    CHECK(same_words(run({.cache_plaintexts = false, .encode_threads = 1}, true), want));
+    // A sum computed in parts (here one product a part: the plaintexts it encodes past the byte bound), added.
+    CHECK(same_words(run({.cache_plaintexts = false, .sum_plaintext_bytes = 1, .encode_threads = 2}, true), want));
+    // A cache with room for a few plaintexts: the rest streamed at each run, fused or not.
+    const std::size_t room =
+        3 * f.context->parameters().limbs_at(f.context->max_level()) * f.context->ring_degree() * 4;
+    std::size_t cached = 0;
+    const graph::ExecutorOptions streamed{
+        .cache_plaintexts = true, .plaintext_cache_bytes = room, .keep_rest_unscaled = false, .encode_threads = 2};
+    CHECK(same_words(run(streamed, true, &cached), want));
+    CHECK(cached >= 1);
+    CHECK(cached <= 3);
+    CHECK(same_words(run(streamed, other), want));
+    // The rest kept unscaled and encoded at each use (made ahead, or on first use), all or as many as fit.
+    std::size_t unscaled = 0;
+    const graph::ExecutorOptions kept{.cache_plaintexts = true, .plaintext_cache_bytes = room, .encode_threads = 2};
+    CHECK(same_words(run(kept, true, &cached, &unscaled), want));
+    CHECK(cached > unscaled);  // encode_plaintexts counts both
+    CHECK(unscaled >= 1);
+    CHECK(same_words(run(kept, other, nullptr, &unscaled), want));
+    CHECK(unscaled >= 1);
+    graph::ExecutorOptions some = kept;
+    some.unscaled_bytes = 2 * kSlots * sizeof(double);  // room for one full-period plaintext: the rest streamed
+    CHECK(same_words(run(some, true, &cached, &unscaled), want));
+    CHECK(unscaled <= 1);
+    // Plaintexts whose period is at most unscaled_period_limit stay unscaled though the cache has room: all of them
+    // at a limit of kSlots (every diagonal's period here), none below it.
+    graph::ExecutorOptions short_periods{.cache_plaintexts = true, .unscaled_period_limit = kSlots, .encode_threads = 2};
+    CHECK(same_words(run(short_periods, true, &cached, &unscaled), want));
+    CHECK(unscaled >= 1);
+    CHECK(cached == unscaled);  // encode_plaintexts made every one unscaled, none encoded
+    CHECK(same_words(run(short_periods, other, nullptr, &unscaled), want));  // made on first use
+    CHECK(unscaled == cached);
+    short_periods.unscaled_period_limit = kSlots / 2;
+    CHECK(same_words(run(short_periods, true, &cached, &unscaled), want));
+    CHECK(unscaled == 0);
+    CHECK(cached >= 1);
+  }
+  // Rounded once, the sums' outputs are as close to the plaintext result as those rounded term by term, or closer.
+  round_once = true;
+  const Values reference = graph::simulate_outputs(plan.program, {graph::SlotValues(x_values.begin(), x_values.end())})[0];
+  const auto bits = [&](const Ciphertext& c) {
+    Values got = f.encoder.decode(f.decryptor.decrypt(c));
+    got.resize(kSlots);
+    return precision_bits(got, reference);
+  };
+  const double once_bits = bits(run({.cache_plaintexts = true}, true)), each_bits = bits(node_by_node);
+  INFO("precision: rounded once " << once_bits << " bits, term by term " << each_bits);
+  CHECK(once_bits > 14);
+  CHECK(once_bits >= each_bits - 0.5);
 }
 
 TEST_CASE("multiply_plain_rescale_sum gives the term-by-term words", "[ckks][plain_sums]") {
@@ -235,6 +262,58 @@ TEST_CASE("multiply_plain_rescale_sum from unscaled plaintexts gives the encoded
                   LevelError);
 }
 
+TEST_CASE("multiply_plain_sum gives the unrescaled sum's words, from encoded or unscaled plaintexts",
+          "[ckks][plain_sums]") {
+  auto rng = cerium_test::make_rng();
+  Fixture f(toy(12, 4, 2, 2));
+  const int level = f.context->max_level() - 1;
+  const EncodeOptions options{.level = level, .scale = f.evaluator.level_prime_product(level)};
+  std::vector<Ciphertext> xs;
+  std::vector<ckks::UnscaledPlaintext> us;
+  std::vector<Plaintext> encoded;
+  std::vector<Values> x_values, p_values;
+  for (const std::size_t period : {std::size_t{16}, std::size_t{16}, std::size_t{256}, f.max_slots(), std::size_t{16}}) {
+    x_values.push_back(random_complex(rng, f.max_slots()));
+    xs.push_back(f.encrypt(x_values.back(), level));
+    p_values.push_back(random_complex(rng, period));
+    us.push_back(f.encoder.unscaled(p_values.back(), f.max_slots()));
+    encoded.push_back(f.encoder.encode(us.back(), options));
+  }
+  std::vector<const Ciphertext*> a;
+  std::vector<const ckks::UnscaledPlaintext*> u;
+  std::vector<const Plaintext*> p;
+  for (std::size_t t = 0; t < xs.size(); ++t) {
+    a.push_back(&xs[t]);
+    u.push_back(&us[t]);
+    p.push_back(&encoded[t]);
+  }
+  // The eager words: each product, added, nothing rescaled.
+  Ciphertext eager = f.evaluator.multiply(xs[0], encoded[0]);
+  for (std::size_t t = 1; t < xs.size(); ++t) f.evaluator.add_inplace(eager, f.evaluator.multiply(xs[t], encoded[t]));
+  const Ciphertext sum = f.evaluator.multiply_plain_sum(a, p);
+  CHECK(same_words(sum, eager));
+  CHECK(sum.level() == level);
+  CHECK(sum.scale() == xs[0].scale() * options.scale);
+  CHECK(same_words(f.evaluator.multiply_plain_sum(a, u, options), eager));
+  // Split anywhere, the parts add up to the same words; rescaled once, the sum is the plaintext sum.
+  Ciphertext parts = f.evaluator.multiply_plain_sum(std::span(a).first(2), std::span(p).first(2));
+  f.evaluator.add_inplace(parts, f.evaluator.multiply_plain_sum(std::span(a).subspan(2), std::span(u).subspan(2), options));
+  CHECK(same_words(parts, eager));
+  Values want(f.max_slots());
+  for (std::size_t t = 0; t < xs.size(); ++t) {
+    for (std::size_t i = 0; i < want.size(); ++i) want[i] += x_values[t][i] * p_values[t][i % p_values[t].size()];
+  }
+  const Ciphertext rescaled = f.evaluator.rescale(sum);
+  CHECK(rescaled.level() == level - 1);
+  CHECK(precision_bits(f.encoder.decode(f.decryptor.decrypt(rescaled)), want) > 15);
+  // Bad input named: counts, a term at another level, a product scale that does not fit the level.
+  CHECK_THROWS_AS(f.evaluator.multiply_plain_sum(std::span(a).first(2), std::span(p).first(1)), InvalidArgument);
+  const Ciphertext lower = f.evaluator.level_down(xs[1], level - 1);
+  const std::vector<const Ciphertext*> mixed = {&xs[0], &lower};
+  CHECK_THROWS_AS(f.evaluator.multiply_plain_sum(mixed, std::span(p).first(2)), LevelError);
+  CHECK_THROWS_AS(f.evaluator.multiply_plain_sum(a, u, {.level = level, .scale = std::ldexp(1.0, 200)}), LevelError);
+}
+
 TEST_CASE("plain sums: a value a product reads outlives later readers until the sum's root", "[graph][plain_sums]") {
   // r is read by the product p1, then last (in program order) by z, which runs before the sum's root: the fused
   // run computes p1 at the root, so r must stay alive past z (the memory plan's last use is z's).
@@ -258,7 +337,7 @@ TEST_CASE("plain sums: a value a product reads outlives later readers until the 
   const auto run = [&](bool fuse) {
     std::vector<Ciphertext> inputs;
     inputs.push_back(input.clone());
-    return executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse});
+    return executor.run(std::move(inputs), {}, {.fuse_plain_sums = fuse, .round_sums_once = false});
   };
   const auto fused = run(true), plain = run(false);
   CHECK(same_words(fused[0], plain[0]));

@@ -1,10 +1,11 @@
 #pragma once
 // Sums of plaintext products: the trees of additions whose leaves are multiply_plain nodes (a matrix product's
 // inner sums, sum_b diag_b R^b x), which the executor computes as one evaluator call,
-// ckks::BasicEvaluator::multiply_plain_rescale_sum. Each product is still rescaled on its own, so the words are
-// those of the nodes run one by one; what changes is the cost: one rescale's transforms for the whole sum
-// instead of one per product, and one pass over the products' limbs instead of a product, a rescale and an
-// addition each.
+// ckks::BasicEvaluator::multiply_plain_sum and one rescale (RunOptions::round_sums_once, the default: the sum
+// rounded once, more precisely than term by term), or multiply_plain_rescale_sum (each product rescaled on its
+// own, the words of the nodes run one by one). Either way one pass over the products' limbs instead of a product,
+// a rescale and an addition each; rounded once, the rescale's transforms and corrections are paid once a sum
+// instead of once a product.
 //
 // A sum qualifies when every product and every inner addition has the tree as its only reader and is not
 // bootstrapped, and every product's operand has one planned level and slot count (the root may be
