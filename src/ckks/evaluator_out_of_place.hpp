@@ -8,6 +8,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <utility>
@@ -43,6 +44,37 @@ std::vector<ring::RnsPoly> rescaled_sum_parts(const Backend& backend, const Cont
     parts.push_back(std::move(part));
   }
   return parts;
+}
+
+// The terms' unscaled plaintexts made compact (backend::CompactProductSum) where the terms qualify (plaintexts on
+// the backend's device, one gap it keeps compact, ciphertexts of 2 parts at one level, slot count and scale,
+// encoded at that level and slot count) and accept(level, product scale) agrees; otherwise nothing: the caller
+// encodes them whole (the same words). check(ciphertext) is the evaluator's operand check; encode's checks run.
+template <class Backend, class Check, class Accept>
+std::optional<std::pair<backend::CompactPlaintexts, double>> compact_terms(
+    const Backend& backend, const std::shared_ptr<const Context>& context, std::span<const Ciphertext* const> a,
+    std::span<const UnscaledPlaintext* const> p, const EncodeOptions& options, const char* operation, Check&& check,
+    Accept&& accept) {
+  const Encoder encoder(context);
+  bool compact = true;
+  EncodeOptions resolved;
+  std::vector<const DeviceWords*> words;
+  std::vector<std::size_t> gaps;
+  for (std::size_t t = 0; t < a.size() && compact; ++t) {
+    require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
+    check(*a[t]);
+    const EncodeOptions r = encoder.resolve(*p[t], options);  // encode's checks, the range included
+    compact = p[t]->device() == backend.device() && backend.compact_encoding(p[t]->gap()) &&
+              p[t]->gap() == p[0]->gap() && a[t]->size() == 2 && a[t]->level() == a[0]->level() &&
+              a[t]->slots() == a[0]->slots() && a[t]->scale() == a[0]->scale() && r.level == a[t]->level() &&
+              r.slots == a[t]->slots() && (t == 0 || r.scale == resolved.scale);
+    resolved = r;
+    words.push_back(&p[t]->words());
+    gaps.push_back(p[t]->gap());
+  }
+  const double scale = a[0]->scale() * resolved.scale;
+  if (!compact || !accept(a[0]->level(), scale)) return std::nullopt;
+  return std::pair{backend.encode_compact_batch(context->q_basis(a[0]->level()), words, gaps, resolved.scale), scale};
 }
 
 }  // namespace evaluator_detail
@@ -183,30 +215,17 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
           "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
           a.size(), p.size());
   if constexpr (backend::CompactProductSum<B>) {
-    const Encoder encoder(context_);
-    bool compact = true;  // the compact form's conditions; otherwise encoded whole (the same words)
-    EncodeOptions resolved;
-    std::vector<const DeviceWords*> words;
-    std::vector<std::size_t> gaps;
-    for (std::size_t t = 0; t < a.size() && compact; ++t) {
-      require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
-      check_operand(*a[t], operation);
-      const EncodeOptions r = encoder.resolve(*p[t], options);  // encode's checks, the range included
-      compact = p[t]->device() == backend_.device() && backend_.compact_encoding(p[t]->gap()) &&
-                p[t]->gap() == p[0]->gap() && a[t]->size() == 2 && a[t]->level() == a[0]->level() &&
-                a[t]->scale() == a[0]->scale() && r.level == a[t]->level() && r.slots == a[t]->slots() &&
-                (t == 0 || r.scale == resolved.scale);
-      resolved = r;
-      words.push_back(&p[t]->words());
-      gaps.push_back(p[t]->gap());
-    }
     const int level = a[0]->level();
-    const double scale = a[0]->scale() * resolved.scale;
     // Below a level or a scale of 1 after the rescale: the whole form below says so.
-    if (compact && level >= 1 && scale / level_products_[static_cast<std::size_t>(level)] >= 1) {
-      check_scale_fits(scale, level, operation);
-      const backend::CompactPlaintexts plains =
-          backend_.encode_compact_batch(context_->q_basis(level), words, gaps, resolved.scale);
+    const auto compact = evaluator_detail::compact_terms(
+        backend_, context_, a, p, options, operation, [&](const Ciphertext& c) { check_operand(c, operation); },
+        [&](int at, double scale) {
+          if (at < 1 || scale / level_products_[static_cast<std::size_t>(at)] < 1) return false;
+          check_scale_fits(scale, at, operation);
+          return true;
+        });
+    if (compact.has_value()) {
+      const auto& [plains, scale] = *compact;
       auto parts = evaluator_detail::rescaled_sum_parts(
           backend_, *context_, a, level, [&](const ring::Rescaler& r, ring::RnsPoly& part, const auto& terms) {
             backend_.sum_of_rescaled_compact_products(r, part, terms, plains);
@@ -280,28 +299,14 @@ Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* con
           "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
           a.size(), p.size());
   if constexpr (backend::CompactProductSum<B>) {
-    const Encoder encoder(context_);
-    bool compact = true;  // the compact form's conditions; otherwise encoded whole (the same words)
-    EncodeOptions resolved;
-    std::vector<const DeviceWords*> words;
-    std::vector<std::size_t> gaps;
-    for (std::size_t t = 0; t < a.size() && compact; ++t) {
-      require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
-      check_operand(*a[t], operation);
-      const EncodeOptions r = encoder.resolve(*p[t], options);  // encode's checks, the range included
-      compact = p[t]->device() == backend_.device() && backend_.compact_encoding(p[t]->gap()) &&
-                p[t]->gap() == p[0]->gap() && a[t]->size() == 2 && a[t]->level() == a[0]->level() &&
-                a[t]->slots() == a[0]->slots() && a[t]->scale() == a[0]->scale() && r.level == a[t]->level() &&
-                r.slots == a[t]->slots() && (t == 0 || r.scale == resolved.scale);
-      resolved = r;
-      words.push_back(&p[t]->words());
-      gaps.push_back(p[t]->gap());
-    }
-    if (compact) {
-      const double scale = a[0]->scale() * resolved.scale;
-      check_scale_fits(scale, a[0]->level(), operation);
-      const backend::CompactPlaintexts plains =
-          backend_.encode_compact_batch(context_->q_basis(a[0]->level()), words, gaps, resolved.scale);
+    const auto compact = evaluator_detail::compact_terms(
+        backend_, context_, a, p, options, operation, [&](const Ciphertext& c) { check_operand(c, operation); },
+        [&](int at, double scale) {
+          check_scale_fits(scale, at, operation);
+          return true;
+        });
+    if (compact.has_value()) {
+      const auto& [plains, scale] = *compact;
       auto parts = evaluator_detail::product_sum_parts(backend_, *context_, a, [&](ring::RnsPoly& part, const auto& terms) {
         backend_.sum_of_compact_products(part, terms, plains);
       });

@@ -116,25 +116,23 @@ void check_all_operations(const CkksConfig& config) {
           ps.push_back(f.plain(level));
           ps_gpu.push_back(f.gpu.upload(ps.back()));
         }
-        check_same(f, "multiply_plain_rescale_sum", xs, [&](auto& e, auto& x) {
+        // The terms as the evaluator e (the CPU's or the GPU's) takes them.
+        const auto terms_of = [&](auto& e, auto& x) {
           const bool on_gpu = &e == static_cast<const void*>(&f.gpu);
-          std::vector<const Ciphertext*> a;
-          std::vector<const Plaintext*> p;
+          std::pair<std::vector<const Ciphertext*>, std::vector<const Plaintext*>> out;
           for (std::size_t t = 0; t < terms; ++t) {
-            a.push_back(&x[t]);
-            p.push_back(on_gpu ? &ps_gpu[t] : &ps[t]);
+            out.first.push_back(&x[t]);
+            out.second.push_back(on_gpu ? &ps_gpu[t] : &ps[t]);
           }
+          return out;
+        };
+        check_same(f, "multiply_plain_rescale_sum", xs, [&](auto& e, auto& x) {
+          const auto [a, p] = terms_of(e, x);
           return e.multiply_plain_rescale_sum(a, p);
         });
         // The same products summed unrescaled (a sum rounded once, graph::RunOptions::round_sums_once).
         check_same(f, "multiply_plain_sum", xs, [&](auto& e, auto& x) {
-          const bool on_gpu = &e == static_cast<const void*>(&f.gpu);
-          std::vector<const Ciphertext*> a;
-          std::vector<const Plaintext*> p;
-          for (std::size_t t = 0; t < terms; ++t) {
-            a.push_back(&x[t]);
-            p.push_back(on_gpu ? &ps_gpu[t] : &ps[t]);
-          }
+          const auto [a, p] = terms_of(e, x);
           return e.rescale(e.multiply_plain_sum(a, p));
         });
       }
