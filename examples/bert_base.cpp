@@ -24,6 +24,8 @@
 //                                            the bootstrapper's bound, within about a bit of a GPU run)
 //   --unpaired-bootstraps                    refresh every value alone (default: independent refreshes two at a
 //                                            time, graph::PlanOptions::pair_bootstraps)
+//   --per-term-sums                          each plaintext product of a matrix product's sums rescaled on its own
+//                                            (default: each sum rounded once, graph::RunOptions::round_sums_once)
 //   --narrow-levels                          presets::bootstrappable_n16_narrow: 15 levels of ~2^30 between
 //                                            bootstraps instead of 8 of 2^56 (fewer bootstraps, fewer bits)
 //   --profile                                a second, profiled run: the per-layer-type table
@@ -73,6 +75,7 @@ struct Options {
   bool plan_only = false, cpu = false, profile = false, capture = false;
   bool precise_bootstraps = false;  // --precise-bootstraps: every bootstrap precise (graph::PlanOptions)
   bool paired_bootstraps = true;    // --unpaired-bootstraps: each value refreshed alone
+  bool round_sums_once = true;  // --per-term-sums: graph::RunOptions::round_sums_once off
   bool precise_softmax = false;     // --precise-softmax: softmax's bootstraps only (nn::EncryptedBertOptions)
   bool narrow_levels = false;       // --narrow-levels: presets::bootstrappable_n16_narrow
   std::size_t segment_nodes = 20000;
@@ -89,6 +92,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--precise-bootstraps") o.precise_bootstraps = true;
     else if (arg == "--precise-softmax") o.precise_softmax = true;
     else if (arg == "--unpaired-bootstraps") o.paired_bootstraps = false;
+    else if (arg == "--per-term-sums") o.round_sums_once = false;
     else if (arg == "--narrow-levels") o.narrow_levels = true;
     else if (arg == "--profile") o.profile = true;
     else if (arg == "--capture") {
@@ -150,7 +154,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "usage: {} [--plan-only] [--cpu] [--profile] [--capture [K]] [--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--gelu-degree D] [--explain FILE]\n"
-               "       [--magnitude-limit M] [--noise BITS|auto] [--precise-bootstraps] [--precise-softmax] [--unpaired-bootstraps] [--narrow-levels]\n",
+               "       [--magnitude-limit M] [--noise BITS|auto] [--precise-bootstraps] [--precise-softmax] [--unpaired-bootstraps] [--per-term-sums] [--narrow-levels]\n",
                argv[0]);
     return 2;
   }
@@ -248,7 +252,8 @@ int main(int argc, char** argv) {
       if (o.capture) recorded.push_back(c.clone());
     }
     // The executors and their plaintexts made once, before the timed run (the profiled run reuses them).
-    StagedExecutors<std::decay_t<decltype(evaluator.backend())>> stages(plans, evaluator, bootstrapper);
+    StagedExecutors<std::decay_t<decltype(evaluator.backend())>> stages(plans, evaluator, bootstrapper,
+                                                                        {.round_sums_once = o.round_sums_once});
     stages.prepare();
     const StagedRun run = stages.run(std::move(inputs));
     fmt::print("encrypted BERT: {:.3f} s for {} layers ({:.3f} s a layer)\n", run.seconds, plans.size(),

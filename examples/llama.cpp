@@ -28,6 +28,8 @@
 //                                            by the planner until a placement exists; docs/transformers.md)
 //   --unpaired-bootstraps                    refresh every value alone (default: independent refreshes two at a
 //                                            time, graph::PlanOptions::pair_bootstraps; precise ones as pairs too)
+//   --per-term-sums                          each plaintext product of a matrix product's sums rescaled on its own
+//                                            (default: each sum rounded once, graph::RunOptions::round_sums_once)
 
 #include <fmt/format.h>
 
@@ -73,6 +75,7 @@ struct Options {
   // instead of 8 (simulated), for twice the bootstraps' time.
   bool precise_bootstraps = true;
   bool paired_bootstraps = true;  // --unpaired-bootstraps: each value refreshed alone (graph::PlanOptions)
+  bool round_sums_once = true;  // --per-term-sums: graph::RunOptions::round_sums_once off
   bool precise_softmax = false;  // --precise-softmax: softmax's bootstraps only (nn::SoftmaxTolerances)
   bool narrow_levels = false;    // --narrow-levels: presets::bootstrappable_n16_narrow
   bool attention_only = false;  // each block's first half alone (x + attention(norm(x))), checked on the twin
@@ -88,6 +91,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--single-bootstraps") o.precise_bootstraps = false;
     else if (arg == "--unpaired-bootstraps") o.paired_bootstraps = false;
+    else if (arg == "--per-term-sums") o.round_sums_once = false;
     else if (arg == "--precise-softmax") o.precise_softmax = true;
     else if (arg == "--narrow-levels") o.narrow_levels = true;
     else if (arg == "--attention-only") o.attention_only = true;
@@ -221,7 +225,7 @@ int run_llama(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     fmt::print(stderr,
-               "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--unpaired-bootstraps] [--precise-softmax] [--narrow-levels] "
+               "usage: {} [--plan-only] [--cpu] [--attention-only] [--single-bootstraps] [--unpaired-bootstraps] [--per-term-sums] [--precise-softmax] [--narrow-levels] "
                "[--layers L] [--tokens T] [--hidden H] [--heads A] "
                "[--kv-heads K] [--ffn F] [--rows R] [--ffn-blocks B] [--seed S] [--magnitude-limit M] "
                "[--explain FILE] [--noise-bits B|auto] [--noise-profile K] [--noise-range A:B]\n",
@@ -299,7 +303,8 @@ int run_llama(int argc, char** argv) {
       std::future<graph::Plan> next;
       if (l + 1 < o.config.layers) next = std::async(std::launch::async, [&, l] { return blocks.next(l + 1); });
       // The block's plaintexts made (unscaled, on every host core) before its timed run.
-      const StagedExecutors<Backend> stage(std::span<const graph::Plan>(&current, 1), evaluator, bootstrapper);
+      const StagedExecutors<Backend> stage(std::span<const graph::Plan>(&current, 1), evaluator, bootstrapper,
+                                          {.round_sums_once = o.round_sums_once});
       stage.prepare();
       const auto start = std::chrono::steady_clock::now();
       values = stage.run(std::move(values)).outputs;

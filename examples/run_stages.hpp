@@ -35,9 +35,10 @@ template <cerium::backend::PolyBackend B>
 class StagedExecutors {
  public:
   // The plans, evaluator and bootstrapper must outlive this object. The plaintext budget covers every stage.
+  // run_options: every run's and capture's (profile is set by run() itself).
   StagedExecutors(std::span<const cerium::graph::Plan> plans, const cerium::ckks::BasicEvaluator<B>& evaluator,
-                  const cerium::boot::BasicBootstrapper<B>& bootstrapper)
-      : plans_(plans), evaluator_(&evaluator) {
+                  const cerium::boot::BasicBootstrapper<B>& bootstrapper, cerium::graph::RunOptions run_options = {})
+      : plans_(plans), evaluator_(&evaluator), run_options_(run_options) {
     // 0 (everything fits) stays unbounded; a bound is shared out evenly, at least a byte (none encoded) each.
     const std::size_t budget = plaintext_cache_bytes<B>(plans);
     const std::size_t cache_bytes = budget == 0 ? 0 : std::max<std::size_t>(1, budget / plans.size());
@@ -79,7 +80,7 @@ class StagedExecutors {
       for (const auto& c : inputs) values.push_back(c.clone());
       for (std::size_t s = 0; s < executors_.size(); ++s) {
         auto captured = std::make_shared<const cerium::graph::CapturedRun<B>>(
-            *executors_[s], values, cerium::graph::CaptureOptions{.segment_nodes = segment_nodes});
+            *executors_[s], values, cerium::graph::CaptureOptions{.segment_nodes = segment_nodes, .run = run_options_});
         values.clear();
         for (const auto& c : captured->outputs()) values.push_back(c.clone());
         fmt::print("  stage {}/{} recorded as {} CUDA graph(s) ({:.1f} s to record and instantiate)\n", s + 1,
@@ -103,11 +104,11 @@ class StagedExecutors {
         if (s > 0) profile->next_program(plans_[s].program);
         run.outputs = executors_[s]->run(std::move(run.outputs),
                                          [&](const cerium::graph::RunProgress& p) { profile->add(p); },
-                                         {.profile = true});
+                                         profiled(run_options_));
       } else if (!replays_.empty()) {
         run.outputs = replays_[s](run.outputs);
       } else {
-        run.outputs = executors_[s]->run(std::move(run.outputs), progress_every(30.0, s));
+        run.outputs = executors_[s]->run(std::move(run.outputs), progress_every(30.0, s), run_options_);
       }
       // The stage's time is the device's: wait for what the host queued (a replay returns at once).
       if constexpr (requires { evaluator_->backend().synchronize(); }) evaluator_->backend().synchronize();
@@ -133,8 +134,14 @@ class StagedExecutors {
     };
   }
 
+  static cerium::graph::RunOptions profiled(cerium::graph::RunOptions options) {
+    options.profile = true;
+    return options;
+  }
+
   std::span<const cerium::graph::Plan> plans_;
   const cerium::ckks::BasicEvaluator<B>* evaluator_;
+  cerium::graph::RunOptions run_options_;
   std::vector<std::unique_ptr<cerium::graph::Executor<B>>> executors_;
   // capture()'s replays, one a stage (type-erased: the CPU backend has no CapturedRun).
   std::vector<std::function<std::vector<cerium::ckks::Ciphertext>(const std::vector<cerium::ckks::Ciphertext>&)>> replays_;
