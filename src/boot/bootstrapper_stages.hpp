@@ -55,10 +55,13 @@ std::array<Ciphertext, 2> BasicBootstrapper<B>::bootstrap_pair(const Ciphertext&
                          "{}; bring them to one level and scale first",
                          a.level(), b.level(), a.slots(), b.slots(), ckks::format_scale(a.scale()),
                          ckks::format_scale(b.scale()));
-  Ciphertext packed = b.clone();
-  evaluator_.multiply_inplace(packed, monomial_i(false, packed.level(), packed.slots()));  // i b, exact
-  evaluator_.add_inplace(packed, a);
-  // w = (a + i b) / 2: its real part doubled is a, its imaginary part doubled is b.
+  Ciphertext i_b = b.clone();
+  evaluator_.multiply_inplace(i_b, monomial_i(false, i_b.level(), i_b.slots()));  // i b, exact
+  // a + i b + conj(a - i b) = 2 (Re a + i Re b); read at twice its scale (the same words), Re a + i Re b.
+  Ciphertext packed = evaluator_.add(a, i_b);
+  evaluator_.add_inplace(packed, evaluator_.conjugate(evaluator_.sub(a, i_b)));
+  packed.set_scale(2 * packed.scale());
+  // w = (Re a + i Re b) / 2: its real part doubled is Re a, its imaginary part doubled is Re b.
   const Ciphertext w = bootstrap(packed, log2_factor - 1);
   const Ciphertext conjugated = evaluator_.conjugate(w);
   Ciphertext real = evaluator_.add(w, conjugated);

@@ -109,12 +109,14 @@ class BasicBootstrapper {
   // relative to its magnitude instead of to 1 (graph::bootstrap_shift). InvalidArgument for another factor.
   Ciphertext bootstrap(const Ciphertext& input, int log2_factor) const;
   static constexpr int max_shrink_bits = 16;
-  // Two ciphertexts of real messages (their imaginary parts noise) bootstrapped for one bootstrap and a
-  // conjugation: a + i b (the monomial X^(N/2), exact) is bootstrapped with its result halved inside EvalMod, and
-  // w + conj(w), -i (w - conj(w)) give a and b back. The inputs share a level, a scale and the slot count, with
-  // |a + i b| <= 1 (|a|, |b| <= 0.7 always fits); the results carry one bootstrap's error each, times
-  // 2^log2_factor as bootstrap(input, log2_factor) with 1 - max_shrink_bits <= log2_factor <= 0. Any imaginary
-  // part of a shows up in b's result and b's in a's. MismatchError for inputs that differ.
+  // The real parts of two ciphertexts bootstrapped for one bootstrap and two conjugations: Re a + i Re b is made
+  // exactly at the inputs' level ((a + i b + conj(a - i b)) / 2, the monomial X^(N/2) for i, the halving a scale
+  // read twice as large), bootstrapped with its result halved inside EvalMod, and w + conj(w), -i (w - conj(w))
+  // give Re a and Re b back. Only real parts travel: the imaginary noise that real computations carry along (and
+  // that polynomials such as exp amplify) would otherwise land in the other value's result. The inputs share a
+  // level, a scale and the slot count, with |Re a + i Re b| <= 1 (|a|, |b| <= 0.7 always fits); the results are
+  // real and carry one bootstrap's error each, times 2^log2_factor as bootstrap(input, log2_factor) with
+  // 1 - max_shrink_bits <= log2_factor <= 0. MismatchError for inputs that differ.
   std::array<Ciphertext, 2> bootstrap_pair(const Ciphertext& a, const Ciphertext& b, int log2_factor = 0) const;
 
   // The stages, public for tests and for callers who fuse them into their own pipelines.
