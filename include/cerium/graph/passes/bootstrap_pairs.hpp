@@ -1,6 +1,6 @@
 #pragma once
 // Bootstraps two at a time: two real values bootstrapped as one complex one (boot::BasicBootstrapper::
-// bootstrap_pair: a + i b, one bootstrap and a conjugation for two). Two bootstraps pair when neither value depends
+// bootstrap_pair: Re a + i Re b, one bootstrap and two conjugations for two). Two bootstraps pair when neither value depends
 // on the other's refresh and both are computed before either is read. A traced program rarely allows that in its
 // trace order (a model's row blocks are traced one after the other, each reading its own refreshes at once), so
 // this pass first gives the program a run order in which they do: every node in its bootstrap epoch (the most
