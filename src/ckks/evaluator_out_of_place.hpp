@@ -225,7 +225,8 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
           return true;
         });
     if (compact.has_value()) {
-      const auto& [plains, scale] = *compact;
+      const backend::CompactPlaintexts& plains = compact->first;  // named, not bound: lambdas capture it
+      const double scale = compact->second;
       auto parts = evaluator_detail::rescaled_sum_parts(
           backend_, *context_, a, level, [&](const ring::Rescaler& r, ring::RnsPoly& part, const auto& terms) {
             backend_.sum_of_rescaled_compact_products(r, part, terms, plains);
@@ -306,7 +307,8 @@ Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* con
           return true;
         });
     if (compact.has_value()) {
-      const auto& [plains, scale] = *compact;
+      const backend::CompactPlaintexts& plains = compact->first;  // named, not bound: lambdas capture it
+      const double scale = compact->second;
       auto parts = evaluator_detail::product_sum_parts(backend_, *context_, a, [&](ring::RnsPoly& part, const auto& terms) {
         backend_.sum_of_compact_products(part, terms, plains);
       });
