@@ -28,22 +28,29 @@ inline std::vector<ring::RnsPoly> two_parts(ring::RnsPoly p0, ring::RnsPoly p1) 
   parts.push_back(std::move(p1));
   return parts;
 }
-// The two parts of sum_t rescale(a_t p_t) at `level` (a's parts k = 0, 1 over Q_level, the results over
-// Q_(level-1) in NTT form), each computed by sum_part(rescaler, out, the terms' part k).
+// The two parts of a sum over the terms a (their parts k = 0, 1), each a new polynomial over `basis` in NTT form
+// computed by sum_part(out, the terms' part k): over a's level for sum_t a_t p_t, one level below for a rescaled
+// sum (sum_part then holds the level's rescaler).
 template <class Backend, class SumPart>
-std::vector<ring::RnsPoly> rescaled_sum_parts(const Backend& backend, const Context& context,
-                                              std::span<const Ciphertext* const> a, int level, SumPart&& sum_part) {
-  const ring::Rescaler& rescaler = context.rescaler(level);
+std::vector<ring::RnsPoly> sum_parts(const Backend& backend, const ring::RnsBasisPtr& basis,
+                                     std::span<const Ciphertext* const> a, SumPart&& sum_part) {
   std::vector<ring::RnsPoly> parts;
   for (std::size_t k = 0; k < 2; ++k) {
     std::vector<const ring::RnsPoly*> terms;
     for (const Ciphertext* c : a) terms.push_back(&c->part(k));
-    ring::RnsPoly part = backend.allocate(context.q_basis(level - 1),
-                                          ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
-    sum_part(rescaler, part, std::span<const ring::RnsPoly* const>(terms));
+    ring::RnsPoly part =
+        backend.allocate(basis, ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
+    sum_part(part, std::span<const ring::RnsPoly* const>(terms));
     parts.push_back(std::move(part));
   }
   return parts;
+}
+
+// InvalidArgument unless there are as many plaintexts as ciphertexts, and at least one of each.
+inline void require_terms(std::size_t ciphertexts, std::size_t plaintexts, const char* operation) {
+  require(ciphertexts == plaintexts && ciphertexts > 0,
+          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
+          ciphertexts, plaintexts);
 }
 
 // The terms' unscaled plaintexts made compact (backend::CompactProductSum) where the terms qualify (plaintexts on
@@ -160,9 +167,7 @@ template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphertext* const> a,
                                                          std::span<const Plaintext* const> p) const {
   constexpr const char* operation = "multiply_plain_rescale_sum";
-  require(a.size() == p.size() && !a.empty(),
-          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
-          a.size(), p.size());
+  evaluator_detail::require_terms(a.size(), p.size(), operation);
   bool uniform = true;  // the fused form's conditions; otherwise the terms one by one
   for (std::size_t t = 0; t < a.size(); ++t) {
     require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
@@ -189,10 +194,11 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
       const double after = scale / level_products_[static_cast<std::size_t>(level)];
       std::vector<const ring::RnsPoly*> plains;
       for (const Plaintext* q : p) plains.push_back(&q->poly());
-      auto parts = evaluator_detail::rescaled_sum_parts(
-          backend_, *context_, a, level, [&](const ring::Rescaler& r, ring::RnsPoly& part, const auto& terms) {
-            backend_.sum_of_rescaled_products(r, part, terms, plains);
-          });
+      const ring::Rescaler& rescaler = context_->rescaler(level);
+      auto parts = evaluator_detail::sum_parts(backend_, context_->q_basis(level - 1), a,
+                                               [&](ring::RnsPoly& part, const auto& terms) {
+                                                 backend_.sum_of_rescaled_products(rescaler, part, terms, plains);
+                                               });
       return Ciphertext(a[0]->context(), std::move(parts), level - 1, after, a[0]->slots());
     }
   }
@@ -211,9 +217,7 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
                                                          std::span<const UnscaledPlaintext* const> p,
                                                          const EncodeOptions& options) const {
   constexpr const char* operation = "multiply_plain_rescale_sum";
-  require(a.size() == p.size() && !a.empty(),
-          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
-          a.size(), p.size());
+  evaluator_detail::require_terms(a.size(), p.size(), operation);
   if constexpr (backend::CompactProductSum<B>) {
     const int level = a[0]->level();
     // Below a level or a scale of 1 after the rescale: the whole form below says so.
@@ -227,10 +231,11 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
     if (compact.has_value()) {
       const backend::CompactPlaintexts& plains = compact->first;  // named, not bound: lambdas capture it
       const double scale = compact->second;
-      auto parts = evaluator_detail::rescaled_sum_parts(
-          backend_, *context_, a, level, [&](const ring::Rescaler& r, ring::RnsPoly& part, const auto& terms) {
-            backend_.sum_of_rescaled_compact_products(r, part, terms, plains);
-          });
+      const ring::Rescaler& rescaler = context_->rescaler(level);
+      auto parts = evaluator_detail::sum_parts(backend_, context_->q_basis(level - 1), a,
+                                               [&](ring::RnsPoly& part, const auto& terms) {
+                                                 backend_.sum_of_rescaled_compact_products(rescaler, part, terms, plains);
+                                               });
       return Ciphertext(a[0]->context(), std::move(parts), level - 1,
                         scale / level_products_[static_cast<std::size_t>(level)], a[0]->slots());
     }
@@ -241,32 +246,11 @@ Ciphertext BasicEvaluator<B>::multiply_plain_rescale_sum(std::span<const Ciphert
   return multiply_plain_rescale_sum(a, pointers);
 }
 
-namespace evaluator_detail {
-// The two parts of sum_t a_t p_t at a's level, over Q_level in NTT form, each computed by sum_part(out, the terms'
-// part k).
-template <class Backend, class SumPart>
-std::vector<ring::RnsPoly> product_sum_parts(const Backend& backend, const Context& context,
-                                             std::span<const Ciphertext* const> a, SumPart&& sum_part) {
-  std::vector<ring::RnsPoly> parts;
-  for (std::size_t k = 0; k < 2; ++k) {
-    std::vector<const ring::RnsPoly*> terms;
-    for (const Ciphertext* c : a) terms.push_back(&c->part(k));
-    ring::RnsPoly part = backend.allocate(context.q_basis(a[0]->level()),
-                                          ring::PolyOptions{.form = ring::PolyForm::ntt, .init = BufferInit::uninitialized});
-    sum_part(part, std::span<const ring::RnsPoly* const>(terms));
-    parts.push_back(std::move(part));
-  }
-  return parts;
-}
-}  // namespace evaluator_detail
-
 template <backend::PolyBackend B>
 Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* const> a,
                                                  std::span<const Plaintext* const> p) const {
   constexpr const char* operation = "multiply_plain_sum";
-  require(a.size() == p.size() && !a.empty(),
-          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
-          a.size(), p.size());
+  evaluator_detail::require_terms(a.size(), p.size(), operation);
   for (std::size_t t = 0; t < a.size(); ++t) {
     require(a[t] != nullptr && p[t] != nullptr, "{}: term {} has a null operand", operation, t);
     check_binary(*a[t], *p[t], operation);
@@ -285,9 +269,10 @@ Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* con
   check_scale_fits(scale, a[0]->level(), operation);
   std::vector<const ring::RnsPoly*> plains;
   for (const Plaintext* q : p) plains.push_back(&q->poly());
-  auto parts = evaluator_detail::product_sum_parts(backend_, *context_, a, [&](ring::RnsPoly& part, const auto& terms) {
-    backend_.multiply_accumulate_many(part, terms, plains, false);
-  });
+  auto parts = evaluator_detail::sum_parts(backend_, context_->q_basis(a[0]->level()), a,
+                                           [&](ring::RnsPoly& part, const auto& terms) {
+                                             backend_.multiply_accumulate_many(part, terms, plains, false);
+                                           });
   return like(*a[0], std::move(parts), scale);
 }
 
@@ -296,9 +281,7 @@ Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* con
                                                  std::span<const UnscaledPlaintext* const> p,
                                                  const EncodeOptions& options) const {
   constexpr const char* operation = "multiply_plain_sum";
-  require(a.size() == p.size() && !a.empty(),
-          "{}: {} ciphertexts and {} plaintexts; give one plaintext per ciphertext, at least one term", operation,
-          a.size(), p.size());
+  evaluator_detail::require_terms(a.size(), p.size(), operation);
   if constexpr (backend::CompactProductSum<B>) {
     const auto compact = evaluator_detail::compact_terms(
         backend_, context_, a, p, options, operation, [&](const Ciphertext& c) { check_operand(c, operation); },
@@ -309,9 +292,10 @@ Ciphertext BasicEvaluator<B>::multiply_plain_sum(std::span<const Ciphertext* con
     if (compact.has_value()) {
       const backend::CompactPlaintexts& plains = compact->first;  // named, not bound: lambdas capture it
       const double scale = compact->second;
-      auto parts = evaluator_detail::product_sum_parts(backend_, *context_, a, [&](ring::RnsPoly& part, const auto& terms) {
-        backend_.sum_of_compact_products(part, terms, plains);
-      });
+      auto parts = evaluator_detail::sum_parts(backend_, context_->q_basis(a[0]->level()), a,
+                                               [&](ring::RnsPoly& part, const auto& terms) {
+                                                 backend_.sum_of_compact_products(part, terms, plains);
+                                               });
       return like(*a[0], std::move(parts), scale);
     }
   }
