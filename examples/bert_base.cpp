@@ -204,9 +204,10 @@ int main(int argc, char** argv) {
     bootstraps += p.bootstraps();
     peak_bytes = std::max(peak_bytes, p.memory.peak_bytes);
     fmt::print("layer {:2}: {} nodes, {} key switches, {} bootstraps ({} precise, {} pairs: {} run; largest value "
-               "{:.2f}), planned in {:.1f} s\n",
+               "{:.2f}), planned in {:.1f} s (calibration {:.1f} s, placement {:.1f} s)\n",
                l, p.program.size(), p.key_switches(), p.bootstraps(), p.precise_bootstraps(), p.bootstrap_pairs(),
-               p.bootstrap_runs(), p.bootstrap_magnitude, seconds_since(start));
+               p.bootstrap_runs(), p.bootstrap_magnitude, seconds_since(start), p.timings.simulation,
+               p.timings.placement);
     if (!o.explain_path.empty()) {
       write_explain(o.explain_path, p, fmt::format("# layer {}", l), l == 0);
     }

@@ -146,9 +146,10 @@ class BlockPlanner {
       return o_.attention_only ? layer.forward_attention<graph::Tracer>(t, in) : layer.forward<graph::Tracer>(t, in);
     });
     fmt::print("block {:2}: {} nodes, {} key switches, {} bootstraps ({} precise, {} pairs: {} run; largest value "
-               "{:.2f}), drawn and planned in {:.1f} s\n",
+               "{:.2f}), drawn and planned in {:.1f} s (the plan's passes {:.1f} s, calibration {:.1f} s of them)\n",
                l, plan.program.size(), plan.key_switches(), plan.bootstraps(), plan.precise_bootstraps(),
-               plan.bootstrap_pairs(), plan.bootstrap_runs(), plan.bootstrap_magnitude, seconds_since(start));
+               plan.bootstrap_pairs(), plan.bootstrap_runs(), plan.bootstrap_magnitude, seconds_since(start),
+               plan.timings.total(), plan.timings.simulation);
     if (!o_.explain_path.empty()) {  // first: the noise reports below take minutes at full size
       write_explain(o_.explain_path, plan, fmt::format("# block {}", l), l == 0);
     }

@@ -77,6 +77,10 @@ std::string summary(const Plan& plan) {
                        plan.smallest_headroom_bits, program.describe(id), plan.nodes[id].magnitude,
                        plan.nodes[id].level);
   }
+  const PlanTimings& t = plan.timings;
+  out += fmt::format("planned in {:.2f} s: calibration {:.2f} s, placement {:.2f} s, pairs and order {:.2f} s, the "
+                     "rest {:.2f} s\n",
+                     t.total(), t.simulation, t.placement, t.ordering, t.rest);
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include "cerium/graph/simulate.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <set>
@@ -65,6 +66,18 @@ std::size_t Plan::key_switches() const {
   return total;
 }
 
+namespace {
+
+// Seconds since `start`, which moves to now: each pass's share of Plan::timings.
+double lap(std::chrono::steady_clock::time_point& start) {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return seconds;
+}
+
+}  // namespace
+
 Plan plan(Program program, const PlanOptions& options) {
   require<MismatchError>(program.context() != nullptr, "plan: the program has no context");
   const auto& context = *program.context();
@@ -73,6 +86,7 @@ Plan plan(Program program, const PlanOptions& options) {
                       options.output_level, context.max_level());
   Plan out;
   out.options = options;
+  auto clock = std::chrono::steady_clock::now();
 
   // 1. Levels and bootstrap placement.
   LevelRules rules{.output_level = options.output_level};
@@ -94,6 +108,7 @@ Plan plan(Program program, const PlanOptions& options) {
   if (!options.calibration.empty() && options.bootstrap) {
     // Values too large to bootstrap well are left alone, the limit raised until a placement exists.
     magnitude = simulate_magnitudes(program, options.calibration, &out.calibration_outputs, options.simulation_threads);
+    out.timings.simulation = lap(clock);
     const LevelProblem unrestricted = problem;
     for (double limit = options.bootstrap_magnitude_limit;; limit *= 2) {
       problem = unrestricted;
@@ -121,6 +136,7 @@ Plan plan(Program program, const PlanOptions& options) {
   std::vector<int> levels = natural_levels(problem, placement.bootstrap);
   out.placed_bootstraps = placement.count;
   out.placement_optimal = placement.optimal;
+  out.timings.placement = lap(clock);
   if (options.pair_bootstraps) {
     // Independent refreshes before any of their readers: the program, and what is known per node, in that order.
     std::vector<NodeId> order = bootstrap_epoch_order(program, placement.bootstrap);
@@ -137,6 +153,7 @@ Plan plan(Program program, const PlanOptions& options) {
       out.order = std::move(order);
     }
   }
+  out.timings.ordering = lap(clock);
 
   // 2. Scales: one chain through the bootstrapper's output, or from level 0 at the default scale (out.chain).
   out.nodes.resize(program.size());
@@ -159,6 +176,7 @@ Plan plan(Program program, const PlanOptions& options) {
     }
   }
 
+  out.timings.rest = lap(clock);
   if (options.pair_bootstraps) {
     std::vector<std::optional<PairableBootstrap>> pairable(program.size());
     for (NodeId id = 0; id < program.size(); ++id) {
@@ -173,6 +191,7 @@ Plan plan(Program program, const PlanOptions& options) {
       if (partner[id] != id) out.nodes[id].pair = partner[id];
     }
   }
+  out.timings.ordering += lap(clock);
 
   // A value wraps when decrypted unless |x| * scale < Q_level / 2: the calibration's magnitudes say how close each
   // node comes (a product's value before its rescale has the same margin, both sides divided by the prime).
@@ -216,6 +235,7 @@ Plan plan(Program program, const PlanOptions& options) {
     }
   }
   out.program = std::move(program);
+  out.timings.rest += lap(clock);
   return out;
 }
 

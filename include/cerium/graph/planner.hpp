@@ -121,6 +121,16 @@ struct NodePlan {
 inline constexpr int max_bootstrap_upscale_bits = 10;
 int bootstrap_shift(double magnitude);
 
+// Where a plan's time went, in seconds of wall time (what a user waits for before a run; the calibration's
+// simulation runs on PlanOptions::simulation_threads).
+struct PlanTimings {
+  double simulation = 0;  // the program run on the calibration samples in doubles (every node's magnitude)
+  double placement = 0;   // levels and bootstrap placement (the seeds, fan-out refreshes, the search)
+  double ordering = 0;    // PlanOptions::pair_bootstraps: the bootstrap-epoch order and the pairs
+  double rest = 0;        // scales, rotation keys, hoisting, memory, plaintext bytes
+  double total() const { return simulation + placement + ordering + rest; }
+};
+
 // A planned program (see the file comment): every node's level, scale and bootstraps, with the keys, fusion and
 // memory the run needs.
 struct Plan {
@@ -150,6 +160,7 @@ struct Plan {
   // (below 0 it wraps when decrypted), and that node.
   double smallest_headroom_bits = std::numeric_limits<double>::infinity();
   NodeId smallest_headroom_node = 0;
+  PlanTimings timings;  // how long each pass took
 
   int bootstraps() const { return placed_bootstraps + pinned_bootstraps; }  // placed and pinned
   // Of those, the ones made precise (each two bootstraps when run).
