@@ -408,9 +408,10 @@ class TiledRun {
     return end;
   }
 
-  TiledRun(const Program& program, const Views& views, NodeId first, NodeId end)
+  TiledRun(const Program& program, const Views& views, NodeId first, NodeId end, std::size_t threads)
       : program_(program), views_(views), first_(first), end_(end), slots_(program.node(first).slots),
         place_(end - first) {
+    make_tiles(threads);
     // Where each node's values live: whole (read after the run, or an output) or in a block buffer, reused once the
     // last reader inside the run has read it. Rotations have neither (views).
     std::vector<std::size_t> free_buffers;
@@ -428,7 +429,6 @@ class TiledRun {
       if (n.op == Op::rotate) continue;
       Place& place = place_[id - first];
       place.whole = n.op == Op::output || views.last_reader[id] >= end;
-      place.tile = tile_of(n, slots_);
       if (!place.whole) {
         if (free_buffers.empty()) {
           place.buffer = buffers_++;
@@ -533,6 +533,25 @@ class TiledRun {
   }
 
  private:
+  // The plaintext operations' tiles, made on the loop's threads: a weight diagonal is generated here (a matrix
+  // product's plaintexts are generators), and made serially it was a tenth of a Llama block's calibration.
+  void make_tiles(std::size_t threads) {
+    std::vector<NodeId> plain;
+    for (NodeId id = first_; id < end_; ++id) {
+      const Op op = program_.node(id).op;
+      if (op == Op::multiply_plain || op == Op::add_plain) plain.push_back(id);
+    }
+    const auto count = static_cast<std::ptrdiff_t>(plain.size());
+#if CERIUM_HAS_OPENMP
+#pragma omp parallel for num_threads(static_cast<int>(threads)) schedule(dynamic, 4) if (threads > 1 && count > 8)
+#endif
+    for (std::ptrdiff_t k = 0; k < count; ++k) {
+      const NodeId id = plain[static_cast<std::size_t>(k)];
+      place_[id - first_].tile = tile_of(program_.node(id), slots_);
+    }
+    (void)threads;
+  }
+
   struct Place {
     bool whole = false;
     std::size_t buffer = 0;  // when not whole: its block buffer
@@ -578,7 +597,7 @@ std::vector<SlotValues> run_tiled(const Program& program, const Views& views, co
       continue;
     }
     const NodeId end = TiledRun::end_of(program, views, id);
-    TiledRun tiled(program, views, id, end);
+    TiledRun tiled(program, views, id, end, loop.threads);
     tiled.run(v, spare, loop.threads, loop.track ? &largest : nullptr);
     for (NodeId k = id; k < end; ++k) {
       if (loop.track) largest_of[k] = program.node(k).op == Op::rotate ? largest_of[views.root[k]] : largest[k - id];

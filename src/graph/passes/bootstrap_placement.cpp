@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -560,11 +561,21 @@ Placement place_bootstraps(const LevelProblem& problem, const PlacementOptions& 
   seeds.push_back(greedy_placement(problem, rule, /*refresh_sources=*/true));
   if (const auto on_cuts = place_on_cuts(problem, consumers)) seeds.push_back(finish(problem, *on_cuts, false));
   Placement greedy = seeds.front();  // the greedy rule's, feasible or not: the failure to report without better
-  for (Placement& seed : seeds) {
-    if (!seed.feasible) continue;
-    FanOutRefresh pass(problem, consumers, rule, seed.bootstrap, options.refresh_budget);
-    Placement refreshed = finish(problem, pass.run(), false);
-    if (refreshed.feasible && refreshed.count < seed.count) seed = std::move(refreshed);
+  // Each seed's fan-out pass on a thread of its own (they share only what they read): seconds each on a
+  // transformer block, the planner's longest serial step.
+  std::vector<std::future<Placement>> refreshed(seeds.size());
+  for (std::size_t s = 0; s < seeds.size(); ++s) {
+    if (!seeds[s].feasible) continue;
+    refreshed[s] = std::async(std::launch::async, [&, s] {
+      FanOutRefresh pass(problem, consumers, rule, seeds[s].bootstrap, options.refresh_budget);
+      return finish(problem, pass.run(), false);
+    });
+  }
+  for (std::size_t s = 0; s < seeds.size(); ++s) {
+    if (!refreshed[s].valid()) continue;
+    Placement better = refreshed[s].get();  // first: the pass reads its seed
+    Placement seed = std::move(seeds[s]);
+    if (better.feasible && better.count < seed.count) seed = std::move(better);
     if (!greedy.feasible || seed.count < greedy.count) greedy = std::move(seed);
   }
   Search search{problem, options.search_limit};
