@@ -128,6 +128,7 @@ struct PlanTimings {
   double placement = 0;   // levels and bootstrap placement (the seeds, fan-out refreshes, the search)
   double ordering = 0;    // PlanOptions::pair_bootstraps: the bootstrap-epoch order and the pairs
   double rest = 0;        // scales, rotation keys, hoisting, memory, plaintext bytes
+  // The plan's whole time (its passes; the tracing before it apart).
   double total() const { return simulation + placement + ordering + rest; }
 };
 
