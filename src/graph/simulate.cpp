@@ -224,6 +224,32 @@ void elementwise_block(const Node& n, Complex* out, const Complex* const* in, st
   require(false, "simulate: {} is not computed slot by slot", to_string(n.op));
 }
 
+// Largest |x|^2 of a fused product and of its sum (0 when not tracked).
+struct FusedMaxima {
+  double product = 0, sum = 0;
+};
+
+// A plaintext product and the add that reads it, over `count` slots from `begin`: out[i] = c[i] + a[i] tile[j],
+// the product's doubles and the sum's exactly as elementwise_block computes the two nodes (complex addition
+// commutes exactly, so the add's operand order does not matter); out may be c. The products go to `products`
+// (count slots, in L1) for their maximum: with `track`, the two nodes' largest |x|^2 over the block.
+FusedMaxima product_add_block(Complex* out, const Complex* c, const Complex* a, std::size_t begin, std::size_t count,
+                              const SlotValues& tile, Complex* products, bool track) {
+  const std::size_t period = tile.size();
+  for (std::size_t i = 0, j = begin % period; i < count; j = 0) {  // contiguous runs of the period
+    const std::size_t run = std::min(count - i, period - j);
+    for (std::size_t k = 0; k < run; ++k) {
+      products[i + k] = times(a[i + k], tile[j + k]);
+      out[i + k] = c[i + k] + products[i + k];
+    }
+    i += run;
+  }
+  // The maxima in their own passes: largest_squared's vector maxima (a running maximum in this loop is one
+  // dependent chain, slower than the two passes).
+  if (!track) return {};
+  return {.product = largest_squared(products, count), .sum = largest_squared(out, count)};
+}
+
 // The operations whose result may be written over their first operand's values (slot by slot, or a move).
 bool writes_over_first(Op op) {
   switch (op) {
@@ -449,6 +475,7 @@ class TiledRun {
         }
       }
     }
+    find_fused();
   }
 
   // Computes the run. v: every node's whole values (those before the run read, those of the run written where
@@ -479,7 +506,8 @@ class TiledRun {
     const std::size_t teams = threads > 1 && blocks >= 2 * threads ? threads : 1;
     std::vector<double> maxima(largest != nullptr ? teams * nodes : 0, 0.0);
     const auto team_work = [&](std::size_t team) {
-      std::vector<Complex> scratch(buffers_ * kBlock), shifted(max_operands_ * kBlock);
+      // shifted: max_operands_ blocks for views that wrap, and one for a fused term's products.
+      std::vector<Complex> scratch(buffers_ * kBlock), shifted((max_operands_ + 1) * kBlock);
       std::vector<const Complex*> at;
       double* team_max = largest != nullptr ? maxima.data() + team * nodes : nullptr;
       for (std::size_t b = team * blocks / teams; b < (team + 1) * blocks / teams; ++b) {
@@ -489,24 +517,41 @@ class TiledRun {
           const Place& place = place_[id - first_];
           return place.whole ? v[place.storage].data() + begin : scratch.data() + place.buffer * kBlock;
         };
+        // Operand `operand`'s block; a view's from its root (before the run), read in place where it does not
+        // wrap around the root's end (a block of 256 slots of 2^15: almost always), else copied to scratch slot k.
+        const auto operand_at = [&](NodeId operand, std::size_t k) -> const Complex* {
+          if (views_.shift[operand] == 0) return data(views_.root[operand]);
+          const SlotValues& root = v[views_.root[operand]];
+          const std::size_t from = (begin + views_.shift[operand]) % root.size();
+          if (from + count <= root.size()) return root.data() + from;
+          Complex* copy = shifted.data() + k * kBlock;
+          shifted_copy(root.data(), root.size(), views_.shift[operand], copy, begin, count);
+          return copy;
+        };
+        const auto track = [&](NodeId id, double m) {
+          if (team_max != nullptr) team_max[id - first_] = std::max(team_max[id - first_], m);
+        };
         for (NodeId id = first_; id < end_; ++id) {
           const Node& n = program_.node(id);
           if (n.op == Op::rotate) continue;
-          at.resize(n.inputs.size());
-          for (std::size_t k = 0; k < n.inputs.size(); ++k) {
-            const NodeId operand = n.inputs[k];
-            if (views_.shift[operand] == 0) {
-              at[k] = data(views_.root[operand]);
-              continue;
-            }
-            Complex* copy = shifted.data() + k * kBlock;  // the view's block, from its root (before the run)
-            const SlotValues& root = v[views_.root[operand]];
-            shifted_copy(root.data(), root.size(), views_.shift[operand], copy, begin, count);
-            at[k] = copy;
+          if (fused_[id - first_]) {  // a term of a sum and the add that takes it: one pass
+            const Node& sum = program_.node(id + 1);
+            const NodeId other = sum.inputs[0] == id ? sum.inputs[1] : sum.inputs[0];
+            const Complex* a = operand_at(n.inputs[0], 0);
+            const Complex* accumulated = operand_at(other, 1);
+            const FusedMaxima m =
+                product_add_block(data(id + 1), accumulated, a, begin, count, place_[id - first_].tile,
+                                  shifted.data() + max_operands_ * kBlock, team_max != nullptr);
+            track(id, m.product);
+            track(id + 1, m.sum);
+            ++id;
+            continue;
           }
+          at.resize(n.inputs.size());
+          for (std::size_t k = 0; k < n.inputs.size(); ++k) at[k] = operand_at(n.inputs[k], k);
           Complex* out = data(id);
           elementwise_block(n, out, at.data(), begin, count, place_[id - first_].tile);
-          if (team_max != nullptr) team_max[id - first_] = std::max(team_max[id - first_], largest_squared(out, count));
+          if (team_max != nullptr) track(id, largest_squared(out, count));
         }
       }
     };
@@ -552,6 +597,19 @@ class TiledRun {
     (void)threads;
   }
 
+  // Whether node id (first_ + index) is a plaintext product read only by the add after it, computed with it in
+  // one pass (a matrix product's terms: nearly every node of a transformer layer), its values never written.
+  void find_fused() {
+    fused_.assign(end_ - first_, false);
+    for (NodeId id = first_; id + 1 < end_; ++id) {
+      const Node& n = program_.node(id);
+      const Node& next = program_.node(id + 1);
+      if (n.op != Op::multiply_plain || next.op != Op::add || place_[id - first_].whole) continue;
+      const bool reads_once = (next.inputs[0] == id) != (next.inputs[1] == id);
+      fused_[id - first_] = reads_once && views_.last_reader[id] == id + 1;
+    }
+  }
+
   struct Place {
     bool whole = false;
     std::size_t buffer = 0;  // when not whole: its block buffer
@@ -565,6 +623,7 @@ class TiledRun {
   NodeId first_, end_;
   std::size_t slots_;
   std::vector<Place> place_;
+  std::vector<bool> fused_;
   std::vector<NodeId> read_shifted_;  // the roots the run reads through views, sorted
   std::size_t buffers_ = 0, max_operands_ = 1;
 };

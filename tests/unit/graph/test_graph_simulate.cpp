@@ -225,3 +225,47 @@ TEST_CASE("runs of slot-by-slot nodes tiled give the node-by-node values: square
     }
   }
 }
+
+TEST_CASE("sums of rotated values times plaintexts tiled give the node-by-node values", "[graph][simulate]") {
+  auto rng = cerium_test::make_rng(619);
+  INFO("test seed " << cerium_test::test_seed());
+  const auto context = toy_context(4);
+  const std::size_t slots = 1024;  // four blocks of 256 slots
+  std::uniform_real_distribution<double> d(-1, 1);
+  const auto plain = [&](std::size_t period) {
+    std::vector<std::complex<double>> v(period);
+    for (auto& x : v) x = {d(rng), d(rng)};
+    return graph::PlainVector(v);
+  };
+  // A matrix product's terms (each read only by the add after it: computed with it), with rotations whose blocks
+  // wrap around the vector's end (read through a copy) or not (read in place), the product first or second in its
+  // add, periods of 1 to the whole vector; and a product read twice (not fused) and one read by a later node.
+  graph::Tracer t(context);
+  const graph::Value x = t.input("x", slots);
+  graph::Value sum = t.multiply(x, plain(16));
+  const std::int64_t steps[] = {1, 3, 255, 256, 300, 1023, -5};
+  for (std::size_t k = 0; k < std::size(steps); ++k) {
+    const graph::Value term = t.multiply(t.rotate(x, steps[k]), plain(std::size_t{1} << (k % 11)));
+    sum = k % 2 == 0 ? t.add(sum, term) : t.add(term, sum);
+  }
+  const graph::Value twice = t.multiply(sum, plain(slots));
+  const graph::Value later = t.multiply(t.rotate(x, 7), plain(4));
+  sum = t.add(t.add(sum, twice), twice);
+  sum = t.add(t.multiply(sum, 0.5), later);
+  t.output(sum, "y");
+  const graph::Program program = std::move(t).finish();
+  const std::vector<Slots> inputs = {random_slots(rng, slots, 1.0)};
+  const auto values = graph::simulate(program, inputs);
+  CHECK(graph::simulate_outputs(program, inputs).front() == values[program.outputs().front()]);
+  for (const std::size_t threads : {1, 2}) {
+    std::vector<std::vector<Slots>> outputs;
+    const auto magnitudes = graph::simulate_magnitudes(program, {inputs}, &outputs, threads);
+    CHECK(outputs.front().front() == values[program.outputs().front()]);
+    for (std::size_t id = 0; id < values.size(); ++id) {
+      double m = 0;
+      for (const auto& v : values[id]) m = std::max(m, std::abs(v));
+      INFO("node " << id << " (" << program.describe(static_cast<graph::NodeId>(id)) << ")");
+      CHECK(std::abs(magnitudes[id] - m) <= 1e-15 * m);
+    }
+  }
+}
