@@ -231,23 +231,40 @@ struct FusedMaxima {
 
 // A plaintext product and the add that reads it, over `count` slots from `begin`: out[i] = c[i] + a[i] tile[j],
 // the product's doubles and the sum's exactly as elementwise_block computes the two nodes (complex addition
-// commutes exactly, so the add's operand order does not matter); out may be c. The products go to `products`
-// (count slots, in L1) for their maximum: with `track`, the two nodes' largest |x|^2 over the block.
+// commutes exactly, so the add's operand order does not matter); out may be c. With `track`, the two nodes'
+// largest |x|^2 over the block.
 FusedMaxima product_add_block(Complex* out, const Complex* c, const Complex* a, std::size_t begin, std::size_t count,
-                              const SlotValues& tile, Complex* products, bool track) {
+                              const SlotValues& tile, bool track) {
+  using Pair = double __attribute__((vector_size(16)));
   const std::size_t period = tile.size();
+  // Running maxima of {|x_i|^2, |x_(i+1)|^2}, two slots at a time, as largest_squared keeps them (one scalar chain
+  // of maxima would be the loop's bottleneck).
+  Pair product_max = {0, 0}, sum_max = {0, 0};
   for (std::size_t i = 0, j = begin % period; i < count; j = 0) {  // contiguous runs of the period
     const std::size_t run = std::min(count - i, period - j);
-    for (std::size_t k = 0; k < run; ++k) {
-      products[i + k] = times(a[i + k], tile[j + k]);
-      out[i + k] = c[i + k] + products[i + k];
+    std::size_t k = 0;
+    if (track) {
+      for (; k + 2 <= run; k += 2) {
+        const Complex p0 = times(a[i + k], tile[j + k]), p1 = times(a[i + k + 1], tile[j + k + 1]);
+        const Complex s0 = c[i + k] + p0, s1 = c[i + k + 1] + p1;
+        out[i + k] = s0;
+        out[i + k + 1] = s1;
+        const Pair p = {squared(p0), squared(p1)}, s = {squared(s0), squared(s1)};
+        product_max = p > product_max ? p : product_max;
+        sum_max = s > sum_max ? s : sum_max;
+      }
+    }
+    for (; k < run; ++k) {
+      const Complex p = times(a[i + k], tile[j + k]);
+      out[i + k] = c[i + k] + p;
+      if (track) {
+        product_max[0] = std::max(product_max[0], squared(p));
+        sum_max[0] = std::max(sum_max[0], squared(out[i + k]));
+      }
     }
     i += run;
   }
-  // The maxima in their own passes: largest_squared's vector maxima (a running maximum in this loop is one
-  // dependent chain, slower than the two passes).
-  if (!track) return {};
-  return {.product = largest_squared(products, count), .sum = largest_squared(out, count)};
+  return {.product = std::max(product_max[0], product_max[1]), .sum = std::max(sum_max[0], sum_max[1])};
 }
 
 // The operations whose result may be written over their first operand's values (slot by slot, or a move).
@@ -506,8 +523,7 @@ class TiledRun {
     const std::size_t teams = threads > 1 && blocks >= 2 * threads ? threads : 1;
     std::vector<double> maxima(largest != nullptr ? teams * nodes : 0, 0.0);
     const auto team_work = [&](std::size_t team) {
-      // shifted: max_operands_ blocks for views that wrap, and one for a fused term's products.
-      std::vector<Complex> scratch(buffers_ * kBlock), shifted((max_operands_ + 1) * kBlock);
+      std::vector<Complex> scratch(buffers_ * kBlock), shifted(max_operands_ * kBlock);
       std::vector<const Complex*> at;
       double* team_max = largest != nullptr ? maxima.data() + team * nodes : nullptr;
       for (std::size_t b = team * blocks / teams; b < (team + 1) * blocks / teams; ++b) {
@@ -539,9 +555,8 @@ class TiledRun {
             const NodeId other = sum.inputs[0] == id ? sum.inputs[1] : sum.inputs[0];
             const Complex* a = operand_at(n.inputs[0], 0);
             const Complex* accumulated = operand_at(other, 1);
-            const FusedMaxima m =
-                product_add_block(data(id + 1), accumulated, a, begin, count, place_[id - first_].tile,
-                                  shifted.data() + max_operands_ * kBlock, team_max != nullptr);
+            const FusedMaxima m = product_add_block(data(id + 1), accumulated, a, begin, count,
+                                                    place_[id - first_].tile, team_max != nullptr);
             track(id, m.product);
             track(id + 1, m.sum);
             ++id;
