@@ -33,7 +33,8 @@ NodeId Program::append(Node node) {
   const auto id = static_cast<NodeId>(nodes_.size());
   for (const NodeId input : node.inputs) {
     require(input < id, "node {} reads node {}, which comes after it", id, input);
-    require(nodes_[input].op != Op::output, "node {} reads {}, an output", id, describe(input));
+    // The message built only on failure: describe() formats a string, and every traced node comes here.
+    if (nodes_[input].op == Op::output) require(false, "node {} reads {}, an output", id, describe(input));
   }
   if (node.op == Op::input) inputs_.push_back(id);
   if (node.op == Op::output) outputs_.push_back(id);

@@ -40,8 +40,9 @@ Program reordered(const Program& program, std::span<const NodeId> order) {
             id < program.size() ? "twice" : "not a node");
     Node node = program.node(id);
     for (NodeId& input : node.inputs) {
-      require(position[input] != unplaced, "reordered: {} comes before its operand {}", program.describe(id),
-              program.describe(input));
+      if (position[input] == unplaced) {  // (describe() formats strings: only on failure)
+        require(false, "reordered: {} comes before its operand {}", program.describe(id), program.describe(input));
+      }
       input = position[input];
     }
     position[id] = out.append(std::move(node));
