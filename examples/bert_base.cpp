@@ -244,10 +244,14 @@ int main(int argc, char** argv) {
     const ckks::Encoder encoder(context);
     const ckks::Encryptor encryptor(keygen.public_key());
     const auto packed = model.pack_blocks(x);
-    std::vector<ckks::Ciphertext> inputs;
-    for (std::size_t b = 0; b < packed.size(); ++b) {
-      inputs.push_back(evaluator.upload(encryptor.encrypt(encoder.encode(packed[b], plans.front().input_encoding(b)))));
-    }
+    const auto encrypt_tokens = [&] {  // each call fresh randomness
+      std::vector<ckks::Ciphertext> out;
+      for (std::size_t b = 0; b < packed.size(); ++b) {
+        out.push_back(evaluator.upload(encryptor.encrypt(encoder.encode(packed[b], plans.front().input_encoding(b)))));
+      }
+      return out;
+    };
+    std::vector<ckks::Ciphertext> inputs = encrypt_tokens();
     std::vector<ckks::Ciphertext> again, recorded;
     for (const auto& c : inputs) {
       if (o.profile) again.push_back(c.clone());
@@ -282,12 +286,7 @@ int main(int argc, char** argv) {
         if (!same) return 1;
         // The graphs serve any input of the recorded shape: the tokens encrypted again (fresh randomness), replayed
         // and decrypted, against the twin.
-        std::vector<ckks::Ciphertext> fresh;
-        for (std::size_t b = 0; b < packed.size(); ++b) {
-          fresh.push_back(
-              evaluator.upload(encryptor.encrypt(encoder.encode(packed[b], plans.front().input_encoding(b)))));
-        }
-        const StagedRun other = stages.run(std::move(fresh));
+        const StagedRun other = stages.run(encrypt_tokens());
         const double other_error = max_difference(hidden_of(other.outputs), twin);
         fmt::print("encrypted BERT replayed on a fresh encryption: {:.3f} s; against the twin {:.3e} ({:.1f} bits)\n",
                    other.seconds, other_error, -std::log2(other_error));
